@@ -1,0 +1,81 @@
+//! What one run of a skill on one task produced.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Tokens a model call (or several) consumed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Sum of input and output tokens.
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+
+    /// Adds another usage to this one.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// The result of running a skill on one task through a harness.
+///
+/// A harness never fails as a whole for one task: a failed call, a crash or a timeout becomes a
+/// rollout whose `error` says why, and every metric scores it 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rollout {
+    /// Id of the task this rollout ran.
+    pub task_id: String,
+    /// What the skill produced (empty on failure).
+    pub output: String,
+    /// Why the rollout failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Wall time of the rollout in milliseconds.
+    #[serde(default)]
+    pub latency_ms: f64,
+    /// Tokens spent by the rollout itself (not by its scoring).
+    #[serde(default)]
+    pub usage: Usage,
+    /// Harness-specific details (return code, stderr tail, model, ...).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map<String, Value>,
+}
+
+impl Rollout {
+    /// A successful rollout with the given output.
+    pub fn success(task_id: impl Into<String>, output: impl Into<String>) -> Self {
+        Rollout {
+            task_id: task_id.into(),
+            output: output.into(),
+            error: None,
+            latency_ms: 0.0,
+            usage: Usage::default(),
+            metadata: Map::new(),
+        }
+    }
+
+    /// A failed rollout with the reason it failed.
+    pub fn failure(task_id: impl Into<String>, error: impl Into<String>) -> Self {
+        Rollout {
+            task_id: task_id.into(),
+            output: String::new(),
+            error: Some(error.into()),
+            latency_ms: 0.0,
+            usage: Usage::default(),
+            metadata: Map::new(),
+        }
+    }
+
+    /// True when the rollout produced an output.
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+}

@@ -1,0 +1,131 @@
+//! Scores: of one metric on one rollout, of one task, and of a whole evaluation.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rollout::{Rollout, Usage};
+
+/// The verdict of a metric on one rollout: a score in [0, 1] and the reason for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricResult {
+    /// Name of the metric that produced this result (`golden`, `programmatic`, `llm_judge`, ...).
+    pub name: String,
+    /// Score in [0, 1].
+    pub score: f64,
+    /// Text that says why, written for the optimizer and for people.
+    pub feedback: String,
+    /// Sub-scores by component (check label, criterion, metric name).
+    #[serde(default)]
+    pub breakdown: BTreeMap<String, f64>,
+    /// Tokens the metric itself spent (an LLM judge, for instance).
+    #[serde(default)]
+    pub usage: Usage,
+}
+
+impl MetricResult {
+    /// A result with no breakdown. The score is clamped into [0, 1]; NaN becomes 0.
+    pub fn new(name: impl Into<String>, score: f64, feedback: impl Into<String>) -> Self {
+        MetricResult {
+            name: name.into(),
+            score: clamp_unit(score),
+            feedback: feedback.into(),
+            breakdown: BTreeMap::new(),
+            usage: Usage::default(),
+        }
+    }
+
+    /// The same result with a breakdown entry added.
+    pub fn with_part(mut self, label: impl Into<String>, score: f64) -> Self {
+        self.breakdown.insert(label.into(), score);
+        self
+    }
+}
+
+/// Clamps a score into [0, 1], mapping NaN to 0.
+pub fn clamp_unit(score: f64) -> f64 {
+    if score.is_nan() {
+        0.0
+    } else {
+        score.clamp(0.0, 1.0)
+    }
+}
+
+/// One task's rollout together with its score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskEvaluation {
+    /// The rollout that was scored.
+    pub rollout: Rollout,
+    /// The metric's verdict.
+    pub result: MetricResult,
+}
+
+impl TaskEvaluation {
+    /// The task's score.
+    pub fn score(&self) -> f64 {
+        self.result.score
+    }
+
+    /// The task's id.
+    pub fn task_id(&self) -> &str {
+        &self.rollout.task_id
+    }
+}
+
+/// All task evaluations of one skill on a set of tasks, in dataset order.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// One entry per task, in the order of the tasks evaluated.
+    pub items: Vec<TaskEvaluation>,
+}
+
+impl Evaluation {
+    /// Arithmetic mean of the task scores (0 when empty).
+    pub fn score(&self) -> f64 {
+        if self.items.is_empty() {
+            return 0.0;
+        }
+        self.items.iter().map(TaskEvaluation::score).sum::<f64>() / self.items.len() as f64
+    }
+
+    /// Number of tasks evaluated.
+    pub fn size(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Number of rollouts that failed (harness or model error).
+    pub fn failed(&self) -> usize {
+        self.items.iter().filter(|i| !i.rollout.ok()).count()
+    }
+
+    /// The `k` lowest-scoring items, lowest first; ties keep dataset order.
+    pub fn worst(&self, k: usize) -> Vec<&TaskEvaluation> {
+        let mut sorted: Vec<&TaskEvaluation> = self.items.iter().collect();
+        sorted.sort_by(|a, b| a.score().total_cmp(&b.score()));
+        sorted.truncate(k);
+        sorted
+    }
+
+    /// One line per worst item: `- task <id> (score <s>): <feedback>`.
+    pub fn feedback_digest(&self, k: usize) -> String {
+        self.worst(k)
+            .iter()
+            .map(|item| {
+                let feedback = item.result.feedback.trim();
+                let feedback = if feedback.is_empty() { "no feedback" } else { feedback };
+                format!("- task {} (score {:.2}): {}", item.task_id(), item.score(), feedback)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Tokens spent by rollouts and metrics together.
+    pub fn usage(&self) -> Usage {
+        let mut total = Usage::default();
+        for item in &self.items {
+            total.add(item.rollout.usage);
+            total.add(item.result.usage);
+        }
+        total
+    }
+}

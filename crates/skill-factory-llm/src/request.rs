@@ -1,0 +1,180 @@
+//! The provider-neutral request and response, and the trait every model client implements.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// Who speaks a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person or program asking.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One turn of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// What is said.
+    pub content: String,
+}
+
+impl Message {
+    /// A user turn.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+}
+
+/// A chat request, independent of the wire format it is sent in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// System prompt; `None` or empty sends none.
+    pub system: Option<String>,
+    /// The conversation, oldest first.
+    pub messages: Vec<Message>,
+    /// Sampling temperature.
+    pub temperature: f64,
+    /// Maximum output tokens.
+    pub max_tokens: u32,
+    /// Stop sequences.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
+    /// Which sample of the same request this is: lets temperature > 0 requests be cached and
+    /// replayed deterministically yet stay distinct from one another.
+    #[serde(default)]
+    pub sample_index: u32,
+}
+
+impl ChatRequest {
+    /// A single-turn request: optional system prompt and one user message.
+    pub fn single(system: Option<String>, user: impl Into<String>, temperature: f64, max_tokens: u32) -> Self {
+        ChatRequest {
+            system,
+            messages: vec![Message::user(user)],
+            temperature,
+            max_tokens,
+            stop: Vec::new(),
+            sample_index: 0,
+        }
+    }
+}
+
+/// Tokens one call consumed, as the provider reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its answer (or hit a stop sequence).
+    End,
+    /// It ran into `max_tokens`: the text is truncated.
+    MaxTokens,
+    /// Anything else the provider reported, or nothing.
+    Other,
+}
+
+/// A model's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The text of the answer, trimmed.
+    pub text: String,
+    /// Tokens consumed.
+    pub usage: TokenUsage,
+    /// Why the model stopped.
+    pub stop_reason: StopReason,
+    /// The model that answered, as the provider named it.
+    pub model: String,
+    /// Wall time of the call, retries included.
+    #[serde(default)]
+    pub latency: Duration,
+}
+
+/// Why a call failed, after any retries.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    /// The provider answered with an HTTP error status.
+    #[error("{provider} returned HTTP {status}: {body}")]
+    Status {
+        /// Provider name.
+        provider: String,
+        /// HTTP status code.
+        status: u16,
+        /// The start of the response body, for the person reading the error.
+        body: String,
+    },
+    /// The call took longer than its timeout.
+    #[error("{provider} did not answer within {seconds:.1}s")]
+    Timeout {
+        /// Provider name.
+        provider: String,
+        /// The timeout that expired.
+        seconds: f64,
+    },
+    /// The connection could not be made or broke.
+    #[error("could not reach {provider} at {url}: {detail}")]
+    Connect {
+        /// Provider name.
+        provider: String,
+        /// Endpoint that was called.
+        url: String,
+        /// What the network layer said.
+        detail: String,
+    },
+    /// The provider answered 2xx with a body that is not the expected format.
+    #[error("{provider} returned a malformed response: {detail}")]
+    Malformed {
+        /// Provider name.
+        provider: String,
+        /// What was wrong with it.
+        detail: String,
+    },
+    /// The client is not usable as configured (no key, bad URL, ...).
+    #[error("{0}")]
+    Config(String),
+    /// A scripted fake had no answer for this request.
+    #[error("fake provider: {0}")]
+    Script(String),
+    /// A run budget refused the call before it was made.
+    #[error("budget exhausted: {0}")]
+    Budget(String),
+}
+
+impl LlmError {
+    /// True for errors worth retrying: 429, 5xx, timeouts, broken connections, malformed bodies.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Status { status, .. } => *status == 429 || *status >= 500 || *status == 408,
+            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => true,
+            LlmError::Config(_) | LlmError::Script(_) | LlmError::Budget(_) => false,
+        }
+    }
+}
+
+/// A model that answers chat requests.
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// The provider name (`openai`, `anthropic`, `fake`, ...), for messages and cache keys.
+    fn provider(&self) -> &str;
+    /// The model id requests are sent to.
+    fn model(&self) -> &str;
+    /// The endpoint, for cache keys and messages (empty for in-process models).
+    fn endpoint(&self) -> &str;
+    /// Sends one request, with the client's retries, and returns the answer or why it failed.
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+}

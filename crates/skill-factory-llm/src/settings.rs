@@ -1,0 +1,94 @@
+//! How a model client is configured: one provider block of a run config.
+
+use serde::{Deserialize, Serialize};
+
+/// One provider block (`provider`, `optimizer_provider`, `judge_provider`) of a run config.
+///
+/// The first four keys are the reference tool's; the rest are ours and all optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSettings {
+    /// Provider id (`anthropic`, `openai`, `openai-compatible`, `azure`, `openrouter`, `together`,
+    /// `groq`, `deepseek`, `vllm`, `lmstudio`, `ollama`, `fake`); case-insensitive.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Model id.
+    #[serde(default, deserialize_with = "crate::settings::string_like::option")]
+    pub model: Option<String>,
+    /// API key; wins over the provider's environment variable.
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// Endpoint; wins over the provider's default.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Azure: API version query parameter (default `2024-10-21`).
+    #[serde(default)]
+    pub api_version: Option<String>,
+    /// Azure: deployment name (default: the model).
+    #[serde(default)]
+    pub deployment: Option<String>,
+    /// Seconds before one HTTP attempt is abandoned (default 120).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// Attempts in total for one call, first included (default 4).
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    /// Most calls in flight at once to this provider (default: unlimited beyond the run's own cap).
+    #[serde(default)]
+    pub max_concurrency: Option<usize>,
+    /// Fake provider: canned answers, returned in order, the last one repeating.
+    #[serde(default)]
+    pub responses: Option<Vec<String>>,
+    /// Fake provider: rules tried in order; the first that matches answers.
+    #[serde(default)]
+    pub rules: Option<Vec<FakeRule>>,
+    /// Fake provider: a YAML file holding `responses` and/or `rules`, relative to the config.
+    #[serde(default)]
+    pub script: Option<String>,
+}
+
+/// One rule of the scripted fake provider: every condition given must hold.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FakeRule {
+    /// The system prompt contains this text.
+    #[serde(default)]
+    pub system_contains: Option<String>,
+    /// The system prompt does not contain this text.
+    #[serde(default)]
+    pub system_lacks: Option<String>,
+    /// The last user message contains this text.
+    #[serde(default)]
+    pub user_contains: Option<String>,
+    /// The last user message matches this regular expression.
+    #[serde(default)]
+    pub user_matches: Option<String>,
+    /// The answer to give.
+    pub reply: String,
+}
+
+/// Deserializers that accept any YAML scalar where a string is meant (`model: 4` → `"4"`),
+/// as the reference tool coerces with `str()`.
+pub mod string_like {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Scalar {
+        S(String),
+        I(i64),
+        F(f64),
+        B(bool),
+    }
+
+    /// An optional string-like scalar.
+    pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        let value: Option<Scalar> = Option::deserialize(d)?;
+        Ok(value.map(|s| match s {
+            Scalar::S(s) => s,
+            Scalar::I(i) => i.to_string(),
+            Scalar::F(f) => f.to_string(),
+            Scalar::B(b) => if b { "True".into() } else { "False".into() },
+        }))
+    }
+}

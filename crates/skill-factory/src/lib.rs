@@ -1,0 +1,9 @@
+//! The Skill Factory engine: run configs, harnesses that run a skill on a task, metrics that
+//! score the result with feedback, evaluation of a skill on a dataset, and (in later modules)
+//! the optimizers, run folders and exports built on them.
+//!
+//! Depends on `skill-factory-core` (plain data) and `skill-factory-llm` (model clients) only.
+
+pub mod config;
+pub mod harness;
+pub mod metric;

@@ -1,0 +1,21 @@
+//! Metrics: score one rollout in [0, 1] and say why.
+//!
+//! Each metric is one module named after it; [`composite`] combines them with weights, dropping
+//! (not penalizing) a metric that cannot apply to a task.
+
+use async_trait::async_trait;
+use skill_factory_core::{MetricResult, Rollout, Task};
+
+/// The signal a metric gives when it cannot score a task at all (a golden metric on a task
+/// without an expected answer): the composite drops it instead of counting it as 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotApplicable(pub String);
+
+/// Scores one rollout of one task.
+#[async_trait]
+pub trait Metric: Send + Sync {
+    /// The metric's name, used in feedback (`[golden] ...`) and breakdowns.
+    fn name(&self) -> &str;
+    /// Scores the rollout, or says why this metric does not apply to the task.
+    async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable>;
+}
