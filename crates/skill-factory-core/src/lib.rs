@@ -6,6 +6,7 @@
 //! any other Skill Factory crate.
 
 pub mod dataset;
+pub mod pyjson;
 pub mod pyrandom;
 pub mod rollout;
 pub mod score;

@@ -112,8 +112,17 @@ impl Evaluation {
             .iter()
             .map(|item| {
                 let feedback = item.result.feedback.trim();
-                let feedback = if feedback.is_empty() { "no feedback" } else { feedback };
-                format!("- task {} (score {:.2}): {}", item.task_id(), item.score(), feedback)
+                let feedback = if feedback.is_empty() {
+                    "no feedback"
+                } else {
+                    feedback
+                };
+                format!(
+                    "- task {} (score {:.2}): {}",
+                    item.task_id(),
+                    item.score(),
+                    feedback
+                )
             })
             .collect::<Vec<_>>()
             .join("\n")
