@@ -56,7 +56,12 @@ pub struct ChatRequest {
 
 impl ChatRequest {
     /// A single-turn request: optional system prompt and one user message.
-    pub fn single(system: Option<String>, user: impl Into<String>, temperature: f64, max_tokens: u32) -> Self {
+    pub fn single(
+        system: Option<String>,
+        user: impl Into<String>,
+        temperature: f64,
+        max_tokens: u32,
+    ) -> Self {
         ChatRequest {
             system,
             messages: vec![Message::user(user)],
@@ -153,6 +158,25 @@ pub enum LlmError {
     /// A run budget refused the call before it was made.
     #[error("budget exhausted: {0}")]
     Budget(String),
+    /// Every allowed attempt failed with a retryable error; `last` says how the final one failed.
+    #[error("{provider} request failed after {attempts} {}: {last}", attempts_word(.attempts))]
+    Exhausted {
+        /// Provider name.
+        provider: String,
+        /// Attempts made, the first included.
+        attempts: u32,
+        /// The error of the last attempt.
+        last: Box<LlmError>,
+    },
+}
+
+/// "attempt" or "attempts", so a one-attempt failure reads naturally.
+fn attempts_word(attempts: &u32) -> &'static str {
+    if *attempts == 1 {
+        "attempt"
+    } else {
+        "attempts"
+    }
 }
 
 impl LlmError {
@@ -160,8 +184,22 @@ impl LlmError {
     pub fn is_retryable(&self) -> bool {
         match self {
             LlmError::Status { status, .. } => *status == 429 || *status >= 500 || *status == 408,
-            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => true,
-            LlmError::Config(_) | LlmError::Script(_) | LlmError::Budget(_) => false,
+            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => {
+                true
+            }
+            // Exhausted already spent the retries; retrying it again would multiply them.
+            LlmError::Config(_)
+            | LlmError::Script(_)
+            | LlmError::Budget(_)
+            | LlmError::Exhausted { .. } => false,
+        }
+    }
+
+    /// The error of the final attempt: the error itself, or what `Exhausted` wraps.
+    pub fn last(&self) -> &LlmError {
+        match self {
+            LlmError::Exhausted { last, .. } => last.last(),
+            other => other,
         }
     }
 }

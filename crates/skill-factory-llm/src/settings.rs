@@ -88,7 +88,13 @@ pub mod string_like {
             Scalar::S(s) => s,
             Scalar::I(i) => i.to_string(),
             Scalar::F(f) => f.to_string(),
-            Scalar::B(b) => if b { "True".into() } else { "False".into() },
+            Scalar::B(b) => {
+                if b {
+                    "True".into()
+                } else {
+                    "False".into()
+                }
+            }
         }))
     }
 }

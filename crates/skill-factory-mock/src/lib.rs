@@ -1,1 +1,55 @@
-pub fn x(){}
+//! A loopback model server that speaks the OpenAI chat-completions and Anthropic Messages wire
+//! formats, for tests and benchmarks: no network, no model, deterministic answers.
+//!
+//! It answers from a map of known answers, or as a deterministic LLM judge, or with a canned
+//! line; it can be slow (fixed latency) and fail on purpose (429 with `Retry-After`, 500,
+//! hangs, malformed bodies), reproducibly for a seed; and it records every request it
+//! received, so tests can check request bodies from the server's side. The `sf-mock-server`
+//! binary serves it on a fixed port for benchmark scripts.
+//!
+//! It depends on no other Skill Factory crate, so that it checks the wire format the way a
+//! real server would, not the way our client happens to write it.
+
+pub mod config;
+pub mod responder;
+pub mod server;
+pub mod wire;
+
+pub use config::{Fault, FaultPlan, MockConfig, load_answers, parse_answers};
+pub use server::{MockServer, ReceivedRequest};
+
+/// Why a mock server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum MockError {
+    /// The port could not be bound.
+    #[error(
+        "cannot listen on 127.0.0.1:{port}: {source} (is the port in use? pass another --port, or 0 for any free one)"
+    )]
+    Bind {
+        /// The port asked for.
+        port: u16,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A line of an answers file is wrong.
+    #[error("{origin}:{line}: {detail}")]
+    Answers {
+        /// The file.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The configuration is inconsistent.
+    #[error("{0}")]
+    Config(String),
+}

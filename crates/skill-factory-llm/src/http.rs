@@ -1,0 +1,357 @@
+//! The HTTP side shared by every wire format: one pooled client, API keys that never show up
+//! in messages, and one POST attempt turned into a body or an error a person can act on.
+
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+
+use crate::limit::ConcurrencyLimit;
+use crate::request::LlmError;
+use crate::retry::{AttemptError, RetryPolicy, retry_after, with_retries};
+
+/// The key sent to servers that need none (local vLLM, LM Studio, Ollama, llama-server).
+pub const PLACEHOLDER_KEY: &str = "not-needed";
+
+/// Shorter keys are not redacted from error text: replacing a two-letter test key would
+/// garble the message while hiding nothing of value.
+const MIN_REDACTED_KEY_LEN: usize = 8;
+
+/// An API key and where it came from. It prints as `***` so that it cannot leak through
+/// `Debug`, logs or errors; only the HTTP layer reads the value.
+#[derive(Clone)]
+pub struct ApiKey {
+    value: String,
+    source: String,
+}
+
+impl ApiKey {
+    /// A key, and a description of its origin for error hints (e.g. `OPENAI_API_KEY`, or
+    /// `api_key in the provider block`).
+    pub fn new(value: impl Into<String>, source: impl Into<String>) -> Self {
+        ApiKey {
+            value: value.into(),
+            source: source.into(),
+        }
+    }
+
+    /// The dummy key for local servers that check none.
+    pub fn placeholder() -> Self {
+        ApiKey::new(
+            PLACEHOLDER_KEY,
+            "no key set; the placeholder `not-needed` was sent",
+        )
+    }
+
+    /// Where the key came from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    #[cfg(test)]
+    pub(crate) fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// `text` with every occurrence of the key replaced by `***`.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        if self.value.len() < MIN_REDACTED_KEY_LEN || self.value == PLACEHOLDER_KEY {
+            return text.to_string();
+        }
+        text.replace(&self.value, "***")
+    }
+
+    /// An HTTP header value holding `prefix` + the key, marked sensitive so that reqwest
+    /// never prints it.
+    pub(crate) fn header_value(&self, prefix: &str) -> Result<HeaderValue, LlmError> {
+        let mut value = HeaderValue::from_str(&format!("{prefix}{}", self.value)).map_err(|_| {
+            LlmError::Config(format!(
+                "the API key from {} contains characters not allowed in an HTTP header (a line break or a non-ASCII character?); copy it again",
+                self.source
+            ))
+        })?;
+        value.set_sensitive(true);
+        Ok(value)
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ApiKey(*** from {})", self.source)
+    }
+}
+
+/// How patiently and how widely one client calls its provider.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Longest wait for one HTTP attempt, connection and body included.
+    pub timeout: Duration,
+    /// Attempts and back-off.
+    pub retry: RetryPolicy,
+    /// Most requests in flight at once; `None` leaves it to the caller's own cap.
+    pub max_concurrency: Option<usize>,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+            max_concurrency: None,
+        }
+    }
+}
+
+/// The `reqwest::Client` of one model client. Every worker of a run shares it, and with it
+/// its connection pool, so hundreds of concurrent calls to one provider reuse kept-alive
+/// connections (and HTTP/2 where the server offers it) instead of opening a TLS session
+/// each. It is not shared across model clients: pooled connections belong to the tokio
+/// runtime that opened them.
+fn build_http_client() -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .user_agent(concat!("skill-factory/", env!("CARGO_PKG_VERSION")))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_max_idle_per_host(512)
+        .tcp_nodelay(true)
+        .tcp_keepalive(Duration::from_secs(60))
+        .build()
+        .map_err(|e| {
+            LlmError::Config(format!(
+                "could not start the HTTP client: {}",
+                error_chain(&e)
+            ))
+        })
+}
+
+/// Where and how one client POSTs its JSON: the URL, the headers (auth included), the
+/// per-attempt timeout, the retry policy and the concurrency cap.
+#[derive(Debug)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    provider: String,
+    url: String,
+    headers: HeaderMap,
+    key: ApiKey,
+    options: ClientOptions,
+    limit: ConcurrencyLimit,
+}
+
+impl Transport {
+    /// A transport that sends `key` in header `auth_header` as `auth_prefix` + key, plus `extra`.
+    pub(crate) fn new(
+        provider: &str,
+        url: String,
+        key: ApiKey,
+        auth: (HeaderName, &str),
+        extra: &[(HeaderName, &str)],
+        options: ClientOptions,
+    ) -> Result<Self, LlmError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(auth.0, key.header_value(auth.1)?);
+        for (name, value) in extra {
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                LlmError::Config(format!(
+                    "header {name} has a value not allowed in HTTP: {value:?}"
+                ))
+            })?;
+            headers.insert(name.clone(), value);
+        }
+        Ok(Transport {
+            client: build_http_client()?,
+            provider: provider.to_string(),
+            url,
+            headers,
+            key,
+            limit: ConcurrencyLimit::new(options.max_concurrency),
+            options,
+        })
+    }
+
+    /// The URL requests are POSTed to.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// POSTs `body` with retries and parses a 2xx body with `parse`; a parse failure counts as
+    /// a malformed response, which is retried like a server error.
+    pub(crate) async fn call<T>(
+        &self,
+        body: &serde_json::Value,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<T, LlmError> {
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| LlmError::Config(format!("could not encode the request: {e}")))?;
+        let client = &self.client;
+        with_retries(&self.options.retry, &self.provider, || async {
+            let _slot = self.limit.acquire().await;
+            let text = self.post_once(client, bytes.clone()).await?;
+            parse(&text).map_err(|detail| {
+                AttemptError::from(LlmError::Malformed {
+                    provider: self.provider.clone(),
+                    detail: self.key.redact(&detail),
+                })
+            })
+        })
+        .await
+    }
+
+    async fn post_once(
+        &self,
+        client: &reqwest::Client,
+        body: Vec<u8>,
+    ) -> Result<String, AttemptError> {
+        let exchange = async {
+            let response = client
+                .post(&self.url)
+                .headers(self.headers.clone())
+                .body(body)
+                .send()
+                .await?;
+            let status = response.status();
+            let wait = retry_after(response.headers(), SystemTime::now());
+            let text = response.text().await?;
+            Ok::<_, reqwest::Error>((status, wait, text))
+        };
+        let (status, wait, text) = match tokio::time::timeout(self.options.timeout, exchange).await
+        {
+            Err(_) => {
+                return Err(AttemptError::from(LlmError::Timeout {
+                    provider: self.provider.clone(),
+                    seconds: self.options.timeout.as_secs_f64(),
+                }));
+            }
+            Ok(Err(error)) => {
+                return Err(AttemptError::from(LlmError::Connect {
+                    provider: self.provider.clone(),
+                    url: self.url.clone(),
+                    detail: self.key.redact(&error_chain(&error)),
+                }));
+            }
+            Ok(Ok(exchange)) => exchange,
+        };
+        if status.is_success() {
+            return Ok(text);
+        }
+        let code = status.as_u16();
+        Err(AttemptError {
+            error: LlmError::Status {
+                provider: self.provider.clone(),
+                status: code,
+                body: self
+                    .key
+                    .redact(&format!("{}{}", error_message(&text), self.hint(code))),
+            },
+            retry_after: wait,
+        })
+    }
+
+    /// What to check for the statuses whose cause is usually on our side.
+    fn hint(&self, status: u16) -> String {
+        match status {
+            401 | 403 => format!(
+                " (API key: {}; check it, or set api_key in the provider block)",
+                self.key.source()
+            ),
+            404 => format!(" (POST {}; check the model name and base_url)", self.url),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The message of an error body in the OpenAI (`{"error": {"message"}}`) or Anthropic
+/// (`{"type": "error", "error": {"message"}}`) shape, else the start of the raw body.
+pub(crate) fn error_message(body: &str) -> String {
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(body) {
+        let candidates = [
+            json.pointer("/error/message"),
+            json.get("error"),
+            json.get("message"),
+            json.get("detail"),
+        ];
+        if let Some(text) = candidates.into_iter().flatten().find_map(|v| v.as_str()) {
+            return text.trim().to_string();
+        }
+    }
+    let body = body.trim();
+    if body.is_empty() {
+        "(empty body)".to_string()
+    } else {
+        truncate(body, 300)
+    }
+}
+
+/// The first `max` characters of `text`, with an ellipsis when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// An error and its causes, innermost last: reqwest's top-level message alone ("error sending
+/// request") does not say that the connection was refused.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut parts = vec![error.to_string()];
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = cause.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_keys_never_print() {
+        let key = ApiKey::new("sk-very-secret-123", "OPENAI_API_KEY");
+        let shown = format!("{key:?}");
+        assert!(!shown.contains("sk-very"), "{shown}");
+        assert!(shown.contains("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn redaction_removes_every_copy_of_the_key() {
+        let key = ApiKey::new("sk-very-secret-123", "env");
+        assert_eq!(
+            key.redact("bad key sk-very-secret-123 (sk-very-secret-123)"),
+            "bad key *** (***)"
+        );
+        assert_eq!(ApiKey::placeholder().redact("not-needed"), "not-needed");
+    }
+
+    #[test]
+    fn error_messages_are_read_from_both_wire_formats() {
+        assert_eq!(
+            error_message(r#"{"error": {"message": "Invalid model", "type": "x"}}"#),
+            "Invalid model"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}"#
+            ),
+            "invalid x-api-key"
+        );
+        assert_eq!(error_message(r#"{"detail": "Not Found"}"#), "Not Found");
+        assert_eq!(error_message("  "), "(empty body)");
+        assert_eq!(error_message(&"x".repeat(400)).chars().count(), 301);
+    }
+
+    #[test]
+    fn keys_with_line_breaks_are_refused_without_showing_them() {
+        let error = ApiKey::new("sk-abc\ndef-secret", "GROQ_API_KEY")
+            .header_value("Bearer ")
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.contains("GROQ_API_KEY") && !text.contains("secret"),
+            "{text}"
+        );
+    }
+}

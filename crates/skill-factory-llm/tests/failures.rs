@@ -1,0 +1,284 @@
+//! Retries, timeouts, error reports and the concurrency cap, against failures the mock
+//! injects on purpose.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use skill_factory_llm::{
+    AnthropicClient, ApiKey, ChatModel, ChatRequest, ClientOptions, LlmError, OpenAiClient,
+    RetryPolicy,
+};
+use skill_factory_mock::{Fault, FaultPlan, MockConfig, MockServer};
+
+const KEY: &str = "sk-test-secret-0123456789";
+
+/// Retries with tiny back-offs, so that tests measure behaviour rather than waiting.
+fn options(max_attempts: u32, timeout: Duration) -> ClientOptions {
+    ClientOptions {
+        timeout,
+        retry: RetryPolicy {
+            max_attempts,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(20),
+            ..RetryPolicy::default()
+        },
+        max_concurrency: None,
+    }
+}
+
+fn openai(mock: &MockServer, options: ClientOptions) -> OpenAiClient {
+    let base = format!("{}/v1", mock.base_url());
+    OpenAiClient::new(
+        "openai",
+        &base,
+        ApiKey::new(KEY, "OPENAI_API_KEY"),
+        "gpt-test",
+        options,
+    )
+    .unwrap()
+}
+
+async fn mock(config: MockConfig) -> MockServer {
+    MockServer::start(config).await.expect("mock server starts")
+}
+
+fn ask() -> ChatRequest {
+    ChatRequest::single(Some("Be brief.".into()), "hello", 0.0, 32)
+}
+
+#[tokio::test]
+async fn a_429_is_retried_after_the_servers_retry_after() {
+    let mock = mock(MockConfig {
+        fault_sequence: vec![Fault::RateLimit],
+        faults: FaultPlan {
+            retry_after_secs: 1,
+            ..FaultPlan::default()
+        },
+        ..MockConfig::default()
+    })
+    .await;
+    // The default policy's back-off would be at most 0.5 s: a wait of about 1 s shows that
+    // Retry-After was read.
+    let client = openai(&mock, ClientOptions::default());
+    let started = Instant::now();
+
+    let response = client.chat(&ask()).await.unwrap();
+
+    let waited = started.elapsed();
+    assert!(!response.text.is_empty());
+    assert_eq!(mock.request_count(), 2);
+    assert!(
+        waited >= Duration::from_millis(950),
+        "retried after {waited:?}"
+    );
+    assert!(waited < Duration::from_secs(3), "retried after {waited:?}");
+}
+
+#[tokio::test]
+async fn a_500_is_retried_then_succeeds() {
+    let mock = mock(MockConfig {
+        fault_sequence: vec![Fault::ServerError, Fault::ServerError],
+        ..MockConfig::default()
+    })
+    .await;
+    let response = openai(&mock, options(4, Duration::from_secs(5)))
+        .chat(&ask())
+        .await
+        .unwrap();
+    assert!(!response.text.is_empty());
+    assert_eq!(mock.request_count(), 3);
+}
+
+#[tokio::test]
+async fn a_persistent_500_fails_naming_the_attempts_and_the_last_error() {
+    let mock = mock(MockConfig {
+        faults: FaultPlan {
+            server_error: 1.0,
+            ..FaultPlan::default()
+        },
+        ..MockConfig::default()
+    })
+    .await;
+    let error = openai(&mock, options(3, Duration::from_secs(5)))
+        .chat(&ask())
+        .await
+        .unwrap_err();
+    assert_eq!(mock.request_count(), 3);
+    assert!(
+        matches!(error, LlmError::Exhausted { attempts: 3, .. }),
+        "{error:?}"
+    );
+    assert!(matches!(error.last(), LlmError::Status { status: 500, .. }));
+    let text = error.to_string();
+    assert!(
+        text.contains("after 3 attempts") && text.contains("HTTP 500"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_401_fails_at_once_without_leaking_the_key() {
+    let mock = mock(MockConfig {
+        require_api_key: Some("the-right-key-000000".into()),
+        ..MockConfig::default()
+    })
+    .await;
+    for client in [
+        Box::new(openai(&mock, options(4, Duration::from_secs(5)))) as Box<dyn ChatModel>,
+        Box::new(
+            AnthropicClient::new(
+                &mock.base_url(),
+                ApiKey::new(KEY, "ANTHROPIC_API_KEY"),
+                "c",
+                options(4, Duration::from_secs(5)),
+            )
+            .unwrap(),
+        ),
+    ] {
+        let before = mock.request_count();
+        let error = client.chat(&ask()).await.unwrap_err();
+        assert_eq!(
+            mock.request_count() - before,
+            1,
+            "{} must not retry a 401",
+            client.provider()
+        );
+        assert!(
+            matches!(error, LlmError::Status { status: 401, .. }),
+            "{error:?}"
+        );
+        let shown = format!("{error} {error:?}");
+        assert!(!shown.contains(KEY), "the key leaked: {shown}");
+        // The mock echoes the presented key; the client must have replaced it.
+        assert!(shown.contains("Incorrect API key provided: ***"), "{shown}");
+        assert!(
+            shown.contains("_API_KEY"),
+            "the error should say where the key came from: {shown}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_hanging_server_hits_the_per_attempt_timeout() {
+    let mock = mock(MockConfig {
+        faults: FaultPlan {
+            hang: 1.0,
+            ..FaultPlan::default()
+        },
+        ..MockConfig::default()
+    })
+    .await;
+    let started = Instant::now();
+    let error = openai(&mock, options(2, Duration::from_millis(300)))
+        .chat(&ask())
+        .await
+        .unwrap_err();
+    let waited = started.elapsed();
+    assert!(
+        matches!(error.last(), LlmError::Timeout { .. }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("after 2 attempts"), "{error}");
+    assert_eq!(mock.request_count(), 2);
+    assert!(
+        waited >= Duration::from_millis(600) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    mock.stop().await;
+}
+
+#[tokio::test]
+async fn a_malformed_body_is_retried_then_reported() {
+    let mock = mock(MockConfig {
+        faults: FaultPlan {
+            malformed: 1.0,
+            ..FaultPlan::default()
+        },
+        ..MockConfig::default()
+    })
+    .await;
+    let error = openai(&mock, options(3, Duration::from_secs(5)))
+        .chat(&ask())
+        .await
+        .unwrap_err();
+    assert_eq!(mock.request_count(), 3);
+    assert!(
+        matches!(error.last(), LlmError::Malformed { .. }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("malformed"), "{error}");
+}
+
+#[tokio::test]
+async fn a_malformed_body_once_is_recovered_by_the_retry() {
+    let mock = mock(MockConfig {
+        fault_sequence: vec![Fault::Malformed],
+        ..MockConfig::default()
+    })
+    .await;
+    let client = AnthropicClient::new(
+        &mock.base_url(),
+        ApiKey::placeholder(),
+        "c",
+        options(2, Duration::from_secs(5)),
+    )
+    .unwrap();
+    assert!(client.chat(&ask()).await.is_ok());
+    assert_eq!(mock.request_count(), 2);
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_connection_error_naming_the_url() {
+    let free_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{free_port}/v1");
+    let client = OpenAiClient::new(
+        "vllm",
+        &base,
+        ApiKey::placeholder(),
+        "m",
+        options(2, Duration::from_secs(5)),
+    )
+    .unwrap();
+    let error = client.chat(&ask()).await.unwrap_err();
+    assert!(
+        matches!(error.last(), LlmError::Connect { .. }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains(&base), "{error}");
+}
+
+async fn max_in_flight(max_concurrency: Option<usize>) -> usize {
+    let mock = mock(MockConfig {
+        latency: Duration::from_millis(100),
+        ..MockConfig::default()
+    })
+    .await;
+    let client = Arc::new(openai(
+        &mock,
+        ClientOptions {
+            max_concurrency,
+            ..options(1, Duration::from_secs(5))
+        },
+    ));
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let client = Arc::clone(&client);
+        calls.spawn(async move { client.chat(&ask()).await });
+    }
+    while let Some(result) = calls.join_next().await {
+        assert!(result.unwrap().is_ok());
+    }
+    assert_eq!(mock.request_count(), 8);
+    mock.max_in_flight()
+}
+
+#[tokio::test]
+async fn the_concurrency_cap_bounds_requests_in_flight() {
+    assert_eq!(max_in_flight(Some(2)).await, 2);
+    // Without a cap the same burst overlaps more, so the check above can fail.
+    assert!(max_in_flight(None).await > 2);
+}

@@ -1,0 +1,347 @@
+//! The HTTP server: routes, fault injection, recording of what was received, and start/stop.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::MockError;
+use crate::config::{Fault, MockConfig};
+use crate::responder::respond;
+use crate::wire::{ErrorKind, Format, error_body, parse_request, reply_body, words};
+
+/// One request as the server received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceivedRequest {
+    /// The path, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// The query string, if any (without `?`).
+    pub query: Option<String>,
+    /// Every header, names lower-cased (values that are not text are left out).
+    pub headers: BTreeMap<String, String>,
+    /// The JSON body (`Null` when it was not JSON).
+    pub body: Value,
+}
+
+impl ReceivedRequest {
+    /// A header's value by lower-case name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+struct Shared {
+    config: MockConfig,
+    count: AtomicU64,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+    received: Mutex<Vec<ReceivedRequest>>,
+    stopping: watch::Receiver<bool>,
+}
+
+impl Shared {
+    fn received(&self) -> std::sync::MutexGuard<'_, Vec<ReceivedRequest>> {
+        self.received
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Counts a request as in flight for as long as it lives.
+struct InFlight(Arc<Shared>);
+
+impl InFlight {
+    fn enter(shared: &Arc<Shared>) -> Self {
+        let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(Arc::clone(shared))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A running mock server on 127.0.0.1; dropping it stops it.
+pub struct MockServer {
+    address: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Binds 127.0.0.1 (on `config.port`, or a free port for 0) and starts serving.
+    pub async fn start(config: MockConfig) -> Result<MockServer, MockError> {
+        config.faults.validate()?;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port))
+            .await
+            .map_err(|source| MockError::Bind {
+                port: config.port,
+                source,
+            })?;
+        let address = listener.local_addr().map_err(|source| MockError::Bind {
+            port: config.port,
+            source,
+        })?;
+        let (stop, stopping) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            config,
+            count: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+            received: Mutex::new(Vec::new()),
+            stopping: stopping.clone(),
+        });
+        let router = Router::new()
+            .route("/v1/chat/completions", post(openai))
+            .route("/chat/completions", post(openai))
+            .route(
+                "/openai/deployments/{deployment}/chat/completions",
+                post(openai),
+            )
+            .route("/v1/messages", post(anthropic))
+            .route(
+                "/health",
+                get(|| async { axum::Json(json!({"status": "ok"})) }),
+            )
+            .fallback(|uri: Uri| async move {
+                (
+                    StatusCode::NOT_FOUND,
+                    axum::Json(json!({"error": {"message": format!("no route {}", uri.path())}})),
+                )
+            })
+            .with_state(Arc::clone(&shared));
+        let mut until_stopped = stopping;
+        let task = tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = until_stopped.wait_for(|stopped| *stopped).await;
+            };
+            if let Err(error) = axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+            {
+                eprintln!("mock server stopped: {error}");
+            }
+        });
+        Ok(MockServer {
+            address,
+            shared,
+            stop,
+            task: Some(task),
+        })
+    }
+
+    /// `http://127.0.0.1:<port>`: append `/v1` for OpenAI-style clients.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.address.port()
+    }
+
+    /// Chat requests received so far (health checks not counted).
+    pub fn request_count(&self) -> usize {
+        self.shared.received().len()
+    }
+
+    /// Every chat request received so far, oldest first.
+    pub fn received(&self) -> Vec<ReceivedRequest> {
+        self.shared.received().clone()
+    }
+
+    /// The most chat requests that were ever in flight at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.shared.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Stops serving: hanging requests are released, open connections closed.
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+        }
+    }
+
+    /// Serves until the server task ends (it ends only through [`MockServer::stop`] or an
+    /// accept error); for the binary, which is killed rather than stopped.
+    pub async fn serve_forever(mut self) {
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+async fn openai(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(Format::OpenAi, shared, uri, headers, body).await
+}
+
+async fn anthropic(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(Format::Anthropic, shared, uri, headers, body).await
+}
+
+fn error(format: Format, status: StatusCode, kind: ErrorKind, message: &str) -> Response {
+    (status, axum::Json(error_body(format, kind, message))).into_response()
+}
+
+/// The key a client presented, in whichever header its format uses.
+fn presented_key(headers: &HeaderMap) -> Option<String> {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    text("authorization")
+        .map(|v| v.strip_prefix("Bearer ").unwrap_or(&v).to_string())
+        .or_else(|| text("x-api-key"))
+        .or_else(|| text("api-key"))
+}
+
+async fn handle(
+    format: Format,
+    shared: Arc<Shared>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let _in_flight = InFlight::enter(&shared);
+    let number = shared.count.fetch_add(1, Ordering::SeqCst);
+    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    shared.received().push(ReceivedRequest {
+        path: uri.path().to_string(),
+        query: uri.query().map(str::to_string),
+        headers: headers
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_string(), value.to_str().ok()?.to_string()))
+            })
+            .collect(),
+        body: json.clone(),
+    });
+    let config = &shared.config;
+    let fault = usize::try_from(number)
+        .ok()
+        .and_then(|n| config.fault_sequence.get(n).copied())
+        .or_else(|| config.faults.choose(number));
+    if fault != Some(Fault::Hang) && !config.latency.is_zero() {
+        tokio::time::sleep(config.latency).await;
+    }
+    if let Some(expected) = &config.require_api_key {
+        let presented = presented_key(&headers).unwrap_or_default();
+        if &presented != expected {
+            // The presented key is echoed on purpose: clients must redact it themselves.
+            let message = format!("Incorrect API key provided: {presented}");
+            return error(
+                format,
+                StatusCode::UNAUTHORIZED,
+                ErrorKind::Authentication,
+                &message,
+            );
+        }
+    }
+    match fault {
+        Some(Fault::RateLimit) => {
+            let mut response = error(
+                format,
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorKind::RateLimit,
+                "Rate limit reached (mock)",
+            );
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, config.faults.retry_after_secs.into());
+            return response;
+        }
+        Some(Fault::ServerError) => {
+            return error(
+                format,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorKind::Server,
+                "Internal server error (mock)",
+            );
+        }
+        Some(Fault::Hang) => {
+            let mut stopping = shared.stopping.clone();
+            let _ = stopping.wait_for(|stopped| *stopped).await;
+            return error(
+                format,
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorKind::Server,
+                "mock server stopping",
+            );
+        }
+        Some(Fault::Malformed) => {
+            return (
+                StatusCode::OK,
+                [(CONTENT_TYPE, "application/json")],
+                "{\"id\": \"truncated",
+            )
+                .into_response();
+        }
+        None => {}
+    }
+    if json.is_null() {
+        return error(
+            format,
+            StatusCode::BAD_REQUEST,
+            ErrorKind::InvalidRequest,
+            "the body is not JSON",
+        );
+    }
+    let conversation = match parse_request(format, &json) {
+        Ok(conversation) => conversation,
+        Err(detail) => {
+            return error(
+                format,
+                StatusCode::BAD_REQUEST,
+                ErrorKind::InvalidRequest,
+                &detail,
+            );
+        }
+    };
+    let mut text = respond(&conversation, &config.answers);
+    let truncated = conversation
+        .max_tokens
+        .is_some_and(|max| words(&text) > max);
+    if let Some(max) = conversation.max_tokens.filter(|_| truncated) {
+        text = text
+            .split_whitespace()
+            .take(usize::try_from(max).unwrap_or(usize::MAX))
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    axum::Json(reply_body(format, number, &conversation, &text, truncated)).into_response()
+}

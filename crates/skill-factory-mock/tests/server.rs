@@ -1,0 +1,160 @@
+//! The mock server over real HTTP: routes, error shapes, recording, stopping, and the binary.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use skill_factory_mock::{FaultPlan, MockConfig, MockServer};
+
+async fn post(url: &str, body: &str) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn health_is_served_and_not_counted_as_a_chat_request() {
+    let mock = MockServer::start(MockConfig::default()).await.unwrap();
+    let health: Value = reqwest::get(format!("{}/health", mock.base_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health, json!({"status": "ok"}));
+    assert_eq!(mock.request_count(), 0);
+    let (status, _) = post(&format!("{}/v1/unknown", mock.base_url()), "{}").await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn both_formats_answer_on_every_route_and_are_recorded() {
+    let mock = MockServer::start(MockConfig::default()).await.unwrap();
+    let chat = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#;
+    for path in [
+        "/v1/chat/completions",
+        "/chat/completions",
+        "/openai/deployments/d/chat/completions",
+    ] {
+        let (status, body) = post(&format!("{}{path}", mock.base_url()), chat).await;
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(body["object"], "chat.completion", "{path}");
+    }
+    let (status, body) = post(&format!("{}/v1/messages", mock.base_url()), chat).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["type"], "message");
+    assert_eq!(mock.request_count(), 4);
+    assert_eq!(mock.received()[3].body["messages"][0]["content"], "hi");
+}
+
+#[tokio::test]
+async fn bad_requests_get_400_in_the_formats_own_error_shape() {
+    let mock = MockServer::start(MockConfig::default()).await.unwrap();
+    let (status, body) = post(
+        &format!("{}/v1/chat/completions", mock.base_url()),
+        "not json",
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    let (status, body) = post(
+        &format!("{}/v1/messages", mock.base_url()),
+        r#"{"model": "m"}"#,
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(body["type"], "error");
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+}
+
+#[tokio::test]
+async fn a_rate_limit_carries_the_configured_retry_after() {
+    let config = MockConfig {
+        faults: FaultPlan {
+            rate_limit: 1.0,
+            retry_after_secs: 7,
+            ..FaultPlan::default()
+        },
+        ..MockConfig::default()
+    };
+    let mock = MockServer::start(config).await.unwrap();
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/messages", mock.base_url()))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 429);
+    assert_eq!(response.headers()["retry-after"], "7");
+}
+
+#[tokio::test]
+async fn stopping_releases_hanging_requests() {
+    let config = MockConfig {
+        faults: FaultPlan {
+            hang: 1.0,
+            ..FaultPlan::default()
+        },
+        ..MockConfig::default()
+    };
+    let mock = MockServer::start(config).await.unwrap();
+    let url = format!("{}/v1/chat/completions", mock.base_url());
+    let hanging = tokio::spawn(async move { post(&url, "{}").await });
+    while mock.request_count() == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(!hanging.is_finished());
+    let started = Instant::now();
+    mock.stop().await;
+    let (status, _) = tokio::time::timeout(Duration::from_secs(5), hanging)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, 503);
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn the_binary_prints_its_address_and_serves_until_killed() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sf-mock-server"))
+        .args(["--port", "0", "--latency-ms", "1"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let stdout = child.stdout.take().unwrap();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let address = line
+        .trim()
+        .strip_prefix("listening on ")
+        .map(str::to_string);
+    let result = match &address {
+        Some(base) if base.starts_with("http://127.0.0.1:") => {
+            let chat = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#;
+            Ok(post(&format!("{base}/v1/chat/completions"), chat).await)
+        }
+        _ => Err(line.clone()),
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (status, body) = result.unwrap_or_else(|line| panic!("unexpected first line: {line:?}"));
+    assert_eq!(status, 200);
+    assert_eq!(body["choices"][0]["index"], 0);
+}
+
+#[test]
+fn the_binary_refuses_fractions_above_one() {
+    let output = Command::new(env!("CARGO_BIN_EXE_sf-mock-server"))
+        .args(["--fail-429", "0.7", "--fail-500", "0.7"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("more than 1"));
+}
