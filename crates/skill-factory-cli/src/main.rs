@@ -1,1 +1,52 @@
-fn main(){}
+//! The `skill-factory` command line: parses flags, wires the engine together and prints.
+//! Everything that is not parsing, wiring or printing lives in the engine crates.
+
+mod cli;
+mod commands;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SKILL_FACTORY_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let Some(command) = cli.command else {
+        // As the reference tool: no subcommand prints the help and exits 1.
+        let mut help = <Cli as clap::CommandFactory>::command();
+        let _ = help.print_help();
+        return ExitCode::from(1);
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match command {
+            Command::Evaluate(args) => commands::evaluate::run(args).await,
+            Command::List => commands::list::run(),
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}

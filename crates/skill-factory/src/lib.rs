@@ -5,5 +5,9 @@
 //! Depends on `skill-factory-core` (plain data) and `skill-factory-llm` (model clients) only.
 
 pub mod config;
+pub mod error;
+pub mod evaluate;
 pub mod harness;
 pub mod metric;
+pub mod pyrepr;
+pub mod session;

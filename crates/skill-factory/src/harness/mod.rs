@@ -14,3 +14,7 @@ pub trait Harness: Send + Sync {
     /// Runs the skill on the task. Never fails: problems become a failed rollout.
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout;
 }
+
+pub mod api;
+
+pub use api::ApiHarness;

@@ -3,6 +3,19 @@
 //! Each metric is one module named after it; [`composite`] combines them with weights, dropping
 //! (not penalizing) a metric that cannot apply to a task.
 
+pub mod composite;
+pub mod golden;
+pub mod json_text;
+pub mod judge;
+pub mod programmatic;
+pub mod pyregex;
+pub mod text;
+
+pub use composite::CompositeMetric;
+pub use golden::{GoldenMetric, GoldenMode};
+pub use judge::{Criterion, LlmJudgeMetric};
+pub use programmatic::{Check, ProgrammaticMetric};
+
 use async_trait::async_trait;
 use skill_factory_core::{MetricResult, Rollout, Task};
 

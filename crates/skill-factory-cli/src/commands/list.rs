@@ -1,0 +1,16 @@
+//! `skill-factory list`: what this build knows.
+
+use std::process::ExitCode;
+
+use skill_factory_llm::providers::provider_names;
+
+/// Prints the optimizers, providers, harnesses and metrics, one line each.
+pub fn run() -> anyhow::Result<ExitCode> {
+    println!("Optimizers: llm_loop");
+    println!("Providers:  {}", provider_names().join(", "));
+    println!("Harnesses:  api");
+    println!(
+        "Metrics:    golden (exact, normalized, token_f1, json_equal, numeric), programmatic (is_valid_json, json_has_keys, json_schema, matches_regex, contains, not_contains, max_length), llm_judge"
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,201 @@
+//! Reading a config file: the text, the checks, path resolution, `.env` values and the run's
+//! name.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use skill_factory_llm::ProviderSettings;
+
+use super::env::read_dotenv_files;
+use super::error::ConfigError;
+use super::kind::text_is_classifier;
+use super::parse::parse_config;
+use super::schema::RunConfig;
+
+/// A config read from a file, with everything needed to act on it. Its `Debug` output lists
+/// the `.env` variable names, never their values.
+#[derive(Clone)]
+pub struct LoadedConfig {
+    /// The checked config; its relative paths are already joined to [`Self::dir`].
+    pub config: RunConfig,
+    /// The config file as given.
+    pub path: PathBuf,
+    /// The directory of the config file (`.` when the path has none).
+    pub dir: PathBuf,
+    /// A short name for the run (see [`config_name`]).
+    pub name: String,
+    /// Values read from `.env` files (see [`Self::env`]).
+    dotenv: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for LoadedConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadedConfig")
+            .field("config", &self.config)
+            .field("path", &self.path)
+            .field("dir", &self.dir)
+            .field("name", &self.name)
+            .field("dotenv", &self.dotenv.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl LoadedConfig {
+    /// A variable from the process environment, else from the `.env` files (the one beside
+    /// the config wins over the working directory's). Empty values count as unset.
+    pub fn env(&self, key: &str) -> Option<String> {
+        std::env::var(key)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .or_else(|| self.dotenv.get(key).filter(|v| !v.is_empty()).cloned())
+    }
+
+    /// The values read from `.env` files, for passing on to child processes.
+    pub fn dotenv_vars(&self) -> &BTreeMap<String, String> {
+        &self.dotenv
+    }
+
+    /// The target model's settings, resolved (see [`RunConfig::target_provider`]).
+    pub fn target_provider(&self) -> ProviderSettings {
+        self.config.target_provider(&|key| self.env(key))
+    }
+
+    /// The optimizer model's settings, resolved (see [`RunConfig::optimizer_provider`]).
+    pub fn optimizer_provider(&self) -> ProviderSettings {
+        self.config.optimizer_provider(&|key| self.env(key))
+    }
+
+    /// The judge model's settings, resolved (see [`RunConfig::judge_provider`]).
+    pub fn judge_provider(&self) -> ProviderSettings {
+        self.config.judge_provider(&|key| self.env(key))
+    }
+}
+
+/// Reads, checks and resolves a skill-mode config file.
+///
+/// Relative paths in it are joined to the config file's directory, `.env` beside the config
+/// and in the working directory are read (without touching the process environment), and
+/// every problem comes back as a [`ConfigError`] that names the file, line and key.
+pub fn load_config(path: &Path) -> Result<LoadedConfig, ConfigError> {
+    let cwd = std::env::current_dir().ok();
+    load_config_in(path, cwd.as_deref())
+}
+
+/// [`load_config`] with the working directory made explicit, so tests need not change it.
+pub(crate) fn load_config_in(path: &Path, cwd: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => ConfigError::NotFound {
+            path: path.to_path_buf(),
+        },
+        _ => ConfigError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        },
+    })?;
+    if text_is_classifier(&text) {
+        return Err(ConfigError::ClassifierConfig {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut config = parse_config(&text, path)?;
+    let base = path.parent().unwrap_or(Path::new(""));
+    resolve_paths(&mut config, base);
+
+    let mut dotenv_files = Vec::new();
+    if let Some(cwd) = cwd {
+        dotenv_files.push(cwd.join(".env"));
+    }
+    dotenv_files.push(base.join(".env"));
+    let dotenv = read_dotenv_files(&dotenv_files)?;
+
+    Ok(LoadedConfig {
+        config,
+        path: path.to_path_buf(),
+        dir: config_dir(path),
+        name: config_name(path),
+        dotenv,
+    })
+}
+
+/// The directory of a config file, `.` when the path names none.
+pub(crate) fn config_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Joins every relative path of the config to `base`, the config file's directory.
+///
+/// The reference tool does this for `skill` and `dataset` only and leaves the rest relative to
+/// the working directory; doing it for all of them means a config runs the same from anywhere.
+pub(crate) fn resolve_paths(config: &mut RunConfig, base: &Path) {
+    let join = |p: &mut PathBuf| {
+        if p.is_relative() && !base.as_os_str().is_empty() {
+            *p = base.join(&*p);
+        }
+    };
+    join(&mut config.skill);
+    join(&mut config.dataset);
+    join(&mut config.output.dir);
+    config.output.emit_skill_dir.as_mut().map(join);
+    config.harness.cwd.as_mut().map(join);
+    if let Some(systemone) = config.metric.systemone.as_mut() {
+        systemone.cache.as_mut().map(join);
+    }
+    join(&mut config.optimizer.params.work_dir);
+    config.optimizer.params.cwd.as_mut().map(join);
+    for block in [
+        &mut config.provider,
+        &mut config.target,
+        &mut config.optimizer_provider,
+        &mut config.judge_provider,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if let Some(script) = block.script.as_mut() {
+            let mut p = PathBuf::from(&*script);
+            join(&mut p);
+            *script = p.to_string_lossy().into_owned();
+        }
+    }
+}
+
+/// A short name for a run, from its config path: the file stem without a `config` prefix or
+/// suffix. `examples/invoice-extractor/config.yaml` and `.../config.fast.yaml` give the folder
+/// name `invoice-extractor`; `my-run.yaml` and `my-run.config.yaml` give `my-run`.
+pub fn config_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lower = stem.to_lowercase();
+    if lower == "config" || lower.starts_with("config.") {
+        return folder_name(path).unwrap_or(stem);
+    }
+    for suffix in [".config", "-config", "_config"] {
+        if lower.ends_with(suffix) && lower.len() > suffix.len() {
+            return stem[..stem.len() - suffix.len()].to_owned();
+        }
+    }
+    stem
+}
+
+/// The name of the folder holding the file, looking up the working directory when the path
+/// has no folder part.
+fn folder_name(path: &Path) -> Option<String> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let named = parent.file_name().map(|n| n.to_string_lossy().into_owned());
+    named.or_else(|| {
+        let absolute = parent.canonicalize().ok()?;
+        absolute
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+    })
+}

@@ -1,0 +1,197 @@
+//! Finds the line of a key path in the config text, for errors found after parsing
+//! (`metric.judge.criteria[1].weight` must be > 0) and for telling a null block from a
+//! wrong type.
+//!
+//! The typed parse already knows lines for its own errors; this second, untyped read of the
+//! same text is only consulted when an error needs a place. A text that cannot be read this
+//! way simply yields no line.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned;
+
+/// One step of a key path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// A mapping key.
+    Key(String),
+    /// A list index.
+    Index(usize),
+}
+
+/// Renders a key path the way a person writes it: `metric.judge.criteria[1].weight`.
+pub(crate) fn render_path(steps: &[Step]) -> String {
+    let mut out = String::new();
+    for step in steps {
+        match step {
+            Step::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Step::Index(i) => {
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+        }
+    }
+    out
+}
+
+/// The untyped shape of a YAML document, with the line of every value.
+#[derive(Debug)]
+pub(crate) enum Node {
+    /// A mapping, keys in document order (non-text keys are rendered as text).
+    Map(Vec<(String, Spanned<Node>)>),
+    /// A list.
+    Seq(Vec<Spanned<Node>>),
+    /// A null value (`key:` with nothing after it, `~`, `null`).
+    Null,
+    /// Any other scalar.
+    Scalar,
+}
+
+/// A parsed document to look lines up in.
+pub(crate) struct Locator {
+    root: Option<Spanned<Node>>,
+}
+
+impl Locator {
+    /// Reads the text; a text that is not valid YAML gives a locator that knows nothing.
+    pub(crate) fn new(text: &str) -> Self {
+        // `.nan` must not make the whole document unreadable: the checks report it.
+        let mut options = serde_saphyr::Options::default();
+        options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
+        Self {
+            root: serde_saphyr::from_str_with_options::<Spanned<Node>>(text, options).ok(),
+        }
+    }
+
+    /// The node at a path, if the document has it.
+    pub(crate) fn node(&self, path: &[Step]) -> Option<&Spanned<Node>> {
+        let mut current = self.root.as_ref()?;
+        for step in path {
+            current = match (&current.value, step) {
+                (Node::Map(entries), Step::Key(key)) => entries
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v)?,
+                (Node::Seq(items), Step::Index(i)) => items.get(*i)?,
+                _ => return None,
+            };
+        }
+        Some(current)
+    }
+
+    /// The line (1-based) of the value at a path or, when the document does not have that
+    /// key (a default was used), of the nearest block above it that it has.
+    pub(crate) fn line(&self, path: &[Step]) -> Option<u32> {
+        (1..=path.len()).rev().find_map(|depth| {
+            self.node(&path[..depth])
+                .map(|n| n.referenced.line())
+                .and_then(|line| u32::try_from(line).ok())
+                .filter(|&line| line > 0)
+        })
+    }
+
+    /// What the document root is, for "the root must be a mapping" errors.
+    pub(crate) fn root_kind(&self) -> Option<&'static str> {
+        self.root.as_ref().map(|root| match root.value {
+            Node::Map(_) => "a mapping",
+            Node::Seq(_) => "a list",
+            Node::Null => "nothing",
+            Node::Scalar => "a single value",
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NodeVisitor)
+    }
+}
+
+/// A mapping key as written: `true:` in a System One check stays the text "true".
+struct KeyText(String);
+
+impl<'de> Deserialize<'de> for KeyText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(KeyText)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_i128<E: serde::de::Error>(self, _: i128) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_u128<E: serde::de::Error>(self, _: u128) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_bytes<E: serde::de::Error>(self, _: &[u8]) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node, D::Error> {
+        Node::deserialize(deserializer)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<KeyText>()? {
+            let value = map.next_value::<Spanned<Node>>()?;
+            entries.push((key.0, value));
+        }
+        Ok(Node::Map(entries))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Spanned<Node>>()? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+}

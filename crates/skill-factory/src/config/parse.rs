@@ -1,0 +1,310 @@
+//! YAML text → [`RunConfig`], with every serde error turned into a [`ConfigError`] that names
+//! the key path, the line and the fix.
+
+use std::path::Path;
+
+use serde_saphyr::{Error as YamlError, MessageFormatter, SnippetMode, UserMessageFormatter};
+
+use super::error::{ConfigError, Place};
+use super::locate::{Locator, Step, render_path};
+use super::schema::{NULL_BLOCK, RunConfig};
+use super::suggest::closest;
+use super::validate::validate;
+
+/// Parses and checks a config's text. `file` is used in messages only; paths in the result are
+/// as written (see [`super::load_config`] for resolving them).
+///
+/// After a successful parse `metric` holds at least one block: a config without any gets
+/// `golden` in `normalized` mode with weight 1, as in the reference tool.
+pub fn parse_config(text: &str, file: &Path) -> Result<RunConfig, ConfigError> {
+    let locator = Locator::new(text);
+    let mut steps: Vec<Step> = Vec::new();
+    let parsed = serde_saphyr::with_deserializer_from_str(text, |deserializer| {
+        serde_path_to_error::deserialize::<_, RunConfig>(deserializer).map_err(|e| {
+            steps = path_steps(e.path());
+            e.into_inner()
+        })
+    });
+    let mut config = match parsed {
+        Ok(config) => config,
+        Err(error) => return Err(describe(&error, steps, file, text, &locator)),
+    };
+    validate(&config, file, &locator)?;
+    if config.metric.is_empty() {
+        config.metric.golden = Some(Default::default());
+    }
+    Ok(config)
+}
+
+fn path_steps(path: &serde_path_to_error::Path) -> Vec<Step> {
+    path.iter()
+        .filter_map(|segment| match segment {
+            serde_path_to_error::Segment::Map { key } => Some(Step::Key(key.clone())),
+            serde_path_to_error::Segment::Seq { index } => Some(Step::Index(*index)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The innermost error, past snippet and alias wrappers.
+fn innermost(error: &YamlError) -> &YamlError {
+    let mut current = error.without_snippet();
+    while let YamlError::AliasError { error, .. } = current {
+        current = error.without_snippet();
+    }
+    current
+}
+
+fn describe(
+    error: &YamlError,
+    steps: Vec<Step>,
+    file: &Path,
+    text: &str,
+    locator: &Locator,
+) -> ConfigError {
+    let inner = innermost(error);
+    let location = inner.location();
+    let line = location
+        .map(|l| l.line())
+        .and_then(|l| u32::try_from(l).ok())
+        .filter(|&l| l > 0);
+    let place = Place {
+        file: file.to_path_buf(),
+        line,
+    };
+    let found = location.and_then(|l| source_text(text, l));
+    let key = render_path(&steps);
+    match inner {
+        YamlError::SerdeUnknownField {
+            field, expected, ..
+        } => {
+            let mut section = steps;
+            if section.last() == Some(&Step::Key(field.clone())) {
+                section.pop();
+            }
+            ConfigError::UnknownKey {
+                place,
+                key: field.clone(),
+                section: render_path(&section),
+                suggestion: closest(field, expected),
+                valid: expected.clone(),
+            }
+        }
+        YamlError::SerdeMissingField { field, .. } => missing_key(place, &steps, field),
+        YamlError::SerdeUnknownVariant {
+            variant, expected, ..
+        } => ConfigError::UnknownChoice {
+            key,
+            place,
+            value: variant.clone(),
+            choices: expected.clone(),
+            suggestion: closest(variant, expected),
+        },
+        YamlError::Message { msg, .. } if msg == NULL_BLOCK => {
+            ConfigError::NullBlock { place, key }
+        }
+        YamlError::DuplicateMappingKey { key: dup, .. } => {
+            let mut steps = steps;
+            if let Some(dup) = dup {
+                steps.push(Step::Key(dup.clone()));
+            }
+            ConfigError::DuplicateKey {
+                place,
+                key: render_path(&steps),
+            }
+        }
+        YamlError::Eof { .. } | YamlError::Unexpected { .. } if steps.is_empty() => {
+            not_a_mapping(file, locator)
+        }
+        YamlError::InvalidScalar { ty, .. } => wrong_type(place, key, ty, found),
+        YamlError::SerdeInvalidType {
+            unexpected,
+            expected,
+            ..
+        }
+        | YamlError::SerdeInvalidValue {
+            unexpected,
+            expected,
+            ..
+        } => wrong_type(
+            place,
+            key,
+            expected,
+            found.or_else(|| Some(unexpected.clone())),
+        ),
+        YamlError::Unexpected { expected, .. } => wrong_type(place, key, expected, found),
+        YamlError::NullIntoString { .. } => ConfigError::WrongType {
+            place,
+            key,
+            expected: "a text value, but it is empty".to_owned(),
+            found: None,
+        },
+        YamlError::InvalidBooleanStrict { .. } => wrong_type(place, key, "boolean", found),
+        YamlError::NonFiniteFloat { value, .. } => {
+            wrong_type(place, key, "a finite number", Some(value.clone()))
+        }
+        YamlError::ExternallyTaggedEnumExpectedScalarOrMapping { .. } => {
+            wrong_type(place, key, "name", found)
+        }
+        _ => syntax_error(error, inner, place, location.map(|l| l.column())),
+    }
+}
+
+fn missing_key(mut place: Place, steps: &[Step], field: &str) -> ConfigError {
+    // serde reports a missing top-level key at line 1, which points nowhere useful.
+    if steps.is_empty() {
+        place.line = None;
+    }
+    let fix = match (steps.is_empty(), field) {
+        (true, "skill") => {
+            "add e.g. 'skill: seed_skill.md' (the seed SKILL.md, relative to the config file)"
+                .to_owned()
+        }
+        (true, "dataset") => {
+            "add e.g. 'dataset: dataset.jsonl' (the JSONL tasks, relative to the config file)"
+                .to_owned()
+        }
+        _ => format!("add '{field}: ...' to {}", render_path(steps)),
+    };
+    let mut key = steps.to_vec();
+    key.push(Step::Key(field.to_owned()));
+    ConfigError::MissingKey {
+        place,
+        key: render_path(&key),
+        fix,
+    }
+}
+
+fn not_a_mapping(file: &Path, locator: &Locator) -> ConfigError {
+    let found = match locator.root_kind() {
+        Some("nothing") | None => "nothing (the file is empty)",
+        Some(kind) => kind,
+    };
+    ConfigError::NotAMapping {
+        path: file.to_path_buf(),
+        found: found.to_owned(),
+    }
+}
+
+/// `expected` in words a config author uses.
+fn expected_in_words(expected: &str) -> String {
+    let e = expected.trim();
+    let words = match e {
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number (0 or more)",
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number",
+        "floating point" | "f32" | "f64" => "a number",
+        "boolean" | "bool" | "a boolean" => "true or false",
+        "string" | "string scalar" | "a string" | "path string" => "a text value",
+        "mapping start" | "a map" | "map" => "a mapping (key: value pairs)",
+        "sequence start" | "a sequence" | "sequence" => "a list",
+        "name" => "one of the documented names",
+        _ if e.starts_with("struct ") => "a mapping (key: value pairs)",
+        _ => e,
+    };
+    words.to_owned()
+}
+
+fn wrong_type(place: Place, key: String, expected: &str, found: Option<String>) -> ConfigError {
+    ConfigError::WrongType {
+        place,
+        key,
+        expected: expected_in_words(expected),
+        found,
+    }
+}
+
+/// The value as written at a location: the scalar's own span, or for a flow collection the
+/// text up to its closing bracket, shortened.
+fn source_text(text: &str, location: serde_saphyr::Location) -> Option<String> {
+    let span = location.span();
+    let start = usize::try_from(span.byte_offset()?).ok()?;
+    let len = usize::try_from(span.byte_len()?).ok()?;
+    let rest = text.get(start..)?;
+    let value = if len > 1 {
+        rest.get(..len)?
+    } else {
+        let line = rest.lines().next()?;
+        match line.chars().next() {
+            Some('[' | '{') => balanced_prefix(line),
+            // A trailing comment is not part of the value.
+            _ => line.split(" #").next().unwrap_or(line),
+        }
+    };
+    let value = value.trim();
+    if value.is_empty() {
+        return None;
+    }
+    let shortened: String = value.chars().take(60).collect();
+    Some(if shortened.len() < value.len() {
+        format!("{shortened}...")
+    } else {
+        shortened
+    })
+}
+
+/// The leading `[...]` or `{...}` of a line (the whole line if it never closes).
+fn balanced_prefix(line: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in line.char_indices() {
+        match c {
+            '[' | '{' => depth += 1,
+            ']' | '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return &line[..=i];
+                }
+            }
+            _ => {}
+        }
+    }
+    line
+}
+
+fn syntax_error(
+    error: &YamlError,
+    inner: &YamlError,
+    place: Place,
+    column: Option<u64>,
+) -> ConfigError {
+    let message = match inner {
+        YamlError::MultipleDocuments { .. } => {
+            "the file holds more than one YAML document (a second '---'); keep one".to_owned()
+        }
+        _ => {
+            let message = UserMessageFormatter.format_message(inner).into_owned();
+            if message.contains("tab") {
+                format!("{message} (YAML indentation must use spaces, not tabs)")
+            } else {
+                message
+            }
+        }
+    };
+    let file = place.file.display().to_string();
+    let rendered = error.render_with_options(serde_saphyr::render_options! {
+        source_name: Some(&file),
+        snippets: SnippetMode::Auto,
+    });
+    // Keep the numbered source lines and the caret; the header and the text after the caret
+    // repeat what the message says (in the parser's developer wording).
+    let snippet: String = rendered
+        .lines()
+        .filter(|l| {
+            l.trim_start()
+                .starts_with(|c: char| c.is_ascii_digit() || c == '|')
+        })
+        .map(|l| match l.rfind('^') {
+            Some(caret) if !l.trim_start().starts_with(|c: char| c.is_ascii_digit()) => {
+                format!("{}\n", &l[..=caret])
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    ConfigError::Syntax {
+        place,
+        column: column
+            .and_then(|c| u32::try_from(c).ok())
+            .filter(|&c| c > 0),
+        message,
+        snippet,
+    }
+}

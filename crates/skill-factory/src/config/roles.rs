@@ -1,0 +1,191 @@
+//! Which model plays which role: the target, the optimizer and the judge, resolved from the
+//! provider blocks, the `SKILL_FACTORY_*_MODEL` variables and the defaults (the rules are in
+//! the module doc of [`crate::config`]).
+
+use skill_factory_llm::ProviderSettings;
+
+use super::schema::RunConfig;
+
+/// Environment variable naming the target model when its block gives none.
+pub const TARGET_MODEL_ENV: &str = "SKILL_FACTORY_TARGET_MODEL";
+/// Environment variable naming the optimizer model when its block gives none.
+pub const OPTIMIZER_MODEL_ENV: &str = "SKILL_FACTORY_OPTIMIZER_MODEL";
+/// Environment variable naming the judge model when its block gives none.
+pub const JUDGE_MODEL_ENV: &str = "SKILL_FACTORY_JUDGE_MODEL";
+
+/// Provider used when no block anywhere names one.
+pub const DEFAULT_PROVIDER: &str = "anthropic";
+/// Target model when nothing names one.
+pub const DEFAULT_TARGET_MODEL: &str = "claude-sonnet-5";
+/// Optimizer model when nothing names one and nothing is inherited from the target.
+pub const DEFAULT_OPTIMIZER_MODEL: &str = "claude-opus-4-8";
+
+/// The three model roles of a run, each with a provider name and a model filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedRoles {
+    /// Runs the skill.
+    pub target: ProviderSettings,
+    /// Proposes skill edits.
+    pub optimizer: ProviderSettings,
+    /// Scores outputs for `metric.judge`.
+    pub judge: ProviderSettings,
+}
+
+/// Looks up an environment variable; the caller decides where variables come from.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The role's default model when its block and its variable name none.
+enum Fallback {
+    Fixed(&'static str),
+    TargetModel,
+}
+
+impl RunConfig {
+    /// The block that describes the target: `provider`, or `target` when `provider` is absent
+    /// or empty. `None` when neither gives anything.
+    pub fn target_block(&self) -> Option<&ProviderSettings> {
+        non_empty(self.provider.as_ref()).or_else(|| non_empty(self.target.as_ref()))
+    }
+
+    /// The target's settings: its block, the name defaulting to `anthropic` and the model to
+    /// `SKILL_FACTORY_TARGET_MODEL`, else `claude-sonnet-5`.
+    pub fn target_provider(&self, env: EnvLookup) -> ProviderSettings {
+        let mut settings = self.target_block().cloned().unwrap_or_default();
+        settings.name = Some(
+            normalized_name(settings.name.as_deref())
+                .unwrap_or_else(|| DEFAULT_PROVIDER.to_owned()),
+        );
+        if settings.model.is_none() {
+            settings.model = Some(
+                env_value(env, TARGET_MODEL_ENV).unwrap_or_else(|| DEFAULT_TARGET_MODEL.to_owned()),
+            );
+        }
+        settings
+    }
+
+    /// The optimizer's settings (see the module doc of [`crate::config`] for the rules).
+    pub fn optimizer_provider(&self, env: EnvLookup) -> ProviderSettings {
+        self.role(
+            self.optimizer_provider.as_ref(),
+            OPTIMIZER_MODEL_ENV,
+            Fallback::Fixed(DEFAULT_OPTIMIZER_MODEL),
+            env,
+        )
+    }
+
+    /// The judge's settings (see the module doc of [`crate::config`] for the rules).
+    pub fn judge_provider(&self, env: EnvLookup) -> ProviderSettings {
+        self.role(
+            self.judge_provider.as_ref(),
+            JUDGE_MODEL_ENV,
+            Fallback::TargetModel,
+            env,
+        )
+    }
+
+    /// All three roles at once.
+    pub fn roles(&self, env: EnvLookup) -> ResolvedRoles {
+        ResolvedRoles {
+            target: self.target_provider(env),
+            optimizer: self.optimizer_provider(env),
+            judge: self.judge_provider(env),
+        }
+    }
+
+    fn role(
+        &self,
+        block: Option<&ProviderSettings>,
+        model_env: &str,
+        fallback: Fallback,
+        env: EnvLookup,
+    ) -> ProviderSettings {
+        let target = self.target_provider(env);
+        let target_given = self.target_block().is_some();
+        let role_model = env_value(env, model_env);
+        let Some(block) = non_empty(block) else {
+            if target_given {
+                // No block: the role talks to the target's provider exactly as the target does.
+                let mut settings = target;
+                if let Some(model) = role_model {
+                    if settings.model.as_deref() != Some(model.as_str()) {
+                        // A deployment names the target's model, not this one.
+                        settings.deployment = None;
+                    }
+                    settings.model = Some(model);
+                }
+                return settings;
+            }
+            let model = role_model.unwrap_or_else(|| fallback_model(&fallback, &target, false));
+            return ProviderSettings {
+                name: Some(DEFAULT_PROVIDER.to_owned()),
+                model: Some(model),
+                ..ProviderSettings::default()
+            };
+        };
+        let mut settings = block.clone();
+        let own_name = normalized_name(block.name.as_deref());
+        let inherits = target_given && own_name.is_none();
+        match own_name {
+            Some(name) => settings.name = Some(name),
+            None => {
+                // A block without a name talks to the target's provider: it takes the target's
+                // connection settings wherever it leaves them out.
+                settings.name = target.name.clone();
+                inherit_connection(&mut settings, &target);
+            }
+        }
+        if settings.model.is_none() {
+            settings.model =
+                Some(role_model.unwrap_or_else(|| fallback_model(&fallback, &target, inherits)));
+        }
+        settings
+    }
+}
+
+fn fallback_model(fallback: &Fallback, target: &ProviderSettings, inherits: bool) -> String {
+    match fallback {
+        Fallback::TargetModel => target
+            .model
+            .clone()
+            .unwrap_or_else(|| DEFAULT_TARGET_MODEL.to_owned()),
+        Fallback::Fixed(_) if inherits => target
+            .model
+            .clone()
+            .unwrap_or_else(|| DEFAULT_TARGET_MODEL.to_owned()),
+        Fallback::Fixed(model) => (*model).to_owned(),
+    }
+}
+
+fn inherit_connection(settings: &mut ProviderSettings, target: &ProviderSettings) {
+    fn fill<T: Clone>(field: &mut Option<T>, from: &Option<T>) {
+        if field.is_none() {
+            field.clone_from(from);
+        }
+    }
+    fill(&mut settings.base_url, &target.base_url);
+    fill(&mut settings.api_key, &target.api_key);
+    fill(&mut settings.api_version, &target.api_version);
+    fill(&mut settings.timeout, &target.timeout);
+    fill(&mut settings.max_retries, &target.max_retries);
+    fill(&mut settings.max_concurrency, &target.max_concurrency);
+    fill(&mut settings.responses, &target.responses);
+    fill(&mut settings.rules, &target.rules);
+    fill(&mut settings.script, &target.script);
+}
+
+fn non_empty(block: Option<&ProviderSettings>) -> Option<&ProviderSettings> {
+    block.filter(|b| **b != ProviderSettings::default())
+}
+
+/// Provider names are case-insensitive and surrounding blanks are ignored; a blank name
+/// counts as none.
+fn normalized_name(name: Option<&str>) -> Option<String> {
+    name.map(|n| n.trim().to_lowercase())
+        .filter(|n| !n.is_empty())
+}
+
+fn env_value(env: EnvLookup, key: &str) -> Option<String> {
+    env(key)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}

@@ -1,0 +1,118 @@
+//! Deserializers that accept any YAML scalar where text is meant.
+//!
+//! The reference tool passes argv elements, extra arguments and environment values through
+//! Python's `str()`, so `[sleep, 5]` or `PORT: 8080` work there; these helpers give the same
+//! text here instead of a type error.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, SeqAccess, Visitor};
+
+/// One scalar rendered as Python's `str()` would render it.
+struct ScalarText(String);
+
+impl<'de> Deserialize<'de> for ScalarText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ScalarVisitor).map(ScalarText)
+    }
+}
+
+struct ScalarVisitor;
+
+impl Visitor<'_> for ScalarVisitor {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a text, number or true/false")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_owned())
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<String, E> {
+        Ok(v)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<String, E> {
+        Ok(if v { "True" } else { "False" }.to_owned())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<String, E> {
+        Ok(python_float_text(v))
+    }
+}
+
+/// Python's `str(float)` for the values a config holds: `5.0` stays `5.0`, not `5`.
+pub(crate) fn python_float_text(v: f64) -> String {
+    if v.is_nan() {
+        "nan".to_owned()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.to_owned()
+    } else if v.fract() == 0.0 && v.abs() < 1e16 {
+        format!("{v:.1}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// A list whose elements may be any scalars, each turned into text.
+pub(crate) fn string_list<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    let items: Vec<ScalarText> = Vec::deserialize(deserializer)?;
+    Ok(items.into_iter().map(|s| s.0).collect())
+}
+
+/// A mapping from names to scalars, each value turned into text.
+pub(crate) fn string_map<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    let items: BTreeMap<String, ScalarText> = BTreeMap::deserialize(deserializer)?;
+    Ok(items.into_iter().map(|(k, v)| (k, v.0)).collect())
+}
+
+/// A command line: an argv list (each element any scalar) or one string.
+pub(crate) struct CommandVisitor;
+
+impl<'de> Visitor<'de> for CommandVisitor {
+    type Value = super::schema::Command;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of arguments such as [python, run.py] or one command string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(super::schema::Command::Line(v.to_owned()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut argv = Vec::new();
+        while let Some(item) = seq.next_element::<ScalarText>()? {
+            argv.push(item.0);
+        }
+        Ok(super::schema::Command::Argv(argv))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_float_text;
+
+    #[test]
+    fn whole_floats_keep_their_decimal_point_like_python() {
+        assert_eq!(python_float_text(5.0), "5.0");
+        assert_eq!(python_float_text(0.25), "0.25");
+        assert_eq!(python_float_text(-2.0), "-2.0");
+    }
+}

@@ -1,0 +1,194 @@
+//! The `metric` block: up to four weighted parts, combined in the fixed order golden →
+//! programmatic → judge → systemone whatever their order in the YAML.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The metric parts of a run. After loading, at least one is present: a config without any
+/// gets `golden` in `normalized` mode with weight 1.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricConfig {
+    /// Compare the output with the task's expected answer.
+    #[serde(
+        default,
+        deserialize_with = "super::optional_block",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub golden: Option<GoldenConfig>,
+    /// Deterministic checks on the output (valid JSON, regex, ...).
+    #[serde(
+        default,
+        deserialize_with = "super::optional_block",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub programmatic: Option<ProgrammaticConfig>,
+    /// An LLM judge scoring weighted criteria.
+    #[serde(
+        default,
+        deserialize_with = "super::optional_block",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub judge: Option<JudgeConfig>,
+    /// Yes/no rubric checks answered by a System One decision model.
+    #[serde(
+        default,
+        deserialize_with = "super::optional_block",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub systemone: Option<SystemOneConfig>,
+}
+
+impl MetricConfig {
+    /// True when no metric part is configured.
+    pub fn is_empty(&self) -> bool {
+        self.golden.is_none()
+            && self.programmatic.is_none()
+            && self.judge.is_none()
+            && self.systemone.is_none()
+    }
+}
+
+/// `metric.golden`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoldenConfig {
+    /// `exact`, `normalized` (default), `token_f1`, `json_equal` or `numeric`; the metric
+    /// module checks the name.
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    /// Weight in the composite; greater than 0 (default 1).
+    #[serde(default = "super::one")]
+    pub weight: f64,
+}
+
+impl Default for GoldenConfig {
+    fn default() -> Self {
+        Self {
+            mode: default_mode(),
+            weight: 1.0,
+        }
+    }
+}
+
+/// `metric.programmatic`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgrammaticConfig {
+    /// Weight in the composite; greater than 0 (default 1).
+    #[serde(default = "super::one")]
+    pub weight: f64,
+    /// The checks, non-empty, kept as written (`is_valid_json`, `{json_has_keys: [a, b]}`):
+    /// the metric module parses them.
+    #[serde(default)]
+    pub checks: Vec<serde_json::Value>,
+}
+
+/// `metric.judge`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeConfig {
+    /// Weight in the composite; greater than 0 (default 1).
+    #[serde(default = "super::one")]
+    pub weight: f64,
+    /// What the judge scores; non-empty, names unique.
+    #[serde(default)]
+    pub criteria: Vec<Criterion>,
+}
+
+/// One judge criterion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Criterion {
+    /// Short id, used as the key of the judge's scores.
+    pub name: String,
+    /// What the judge should look for (default empty).
+    #[serde(default)]
+    pub description: String,
+    /// Weight among the criteria; greater than 0 (default 1).
+    #[serde(default = "super::one")]
+    pub weight: f64,
+}
+
+/// `metric.systemone`: kept as written for the System One metric. Its `Debug` output hides
+/// the API key.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemOneConfig {
+    /// Weight in the composite; greater than 0 (default 1).
+    #[serde(default = "super::one")]
+    pub weight: f64,
+    /// `typesafe` (default), `openrouter`, `vercel`, `cloudflare`, `ollama` or `custom`.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Decision model (default: the provider's).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// If set, a check counts 1 when P(true) ≥ threshold and 0 otherwise.
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    /// Show the expected answer to the model too (default false).
+    #[serde(default)]
+    pub include_expected: bool,
+    /// Answer cache file (default: in memory only), relative to the config file.
+    #[serde(default)]
+    pub cache: Option<PathBuf>,
+    /// API key; wins over the environment.
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// Endpoint; wins over the provider's default.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Cloudflare account id.
+    #[serde(default)]
+    pub account_id: Option<String>,
+    /// Seconds per request (default 60).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// The yes/no checks; non-empty, names unique.
+    #[serde(default)]
+    pub checks: Vec<SystemOneCheck>,
+}
+
+impl fmt::Debug for SystemOneConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SystemOneConfig")
+            .field("weight", &self.weight)
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("threshold", &self.threshold)
+            .field("include_expected", &self.include_expected)
+            .field("cache", &self.cache)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<hidden>"))
+            .field("base_url", &self.base_url)
+            .field("account_id", &self.account_id)
+            .field("timeout", &self.timeout)
+            .field("checks", &self.checks)
+            .finish()
+    }
+}
+
+/// One System One check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemOneCheck {
+    /// Short id, unique among the checks.
+    pub name: String,
+    /// The yes/no question about the output.
+    pub question: String,
+    /// Text of the "true" answer (default `Yes: <question>`).
+    #[serde(rename = "true", default)]
+    pub if_true: Option<String>,
+    /// Text of the "false" answer (default `No: <question>`).
+    #[serde(rename = "false", default)]
+    pub if_false: Option<String>,
+    /// Weight among the checks; greater than 0 (default 1).
+    #[serde(default = "super::one")]
+    pub weight: f64,
+}
+
+fn default_mode() -> String {
+    "normalized".to_owned()
+}

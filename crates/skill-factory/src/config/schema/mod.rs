@@ -1,0 +1,119 @@
+//! The shape of a run config: serde structs with the reference tool's keys and defaults.
+//!
+//! Every struct denies unknown keys, so a typo at any level becomes an error that names the
+//! key (see [`super::error`]). A block that later issues add (`cache:`, `optimizer.budget`) is
+//! one more field with `#[serde(default, deserialize_with = "block")]` and a `Default` impl.
+
+mod harness;
+mod metric;
+mod optimizer;
+mod output;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use skill_factory_llm::ProviderSettings;
+
+pub use harness::{Command, HarnessConfig, HarnessType, InputVia};
+pub use metric::{
+    Criterion, GoldenConfig, JudgeConfig, MetricConfig, ProgrammaticConfig, SystemOneCheck,
+    SystemOneConfig,
+};
+pub use optimizer::{OptimizerConfig, OptimizerParams};
+pub use output::OutputConfig;
+
+/// One skill-mode run: what to optimize, on which data, with which models and metric.
+///
+/// After [`super::load_config`], every relative path in it is already joined to the config
+/// file's directory, and `metric` holds at least one metric block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// The seed SKILL.md.
+    pub skill: PathBuf,
+    /// The JSONL dataset.
+    pub dataset: PathBuf,
+    /// Fraction of the tasks in the validation split, strictly between 0 and 1 (default 0.3).
+    #[serde(default = "default_val_fraction")]
+    pub val_fraction: f64,
+    /// Fraction of the tasks held out as a test split the optimizer never reads (default 0:
+    /// no test split, and the train/val split matches the reference tool's).
+    #[serde(default)]
+    pub test_fraction: f64,
+    /// Seed of the train/val(/test) split only; the optimizer has its own seed.
+    #[serde(default)]
+    pub seed: u64,
+    /// Free text about the run, shown in reports and the dashboard.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Which mode the config is for; only `classifier` changes anything (see
+    /// [`super::is_classifier_config`]).
+    #[serde(default)]
+    pub kind: Option<ConfigKind>,
+    /// The target model, which runs the skill. When absent or empty, `target` is used.
+    #[serde(default)]
+    pub provider: Option<ProviderSettings>,
+    /// Alias of `provider`, read only when `provider` is absent or empty.
+    #[serde(default)]
+    pub target: Option<ProviderSettings>,
+    /// The model that proposes skill edits (see the module doc for how it inherits).
+    #[serde(default)]
+    pub optimizer_provider: Option<ProviderSettings>,
+    /// The model behind `metric.judge` (see the module doc for how it inherits).
+    #[serde(default)]
+    pub judge_provider: Option<ProviderSettings>,
+    /// The optimizer and its hyper-parameters.
+    #[serde(default, deserialize_with = "block")]
+    pub optimizer: OptimizerConfig,
+    /// The metric blocks, combined into one weighted score.
+    #[serde(default, deserialize_with = "block")]
+    pub metric: MetricConfig,
+    /// How the skill is run on a task.
+    #[serde(default, deserialize_with = "block")]
+    pub harness: HarnessConfig,
+    /// Where the run and the exported skill go.
+    #[serde(default, deserialize_with = "block")]
+    pub output: OutputConfig,
+}
+
+/// The mode a config is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigKind {
+    /// Optimize a SKILL.md (this module).
+    Skill,
+    /// Optimize a System One probe set (classifier mode, another loader).
+    Classifier,
+}
+
+fn default_val_fraction() -> f64 {
+    0.3
+}
+
+/// What a block that is present but null (`optimizer:` with nothing under it) reports; the
+/// error module turns it into [`super::ConfigError::NullBlock`].
+pub(crate) const NULL_BLOCK: &str = "skill-factory: block is null";
+
+/// A block that must be a mapping when present: `optimizer: null` is an error, not the
+/// defaults, because it usually means the lines under it lost their indentation.
+pub(crate) fn block<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer)?.ok_or_else(|| serde::de::Error::custom(NULL_BLOCK))
+}
+
+/// An optional block whose presence matters (`metric.golden`): present but null is an error.
+pub(crate) fn optional_block<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    block(deserializer).map(Some)
+}
+
+/// serde's `default = "..."` needs a function; weights default to 1.
+pub(crate) fn one() -> f64 {
+    1.0
+}

@@ -1,0 +1,150 @@
+//! The `optimizer` block.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::harness::Command;
+
+/// The optimizer and its hyper-parameters. Every backend receives all of them and uses the
+/// ones that apply to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptimizerConfig {
+    /// `llm_loop` (default), `dspy_gepa` or `skillopt`.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Most reflective rounds; at least 1 (default 6).
+    #[serde(default = "default_rounds")]
+    pub rounds: usize,
+    /// Train tasks sampled per round; at least 1 (default 4).
+    #[serde(default = "default_minibatch_size")]
+    pub minibatch_size: usize,
+    /// Candidates proposed per round (default 1; 0 behaves as 1, as in the reference).
+    #[serde(default = "default_max_edits_per_round")]
+    pub max_edits_per_round: usize,
+    /// Consecutive rounds without improvement before stopping (default 3; 0 stops after the
+    /// first round).
+    #[serde(default = "default_patience")]
+    pub patience: usize,
+    /// Seed of minibatch sampling (and of GEPA), separate from the split seed (default 0).
+    #[serde(default)]
+    pub seed: u64,
+    /// Rollouts run at once during every evaluation of `optimize`; at least 1 (default 1).
+    #[serde(default = "default_max_workers")]
+    pub max_workers: usize,
+    /// Backend-specific settings (the `skillopt` bridge).
+    #[serde(default, deserialize_with = "super::block")]
+    pub params: OptimizerParams,
+    /// `llm_loop`: what the optimized skill should achieve; empty = the built-in goal sentence.
+    #[serde(default)]
+    pub goal: String,
+    /// `llm_loop`: a candidate is accepted only if it beats the best by more than this
+    /// (default 0.0).
+    #[serde(default)]
+    pub min_delta: f64,
+    /// `dspy_gepa`: the task LM id (default `<optimizer provider name>/<model>`).
+    #[serde(default)]
+    pub lm: Option<String>,
+    /// `dspy_gepa`: the reflection LM id (default: `lm`).
+    #[serde(default)]
+    pub reflection_lm: Option<String>,
+    /// `dspy_gepa`: the search budget preset (default `light`).
+    #[serde(default = "default_auto")]
+    pub auto: String,
+}
+
+impl Default for OptimizerConfig {
+    fn default() -> Self {
+        Self {
+            name: default_name(),
+            rounds: default_rounds(),
+            minibatch_size: default_minibatch_size(),
+            max_edits_per_round: default_max_edits_per_round(),
+            patience: default_patience(),
+            seed: 0,
+            max_workers: default_max_workers(),
+            params: OptimizerParams::default(),
+            goal: String::new(),
+            min_delta: 0.0,
+            lm: None,
+            reflection_lm: None,
+            auto: default_auto(),
+        }
+    }
+}
+
+/// `optimizer.params`: settings of the `skillopt` bridge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptimizerParams {
+    /// The external command; a string is shell-split, a list is used as argv. Placeholders
+    /// `{seed} {train} {val} {out_dir}`.
+    #[serde(default)]
+    pub command: Option<Command>,
+    /// Where the bridge writes its inputs and looks for the result (default `runs/skillopt`,
+    /// relative to the config file).
+    #[serde(default = "default_work_dir")]
+    pub work_dir: PathBuf,
+    /// File name of the result inside `work_dir` (default `best_skill.md`).
+    #[serde(default = "default_output_skill")]
+    pub output_skill: String,
+    /// Seconds before the command is stopped (default 3600).
+    #[serde(default = "default_params_timeout")]
+    pub timeout: f64,
+    /// Working directory of the command (default: inherited).
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+}
+
+impl Default for OptimizerParams {
+    fn default() -> Self {
+        Self {
+            command: None,
+            work_dir: default_work_dir(),
+            output_skill: default_output_skill(),
+            timeout: default_params_timeout(),
+            cwd: None,
+        }
+    }
+}
+
+fn default_name() -> String {
+    "llm_loop".to_owned()
+}
+
+fn default_rounds() -> usize {
+    6
+}
+
+fn default_minibatch_size() -> usize {
+    4
+}
+
+fn default_max_edits_per_round() -> usize {
+    1
+}
+
+fn default_patience() -> usize {
+    3
+}
+
+fn default_max_workers() -> usize {
+    1
+}
+
+fn default_auto() -> String {
+    "light".to_owned()
+}
+
+fn default_work_dir() -> PathBuf {
+    PathBuf::from("runs/skillopt")
+}
+
+fn default_output_skill() -> String {
+    "best_skill.md".to_owned()
+}
+
+fn default_params_timeout() -> f64 {
+    3600.0
+}

@@ -1,0 +1,268 @@
+//! Checks a parsed config for values of the right type that are still wrong: out of range,
+//! inconsistent, or missing for the chosen harness.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::error::{ConfigError, Place};
+use super::locate::{Locator, Step, render_path};
+use super::schema::{HarnessType, RunConfig};
+
+/// A key path under construction: `at(&["metric", "judge"]).index(1)`.
+struct KeyPath(Vec<Step>);
+
+fn at(keys: &[&str]) -> KeyPath {
+    KeyPath(keys.iter().map(|k| Step::Key((*k).to_owned())).collect())
+}
+
+impl KeyPath {
+    fn index(mut self, i: usize) -> Self {
+        self.0.push(Step::Index(i));
+        self
+    }
+
+    fn key(mut self, k: &str) -> Self {
+        self.0.push(Step::Key(k.to_owned()));
+        self
+    }
+}
+
+/// Builds errors that point at a key path in one file.
+struct Checker<'a> {
+    file: &'a Path,
+    locator: &'a Locator,
+}
+
+impl Checker<'_> {
+    fn invalid(&self, path: KeyPath, problem: String, fix: &str) -> ConfigError {
+        ConfigError::InvalidValue {
+            place: Place {
+                file: self.file.to_path_buf(),
+                line: self.locator.line(&path.0),
+            },
+            key: render_path(&path.0),
+            problem,
+            fix: fix.to_owned(),
+        }
+    }
+
+    /// A weight must be a finite number greater than 0.
+    fn weight(&self, path: KeyPath, value: f64) -> Result<(), ConfigError> {
+        if value.is_finite() && value > 0.0 {
+            Ok(())
+        } else {
+            Err(self.invalid(
+                path,
+                format!("weight {value} is not greater than 0"),
+                "use a positive number such as 1.0",
+            ))
+        }
+    }
+
+    fn at_least_one(&self, path: KeyPath, value: usize) -> Result<(), ConfigError> {
+        if value >= 1 {
+            Ok(())
+        } else {
+            Err(self.invalid(path, "0 is not allowed".to_owned(), "use 1 or more"))
+        }
+    }
+
+    fn positive_seconds(&self, path: KeyPath, value: Option<f64>) -> Result<(), ConfigError> {
+        match value {
+            Some(v) if !(v.is_finite() && v > 0.0) => Err(self.invalid(
+                path,
+                format!("{v} seconds is not a positive duration"),
+                "use a number of seconds greater than 0",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn unique_names<'n>(
+        &self,
+        base: &KeyPath,
+        names: impl Iterator<Item = &'n str>,
+    ) -> Result<(), ConfigError> {
+        let mut seen = HashSet::new();
+        for (i, name) in names.enumerate() {
+            let path = KeyPath(base.0.clone()).index(i).key("name");
+            if name.trim().is_empty() {
+                return Err(self.invalid(
+                    path,
+                    "the name is empty".to_owned(),
+                    "give every entry a short name",
+                ));
+            }
+            if !seen.insert(name) {
+                return Err(self.invalid(
+                    path,
+                    format!("the name '{name}' is used twice"),
+                    "give every entry its own name",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks value ranges and cross-key rules; the first problem found is returned.
+pub(crate) fn validate(
+    config: &RunConfig,
+    file: &Path,
+    locator: &Locator,
+) -> Result<(), ConfigError> {
+    let check = Checker { file, locator };
+    split(config, &check)?;
+    optimizer(config, &check)?;
+    metric(config, &check)?;
+    harness(config, &check)
+}
+
+fn split(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let val = config.val_fraction;
+    if !(val > 0.0 && val < 1.0) {
+        return Err(check.invalid(
+            at(&["val_fraction"]),
+            format!("{val} is not strictly between 0 and 1"),
+            "use a fraction such as 0.3",
+        ));
+    }
+    let test = config.test_fraction;
+    if !(0.0..1.0).contains(&test) {
+        return Err(check.invalid(
+            at(&["test_fraction"]),
+            format!("{test} is not between 0 (included) and 1"),
+            "use 0 for no test split, or a fraction such as 0.2",
+        ));
+    }
+    if val + test >= 1.0 {
+        return Err(check.invalid(
+            at(&["test_fraction"]),
+            format!("val_fraction {val} + test_fraction {test} leaves no training tasks"),
+            "make the two fractions add up to less than 1",
+        ));
+    }
+    Ok(())
+}
+
+fn optimizer(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let o = &config.optimizer;
+    check.at_least_one(at(&["optimizer", "rounds"]), o.rounds)?;
+    check.at_least_one(at(&["optimizer", "minibatch_size"]), o.minibatch_size)?;
+    check.at_least_one(at(&["optimizer", "max_workers"]), o.max_workers)?;
+    if !(o.min_delta.is_finite() && o.min_delta >= 0.0) {
+        return Err(check.invalid(
+            at(&["optimizer", "min_delta"]),
+            format!("{} is not 0 or more", o.min_delta),
+            "use 0.0 (any strict improvement) or a small positive margin such as 0.01",
+        ));
+    }
+    check.positive_seconds(
+        at(&["optimizer", "params", "timeout"]),
+        Some(o.params.timeout),
+    )
+}
+
+fn metric(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let m = &config.metric;
+    if let Some(golden) = &m.golden {
+        check.weight(at(&["metric", "golden", "weight"]), golden.weight)?;
+    }
+    if let Some(programmatic) = &m.programmatic {
+        check.weight(
+            at(&["metric", "programmatic", "weight"]),
+            programmatic.weight,
+        )?;
+        if programmatic.checks.is_empty() {
+            return Err(check.invalid(
+                at(&["metric", "programmatic", "checks"]),
+                "programmatic needs a non-empty 'checks' list".to_owned(),
+                "add e.g. 'checks: [is_valid_json]'",
+            ));
+        }
+    }
+    if let Some(judge) = &m.judge {
+        check.weight(at(&["metric", "judge", "weight"]), judge.weight)?;
+        if judge.criteria.is_empty() {
+            return Err(check.invalid(
+                at(&["metric", "judge", "criteria"]),
+                "judge needs a non-empty 'criteria' list".to_owned(),
+                "add e.g. 'criteria: [{name: correctness, description: Is the answer right?}]'",
+            ));
+        }
+        let base = at(&["metric", "judge", "criteria"]);
+        check.unique_names(&base, judge.criteria.iter().map(|c| c.name.as_str()))?;
+        for (i, criterion) in judge.criteria.iter().enumerate() {
+            check.weight(
+                at(&["metric", "judge", "criteria"]).index(i).key("weight"),
+                criterion.weight,
+            )?;
+        }
+    }
+    if let Some(systemone) = &m.systemone {
+        check.weight(at(&["metric", "systemone", "weight"]), systemone.weight)?;
+        check.positive_seconds(at(&["metric", "systemone", "timeout"]), systemone.timeout)?;
+        if let Some(threshold) = systemone.threshold
+            && !(0.0..=1.0).contains(&threshold)
+        {
+            return Err(check.invalid(
+                at(&["metric", "systemone", "threshold"]),
+                format!("{threshold} is not a probability between 0 and 1"),
+                "use e.g. 0.5, or remove it to score with the probabilities themselves",
+            ));
+        }
+        if systemone.checks.is_empty() {
+            return Err(check.invalid(
+                at(&["metric", "systemone", "checks"]),
+                "systemone needs a non-empty 'checks' list".to_owned(),
+                "add e.g. 'checks: [{name: strict_json, question: Is the output only JSON?}]'",
+            ));
+        }
+        let base = at(&["metric", "systemone", "checks"]);
+        check.unique_names(&base, systemone.checks.iter().map(|c| c.name.as_str()))?;
+        for (i, c) in systemone.checks.iter().enumerate() {
+            check.weight(
+                at(&["metric", "systemone", "checks"])
+                    .index(i)
+                    .key("weight"),
+                c.weight,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let h = &config.harness;
+    if !(h.temperature.is_finite() && h.temperature >= 0.0) {
+        return Err(check.invalid(
+            at(&["harness", "temperature"]),
+            format!("{} is not 0 or more", h.temperature),
+            "use e.g. 0.0 for repeatable answers",
+        ));
+    }
+    if h.max_tokens == 0 {
+        return Err(check.invalid(
+            at(&["harness", "max_tokens"]),
+            "0 is not allowed".to_owned(),
+            "use e.g. 2048",
+        ));
+    }
+    check.at_least_one(at(&["harness", "max_workers"]), h.max_workers)?;
+    check.positive_seconds(at(&["harness", "timeout"]), h.timeout)?;
+    if h.harness_type == HarnessType::Subprocess && h.command.as_ref().is_none_or(|c| c.is_empty())
+    {
+        // Point at the command if one is written (but empty), else at the type that needs it.
+        let line_of = if h.command.is_some() {
+            at(&["harness", "command"])
+        } else {
+            at(&["harness", "type"])
+        };
+        return Err(ConfigError::MissingKey {
+            place: Place { file: check.file.to_path_buf(), line: check.locator.line(&line_of.0) },
+            key: "harness.command".to_owned(),
+            fix: "a subprocess harness needs the command to run; add e.g. 'command: [python, run_skill.py, \"{skill_file}\"]' under harness".to_owned(),
+        });
+    }
+    Ok(())
+}

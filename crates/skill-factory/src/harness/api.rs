@@ -1,0 +1,76 @@
+//! The `api` harness: the skill body as system prompt, the task input as the user message.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use skill_factory_core::{Rollout, Skill, Task, Usage};
+use skill_factory_llm::{ChatModel, ChatRequest, StopReason};
+
+use super::Harness;
+
+/// Runs a skill by sending one chat request to the target model.
+pub struct ApiHarness {
+    client: Arc<dyn ChatModel>,
+    temperature: f64,
+    max_tokens: u32,
+}
+
+impl ApiHarness {
+    /// A harness that calls `client` with the given sampling settings.
+    pub fn new(client: Arc<dyn ChatModel>, temperature: f64, max_tokens: u32) -> Self {
+        ApiHarness {
+            client,
+            temperature,
+            max_tokens,
+        }
+    }
+}
+
+#[async_trait]
+impl Harness for ApiHarness {
+    fn name(&self) -> &str {
+        "api"
+    }
+
+    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+        let body = skill.body.trim();
+        let system = (!body.is_empty()).then(|| body.to_string());
+        let request = ChatRequest::single(
+            system,
+            task.input.clone(),
+            self.temperature,
+            self.max_tokens,
+        );
+        let started = Instant::now();
+        let answer = self.client.chat(&request).await;
+        let latency_ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
+        let mut rollout = match answer {
+            Ok(response) => {
+                let mut rollout = Rollout::success(&task.id, response.text);
+                rollout.usage = Usage {
+                    input_tokens: response.usage.input_tokens,
+                    output_tokens: response.usage.output_tokens,
+                };
+                rollout
+                    .metadata
+                    .insert("model".into(), Value::from(response.model));
+                if response.stop_reason == StopReason::MaxTokens {
+                    // Truncated output is still scored, but the reason must be visible to the
+                    // optimizer and in reports.
+                    rollout
+                        .metadata
+                        .insert("truncated".into(), Value::Bool(true));
+                }
+                rollout
+            }
+            Err(error) => Rollout::failure(&task.id, error.to_string()),
+        };
+        rollout.latency_ms = latency_ms;
+        rollout
+            .metadata
+            .insert("harness".into(), Value::from("api"));
+        rollout
+    }
+}
