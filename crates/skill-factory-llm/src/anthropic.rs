@@ -175,6 +175,7 @@ pub(crate) fn parse_response(text: &str, requested_model: &str) -> Result<ChatRe
             .filter(|m| !m.is_empty())
             .unwrap_or_else(|| requested_model.to_string()),
         latency: Default::default(),
+        cached: false,
     })
 }
 

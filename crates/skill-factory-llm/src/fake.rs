@@ -242,6 +242,7 @@ impl ChatModel for FakeModel {
             stop_reason: StopReason::End,
             model: self.model.clone(),
             latency: started.elapsed(),
+            cached: false,
         })
     }
 }

@@ -108,6 +108,10 @@ pub struct ChatResponse {
     /// Wall time of the call, retries included.
     #[serde(default)]
     pub latency: Duration,
+    /// True when the answer was replayed from the cache or a recording instead of asking
+    /// the model: it cost nothing.
+    #[serde(default)]
+    pub cached: bool,
 }
 
 /// Why a call failed, after any retries.

@@ -77,6 +77,7 @@ impl ChatModel for CannedJudge {
             stop_reason: StopReason::End,
             model: "canned-judge".to_string(),
             latency: Duration::ZERO,
+            cached: false,
         })
     }
 }
