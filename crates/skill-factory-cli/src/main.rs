@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod live;
 mod progress;
 
 use std::process::ExitCode;
@@ -38,8 +39,14 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match command {
+            Command::Optimize(args) => commands::optimize::run(args).await,
             Command::Evaluate(args) => commands::evaluate::run(args).await,
             Command::List => commands::list::run(),
+            Command::Export(args) => commands::export::run(args),
+            Command::Validate(args) => commands::validate::run(args),
+            Command::Install(args) => commands::install::run(args),
+            Command::Cache(args) => commands::cache::run(args),
+            Command::Models(args) => commands::models::run(args),
         }
     });
     match outcome {

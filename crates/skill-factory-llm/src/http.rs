@@ -2,13 +2,15 @@
 //! in messages, and one POST attempt turned into a body or an error a person can act on.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
-use crate::limit::ConcurrencyLimit;
+use crate::limit::Outcome;
 use crate::request::LlmError;
 use crate::retry::{AttemptError, RetryPolicy, retry_after, with_retries};
+use crate::schedule::{ProviderGate, Scheduler};
 
 /// The key sent to servers that need none (local vLLM, LM Studio, Ollama, llama-server).
 pub const PLACEHOLDER_KEY: &str = "not-needed";
@@ -86,18 +88,30 @@ impl fmt::Debug for ApiKey {
 pub struct ClientOptions {
     /// Longest wait for one HTTP attempt, connection and body included.
     pub timeout: Duration,
+    /// Longest wait for one call, every attempt and back-off included; `None`: only the
+    /// attempts and their timeouts bound it.
+    pub call_timeout: Option<Duration>,
     /// Attempts and back-off.
     pub retry: RetryPolicy,
-    /// Most requests in flight at once; `None` leaves it to the caller's own cap.
+    /// Most requests in flight at once to this endpoint; it adapts to 429s (see
+    /// [`crate::limit`]). `None` leaves it unlimited until the first 429.
     pub max_concurrency: Option<usize>,
+    /// Most requests a minute to this endpoint, evenly paced.
+    pub requests_per_minute: Option<u32>,
+    /// The run's scheduler: its run-wide cap and the per-endpoint gates shared with the other
+    /// clients of the run. The default is a scheduler of this client's own.
+    pub scheduler: Scheduler,
 }
 
 impl Default for ClientOptions {
     fn default() -> Self {
         ClientOptions {
             timeout: Duration::from_secs(120),
+            call_timeout: None,
             retry: RetryPolicy::default(),
             max_concurrency: None,
+            requests_per_minute: None,
+            scheduler: Scheduler::default(),
         }
     }
 }
@@ -124,7 +138,7 @@ fn build_http_client() -> Result<reqwest::Client, LlmError> {
 }
 
 /// Where and how one client POSTs its JSON: the URL, the headers (auth included), the
-/// per-attempt timeout, the retry policy and the concurrency cap.
+/// timeouts, the retry policy and the provider's gate in the run's scheduler.
 #[derive(Debug)]
 pub(crate) struct Transport {
     client: reqwest::Client,
@@ -133,7 +147,7 @@ pub(crate) struct Transport {
     headers: HeaderMap,
     key: ApiKey,
     options: ClientOptions,
-    limit: ConcurrencyLimit,
+    gate: Arc<ProviderGate>,
 }
 
 impl Transport {
@@ -157,14 +171,20 @@ impl Transport {
             })?;
             headers.insert(name.clone(), value);
         }
+        let gate = options.scheduler.gate(
+            provider,
+            &url,
+            options.max_concurrency,
+            options.requests_per_minute,
+        );
         Ok(Transport {
             client: build_http_client()?,
             provider: provider.to_string(),
             url,
             headers,
             key,
-            limit: ConcurrencyLimit::new(options.max_concurrency),
             options,
+            gate,
         })
     }
 
@@ -183,17 +203,33 @@ impl Transport {
         let bytes = serde_json::to_vec(body)
             .map_err(|e| LlmError::Config(format!("could not encode the request: {e}")))?;
         let client = &self.client;
-        with_retries(&self.options.retry, &self.provider, || async {
-            let _slot = self.limit.acquire().await;
-            let text = self.post_once(client, bytes.clone()).await?;
-            parse(&text).map_err(|detail| {
+        let call = with_retries(&self.options.retry, &self.provider, || async {
+            let slot = self.options.scheduler.acquire(&self.gate).await;
+            let answer = self.post_once(client, bytes.clone()).await;
+            slot.finish(match &answer {
+                Ok(_) => Outcome::Answered,
+                Err(AttemptError {
+                    error: LlmError::Status { status: 429, .. },
+                    retry_after,
+                }) => Outcome::RateLimited(*retry_after),
+                Err(_) => Outcome::Failed,
+            });
+            parse(&answer?).map_err(|detail| {
                 AttemptError::from(LlmError::Malformed {
                     provider: self.provider.clone(),
                     detail: self.key.redact(&detail),
                 })
             })
+        });
+        let Some(limit) = self.options.call_timeout else {
+            return call.await;
+        };
+        tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
+            Err(LlmError::Timeout {
+                provider: self.provider.clone(),
+                seconds: limit.as_secs_f64(),
+            })
         })
-        .await
     }
 
     async fn post_once(
@@ -291,7 +327,7 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
 
 /// An error and its causes, innermost last: reqwest's top-level message alone ("error sending
 /// request") does not say that the connection was refused.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut parts = vec![error.to_string()];
     let mut source = error.source();
     while let Some(cause) = source {

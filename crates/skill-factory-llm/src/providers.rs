@@ -14,6 +14,7 @@ use crate::http::{ApiKey, ClientOptions};
 use crate::openai::{DEFAULT_AZURE_API_VERSION, OpenAiClient};
 use crate::request::{ChatModel, LlmError};
 use crate::retry::RetryPolicy;
+use crate::schedule::Scheduler;
 use crate::settings::ProviderSettings;
 
 /// The provider used when a block names none, as in the reference tool.
@@ -30,6 +31,8 @@ pub enum WireFormat {
     Azure,
     /// The in-process scripted fake.
     Fake,
+    /// A GGUF model run in process by llama.cpp (`model` is the file).
+    Local,
 }
 
 /// One supported provider.
@@ -158,6 +161,7 @@ pub const PROVIDERS: &[ProviderInfo] = &[
         None,
         true,
     ),
+    provider("local", WireFormat::Local, None, None, None, true),
     provider("fake", WireFormat::Fake, None, None, None, true),
 ];
 
@@ -196,6 +200,17 @@ pub fn build_client(
     default_model: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn ChatModel>, LlmError> {
+    build_client_in(settings, default_model, env, &Scheduler::default())
+}
+
+/// [`build_client`] for a client whose requests go through `scheduler`: the run-wide cap and
+/// the provider gates it shares with the run's other clients.
+pub fn build_client_in(
+    settings: &ProviderSettings,
+    default_model: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    scheduler: &Scheduler,
+) -> Result<Arc<dyn ChatModel>, LlmError> {
     let name = settings
         .name
         .as_deref()
@@ -206,8 +221,9 @@ pub fn build_client(
     let model = non_empty(settings.model.as_deref()).or_else(|| non_empty(Some(default_model)));
     let client: Arc<dyn ChatModel> = match info.wire {
         WireFormat::Fake => Arc::new(build_fake(settings, model.unwrap_or("fake"))?),
+        WireFormat::Local => crate::local::build_local(settings, model)?,
         WireFormat::Anthropic => {
-            let http = HttpParts::resolve(info, settings, model, env)?;
+            let http = HttpParts::resolve(info, settings, model, env, scheduler)?;
             Arc::new(AnthropicClient::new(
                 &http.base_url,
                 http.key,
@@ -216,7 +232,7 @@ pub fn build_client(
             )?)
         }
         WireFormat::OpenAi => {
-            let http = HttpParts::resolve(info, settings, model, env)?;
+            let http = HttpParts::resolve(info, settings, model, env, scheduler)?;
             Arc::new(OpenAiClient::new(
                 info.name,
                 &http.base_url,
@@ -226,7 +242,7 @@ pub fn build_client(
             )?)
         }
         WireFormat::Azure => {
-            let http = HttpParts::resolve(info, settings, model, env)?;
+            let http = HttpParts::resolve(info, settings, model, env, scheduler)?;
             let deployment = non_empty(settings.deployment.as_deref()).unwrap_or(http.model);
             let version =
                 non_empty(settings.api_version.as_deref()).unwrap_or(DEFAULT_AZURE_API_VERSION);
@@ -257,6 +273,7 @@ impl<'a> HttpParts<'a> {
         settings: &ProviderSettings,
         model: Option<&'a str>,
         env: &dyn Fn(&str) -> Option<String>,
+        scheduler: &Scheduler,
     ) -> Result<Self, LlmError> {
         reject_fake_keys(info, settings)?;
         let model = model.ok_or_else(|| {
@@ -265,7 +282,7 @@ impl<'a> HttpParts<'a> {
                 info.name
             ))
         })?;
-        let options = client_options(settings)?;
+        let options = client_options(settings, scheduler)?;
         let base_url = resolve_base_url(info, settings, env)?;
         let key = resolve_key(info, settings, &base_url, env)?;
         Ok(HttpParts {
@@ -367,9 +384,15 @@ pub(crate) fn resolve_key(
     )))
 }
 
-/// Per-attempt timeout, attempts and concurrency cap from the block, checked.
-fn client_options(settings: &ProviderSettings) -> Result<ClientOptions, LlmError> {
-    let mut options = ClientOptions::default();
+/// Timeouts, attempts, concurrency cap and pace from the block, checked.
+fn client_options(
+    settings: &ProviderSettings,
+    scheduler: &Scheduler,
+) -> Result<ClientOptions, LlmError> {
+    let mut options = ClientOptions {
+        scheduler: scheduler.clone(),
+        ..ClientOptions::default()
+    };
     if let Some(seconds) = settings.timeout {
         if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
             return Err(LlmError::Config(format!(
@@ -396,6 +419,23 @@ fn client_options(settings: &ProviderSettings) -> Result<ClientOptions, LlmError
             ));
         }
         options.max_concurrency = Some(max);
+    }
+    if let Some(per_minute) = settings.requests_per_minute {
+        if per_minute == 0 {
+            return Err(LlmError::Config(
+                "provider key `requests_per_minute` must be at least 1 (leave it out for no pace)"
+                    .to_string(),
+            ));
+        }
+        options.requests_per_minute = Some(per_minute);
+    }
+    if let Some(seconds) = settings.call_timeout {
+        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
+            return Err(LlmError::Config(format!(
+                "provider key `call_timeout` must be a number of seconds above 0 (at most 86400), got {seconds}"
+            )));
+        }
+        options.call_timeout = Some(Duration::from_secs_f64(seconds));
     }
     Ok(options)
 }
@@ -491,6 +531,7 @@ mod tests {
                 "vllm",
                 "lmstudio",
                 "ollama",
+                "local",
                 "fake"
             ]
         );
@@ -757,6 +798,20 @@ mod tests {
                     ..block("openai")
                 },
                 "base_url",
+            ),
+            (
+                ProviderSettings {
+                    requests_per_minute: Some(0),
+                    ..block("openai")
+                },
+                "requests_per_minute",
+            ),
+            (
+                ProviderSettings {
+                    call_timeout: Some(-1.0),
+                    ..block("openai")
+                },
+                "call_timeout",
             ),
             (
                 ProviderSettings {

@@ -162,6 +162,9 @@ pub enum LlmError {
     /// A run budget refused the call before it was made.
     #[error("budget exhausted: {0}")]
     Budget(String),
+    /// Replaying a recording (`SKILL_FACTORY_REPLAY`), and it holds no answer for this request.
+    #[error("replay: {0}")]
+    Replay(String),
     /// Every allowed attempt failed with a retryable error; `last` says how the final one failed.
     #[error("{provider} request failed after {attempts} {}: {last}", attempts_word(.attempts))]
     Exhausted {
@@ -195,6 +198,7 @@ impl LlmError {
             LlmError::Config(_)
             | LlmError::Script(_)
             | LlmError::Budget(_)
+            | LlmError::Replay(_)
             | LlmError::Exhausted { .. } => false,
         }
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct ProviderSettings {
     /// Provider id (`anthropic`, `openai`, `openai-compatible`, `azure`, `openrouter`, `together`,
-    /// `groq`, `deepseek`, `vllm`, `lmstudio`, `ollama`, `fake`); case-insensitive.
+    /// `groq`, `deepseek`, `vllm`, `lmstudio`, `ollama`, `local`, `fake`); case-insensitive.
     #[serde(default)]
     pub name: Option<String>,
     /// Model id.
@@ -36,6 +36,21 @@ pub struct ProviderSettings {
     /// Most calls in flight at once to this provider (default: unlimited beyond the run's own cap).
     #[serde(default)]
     pub max_concurrency: Option<usize>,
+    /// Most requests a minute to this provider, evenly paced (default: no pace).
+    #[serde(default)]
+    pub requests_per_minute: Option<u32>,
+    /// Seconds for one whole call, every retry and back-off included (default: no limit
+    /// beyond `timeout` per attempt and `max_retries`).
+    #[serde(default)]
+    pub call_timeout: Option<f64>,
+    /// Price of the model in dollars per million tokens, overriding the built-in table of
+    /// [`crate::cost`] (for budgets and cost reports).
+    #[serde(default)]
+    pub pricing: Option<crate::cost::Pricing>,
+    /// Local provider: seed of the random draw at temperature > 0, combined with each
+    /// request's sample index (default 0), so sampled runs repeat exactly.
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// Fake provider: canned answers, returned in order, the last one repeating.
     #[serde(default)]
     pub responses: Option<Vec<String>>,

@@ -22,7 +22,7 @@ fn options(max_attempts: u32, timeout: Duration) -> ClientOptions {
             max_delay: Duration::from_millis(20),
             ..RetryPolicy::default()
         },
-        max_concurrency: None,
+        ..ClientOptions::default()
     }
 }
 

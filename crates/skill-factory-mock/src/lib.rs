@@ -7,16 +7,20 @@
 //! received, so tests can check request bodies from the server's side. The `sf-mock-server`
 //! binary serves it on a fixed port for benchmark scripts.
 //!
+//! [`SystemOneStub`] is the same idea for System One decision models (`/v1/systemone`).
+//!
 //! It depends on no other Skill Factory crate, so that it checks the wire format the way a
 //! real server would, not the way our client happens to write it.
 
 pub mod config;
 pub mod responder;
 pub mod server;
+pub mod systemone;
 pub mod wire;
 
 pub use config::{Fault, FaultPlan, MockConfig, load_answers, parse_answers};
 pub use server::{MockServer, ReceivedRequest};
+pub use systemone::{StubRequest, SystemOneStub};
 
 /// Why a mock server could not start.
 #[derive(Debug, thiserror::Error)]

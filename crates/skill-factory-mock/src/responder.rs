@@ -1,6 +1,11 @@
 //! What the mock answers: a known answer for the user message, else a deterministic judge
-//! verdict for LLM-judge prompts, else a canned line picked by a hash of the request.
+//! verdict for LLM-judge prompts, else a well-formed skill-body proposal for optimizer
+//! reflection prompts, else a canned line picked by a hash of the request.
 //! Identical requests always get identical answers.
+//!
+//! A judge prompt is recognised, and its verdict derived, from the user message alone: two
+//! tools that send the same judge user prompt under differently worded system prompts (ours
+//! and the Python tool's) get the same verdict, so their scores can be compared.
 
 use std::collections::HashMap;
 
@@ -21,9 +26,23 @@ const CANNED: &[&str] = &[
     "Done.",
 ];
 
+const TASK_HEADER: &str = "TASK INPUT:";
 const OUTPUT_HEADER: &str = "ASSISTANT OUTPUT:";
 const REFERENCE_HEADER: &str = "REFERENCE ANSWER (for grading only):";
 const RUBRIC_HEADER: &str = "RUBRIC:";
+const CURRENT_BODY_OPEN: &str = "<CURRENT_SKILL_BODY>";
+const CURRENT_BODY_CLOSE: &str = "</CURRENT_SKILL_BODY>";
+const NEW_BODY_OPEN: &str = "<NEW_SKILL_BODY>";
+
+/// Rule lines the mock optimizer adds to a skill body.
+const RULES: &[&str] = &[
+    "Answer with the requested format only, without any preamble.",
+    "Check every field against the input before answering.",
+    "When a value is missing from the input, leave it out rather than guessing.",
+    "Normalize dates to YYYY-MM-DD and amounts to plain numbers.",
+    "Prefer the most specific category that fits.",
+    "Keep the answer on a single line.",
+];
 
 /// The reply to a conversation.
 pub fn respond(conversation: &Conversation, answers: &HashMap<String, String>) -> String {
@@ -33,11 +52,49 @@ pub fn respond(conversation: &Conversation, answers: &HashMap<String, String>) -
     {
         return answer.clone();
     }
-    if conversation.system.to_lowercase().contains("judge") {
+    if is_judge_prompt(&conversation.user) {
         return judge_reply(&conversation.user);
+    }
+    if is_reflection_prompt(&conversation.user) {
+        return proposal_reply(&conversation.user, conversation.temperature);
     }
     let digest = sha256(&format!("{}\n{}", conversation.system, conversation.user));
     CANNED[usize::from(digest[0]) % CANNED.len()].to_string()
+}
+
+/// Whether a user message is an LLM-judge prompt: it has the `TASK INPUT:`, `ASSISTANT OUTPUT:`
+/// and `RUBRIC:` sections, each header on its own line.
+pub fn is_judge_prompt(user: &str) -> bool {
+    let has_line = |header: &str| user.lines().any(|line| line == header);
+    [TASK_HEADER, OUTPUT_HEADER, RUBRIC_HEADER]
+        .iter()
+        .all(|header| has_line(header))
+}
+
+/// Whether a user message asks an optimizer for a new skill body: it shows the current body
+/// between `<CURRENT_SKILL_BODY>` tags and asks for the answer in `<NEW_SKILL_BODY>` tags (the
+/// reflection prompt of both skill-factory tools).
+pub fn is_reflection_prompt(user: &str) -> bool {
+    user.contains(CURRENT_BODY_OPEN) && user.contains(NEW_BODY_OPEN)
+}
+
+/// A well-formed proposal: the current body with one more rule line, chosen by a hash of the
+/// prompt and the temperature, so that the proposals of one round (same prompt, different
+/// temperatures) differ from each other and from the current body, and identical requests get
+/// identical answers.
+pub fn proposal_reply(prompt: &str, temperature: Option<f64>) -> String {
+    let body = prompt
+        .find(CURRENT_BODY_OPEN)
+        .map(|at| &prompt[at + CURRENT_BODY_OPEN.len()..])
+        .and_then(|rest| rest.find(CURRENT_BODY_CLOSE).map(|end| rest[..end].trim()))
+        .unwrap_or("");
+    let temperature = temperature.map_or_else(|| "none".to_string(), |t| format!("{t:.2}"));
+    let digest = sha256(&format!("{prompt}\u{0}{temperature}"));
+    let rule = RULES[usize::from(digest[0]) % RULES.len()];
+    let tag: String = digest[1..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "<RATIONALE>Mock optimizer: added one rule ({tag}).</RATIONALE>\n{NEW_BODY_OPEN}\n{body}\n\n- {rule} (rule {tag})\n</NEW_SKILL_BODY>"
+    )
 }
 
 /// A judge verdict: every rubric criterion scored 10 when the assistant output equals the
@@ -102,7 +159,7 @@ mod tests {
 
     fn judge_prompt(output: &str, reference: &str) -> String {
         format!(
-            "TASK INPUT:\nWhat is 2+2?\n\n{OUTPUT_HEADER}\n{output}\n\n{REFERENCE_HEADER}\n{reference}\n\n{RUBRIC_HEADER}\n\
+            "{TASK_HEADER}\nWhat is 2+2?\n\n{OUTPUT_HEADER}\n{output}\n\n{REFERENCE_HEADER}\n{reference}\n\n{RUBRIC_HEADER}\n\
              - correctness (weight 3.0): Is it right?\n- format (weight 1.0): Is it short?\n\n\
              Score each criterion from 0 (fails) to 10 (perfect) and reply with JSON only:\n\
              {{\"scores\": {{\"correctness\": <0-10>, \"format\": <0-10>}}, \"rationale\": \"<one paragraph>\"}}"
@@ -138,6 +195,47 @@ mod tests {
         let verdict: Value = serde_json::from_str(&reply).unwrap();
         assert_eq!(verdict["scores"], json!({"correctness": 10, "format": 10}));
         assert!(verdict["rationale"].is_string());
+    }
+
+    #[test]
+    fn a_judge_verdict_depends_only_on_the_user_message() {
+        let prompt = judge_prompt("{\"total\": 5}", "{\"total\": 4}");
+        let replies: Vec<String> = [
+            "You are a strict but fair evaluation judge.",
+            "Grade the assistant's answer against the rubric. Reply with JSON only.",
+            "",
+        ]
+        .iter()
+        .map(|system| respond(&conversation(system, &prompt), &HashMap::new()))
+        .collect();
+        assert_eq!(replies[0], judge_reply(&prompt));
+        assert!(replies.iter().all(|r| *r == replies[0]), "{replies:?}");
+    }
+
+    #[test]
+    fn a_reflection_prompt_gets_a_proposal_extending_the_current_body() {
+        let prompt = "GOAL: g\n<CURRENT_SKILL_BODY>\n# Skill\n\nDo it.\n</CURRENT_SKILL_BODY>\n\nAnswer:\n<RATIONALE>...</RATIONALE>\n<NEW_SKILL_BODY>\nbody\n</NEW_SKILL_BODY>";
+        let mut request = conversation("You optimize prompts.", prompt);
+        request.temperature = Some(0.2);
+        let first = respond(&request, &HashMap::new());
+        assert_eq!(first, respond(&request, &HashMap::new()));
+        assert!(first.starts_with("<RATIONALE>Mock optimizer"), "{first}");
+        assert!(
+            first.contains("<NEW_SKILL_BODY>\n# Skill\n\nDo it.\n\n- "),
+            "{first}"
+        );
+        assert!(first.ends_with("</NEW_SKILL_BODY>"), "{first}");
+        request.temperature = Some(0.6);
+        assert_ne!(first, respond(&request, &HashMap::new()));
+    }
+
+    #[test]
+    fn a_system_prompt_naming_a_judge_is_not_enough_to_get_a_verdict() {
+        let reply = respond(
+            &conversation("You are a judge.", "What is 2+2?"),
+            &HashMap::new(),
+        );
+        assert!(CANNED.contains(&reply.as_str()), "{reply}");
     }
 
     #[test]

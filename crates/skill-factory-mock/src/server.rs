@@ -119,6 +119,8 @@ impl MockServer {
                 "/health",
                 get(|| async { axum::Json(json!({"status": "ok"})) }),
             )
+            .route("/stats", get(stats))
+            .route("/stats/reset", post(reset_stats))
             .fallback(|uri: Uri| async move {
                 (
                     StatusCode::NOT_FOUND,
@@ -166,7 +168,8 @@ impl MockServer {
         self.shared.received().clone()
     }
 
-    /// The most chat requests that were ever in flight at once.
+    /// The most chat requests in flight at once since the start (or the last
+    /// `POST /stats/reset`).
     pub fn max_in_flight(&self) -> usize {
         self.shared.max_in_flight.load(Ordering::SeqCst)
     }
@@ -192,6 +195,25 @@ impl Drop for MockServer {
     fn drop(&mut self) {
         let _ = self.stop.send(true);
     }
+}
+
+/// `GET /stats`: chat requests received since the start, in flight now, and the most in
+/// flight at once since the start or the last reset. Benchmark scripts read it to show how
+/// many requests a client really had in flight.
+async fn stats(State(shared): State<Arc<Shared>>) -> axum::Json<Value> {
+    axum::Json(json!({
+        "requests": shared.count.load(Ordering::SeqCst),
+        "in_flight": shared.in_flight.load(Ordering::SeqCst),
+        "max_in_flight": shared.max_in_flight.load(Ordering::SeqCst),
+    }))
+}
+
+/// `POST /stats/reset`: starts a new peak, so that one server can measure several runs.
+async fn reset_stats(State(shared): State<Arc<Shared>>) -> axum::Json<Value> {
+    shared
+        .max_in_flight
+        .store(shared.in_flight.load(Ordering::SeqCst), Ordering::SeqCst);
+    stats(State(shared)).await
 }
 
 async fn openai(

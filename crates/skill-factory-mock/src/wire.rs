@@ -25,6 +25,8 @@ pub struct Conversation {
     pub prompt_words: u64,
     /// The request's max_tokens, if any.
     pub max_tokens: Option<u64>,
+    /// The request's sampling temperature, if any.
+    pub temperature: Option<f64>,
 }
 
 /// Text of a `content` value: a string, or the `text` of every part in a list of parts.
@@ -86,6 +88,7 @@ pub fn parse_request(format: Format, body: &Value) -> Result<Conversation, Strin
         user,
         prompt_words,
         max_tokens,
+        temperature: body.get("temperature").and_then(Value::as_f64),
     })
 }
 

@@ -35,6 +35,44 @@ async fn health_is_served_and_not_counted_as_a_chat_request() {
 }
 
 #[tokio::test]
+async fn stats_report_requests_and_the_peak_in_flight_until_reset() {
+    let mock = MockServer::start(MockConfig {
+        latency: Duration::from_millis(100),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let url = format!("{}/v1/chat/completions", mock.base_url());
+    let chat = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#;
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move { post(&url, chat).await })
+        })
+        .collect();
+    for call in calls {
+        assert_eq!(call.await.unwrap().0, 200);
+    }
+    let stats: Value = reqwest::get(format!("{}/stats", mock.base_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        stats,
+        json!({"requests": 3, "in_flight": 0, "max_in_flight": 3})
+    );
+    let (status, reset) = post(&format!("{}/stats/reset", mock.base_url()), "").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        reset,
+        json!({"requests": 3, "in_flight": 0, "max_in_flight": 0})
+    );
+    assert_eq!(mock.max_in_flight(), 0);
+}
+
+#[tokio::test]
 async fn both_formats_answer_on_every_route_and_are_recorded() {
     let mock = MockServer::start(MockConfig::default()).await.unwrap();
     let chat = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use skill_factory_core::{DatasetError, SkillError, SplitError};
-use skill_factory_llm::LlmError;
+use skill_factory_llm::{CacheError, LlmError, RecordError};
 
 use crate::config::ConfigError;
 
@@ -25,32 +25,48 @@ pub enum EngineError {
         detail: String,
     },
     /// The skill file is not a valid SKILL.md.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Skill {
         /// The skill file.
         path: PathBuf,
         /// What is wrong with it.
-        source: SkillError,
+        cause: SkillError,
     },
     /// The dataset is not valid JSONL.
     #[error(transparent)]
     Dataset(Box<DatasetError>),
     /// The dataset cannot be split as configured.
-    #[error("{}: {source}", config.display())]
+    #[error("{}: {cause}", config.display())]
     Split {
         /// The config whose split settings do not fit the dataset.
         config: PathBuf,
         /// Why.
-        source: SplitError,
+        cause: SplitError,
     },
     /// A model client cannot be built as configured (unknown provider, no key, ...).
-    #[error("{role} provider: {source}")]
+    #[error("{role} provider: {cause}")]
     Provider {
         /// Which role (`target`, `judge`, `optimizer`).
         role: &'static str,
         /// Why.
-        source: LlmError,
+        cause: LlmError,
     },
+    /// The harness block cannot be built.
+    #[error("{}: {key}: {detail}", config.display())]
+    Harness {
+        /// The config file.
+        config: PathBuf,
+        /// The key path (`harness.command`).
+        key: String,
+        /// What is wrong and how to fix it.
+        detail: String,
+    },
+    /// The model cache file cannot be used (damaged, from a newer build, not writable).
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// The model recording to write or replay cannot be used.
+    #[error(transparent)]
+    Recording(#[from] RecordError),
     /// A metric block cannot be built.
     #[error("{}: {key}: {detail}", config.display())]
     Metric {
@@ -69,6 +85,14 @@ pub enum EngineError {
         /// The key path.
         key: String,
         /// What is not available and what to use instead.
+        detail: String,
+    },
+    /// The run folder cannot be created or written.
+    #[error("cannot write the run folder {}: {detail}; check that the folder is writable, or pick another with -o DIR", path.display())]
+    RunFolder {
+        /// The folder or file.
+        path: PathBuf,
+        /// What the operating system said.
         detail: String,
     },
 }

@@ -23,7 +23,13 @@ impl EvalObserver for Quiet {
     fn task_done(&self, _item: &TaskEvaluation) {}
 }
 
-/// Runs `skill` on every task with at most `max_workers` tasks in flight and scores each rollout.
+/// Runs `skill` on every task with at most `max_workers` rollouts in flight and scores each
+/// rollout, with at most `max_workers` rollouts being scored at once.
+///
+/// Running and scoring are two stages with a cap each: a rollout's slot is handed to the next
+/// task as soon as the rollout ends, while its score (an LLM-judge call, when there is one) is
+/// worked out in the scoring stage. So a judge call never holds a rollout slot, and with a
+/// judge up to `2 × max_workers` model calls can be in flight.
 ///
 /// A metric that does not apply to a task scores it 0 with the reason as feedback, so that
 /// the mean is always over every task (the composite metric is where "not applicable" parts
@@ -36,21 +42,105 @@ pub async fn evaluate(
     max_workers: usize,
     observer: Arc<dyn EvalObserver>,
 ) -> Evaluation {
-    let permits = Arc::new(Semaphore::new(max_workers.max(1)));
+    let rollouts = Arc::new(Semaphore::new(max_workers.max(1)));
+    let scoring = Arc::new(Semaphore::new(max_workers.max(1)));
+    let caps = StageCaps {
+        rollouts,
+        scoring: Some(scoring),
+    };
+    evaluate_staged(
+        skill,
+        tasks,
+        harness,
+        metric,
+        caps,
+        observer,
+        Arc::new(|| false),
+    )
+    .await
+}
+
+/// Tells a shared evaluation to start no new task (a run was cancelled or is out of budget).
+pub type StopCheck = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// The reason given to tasks that were never run because the evaluation was told to stop.
+pub const NOT_RUN: &str = "not run: the run was stopped before this task started";
+
+/// [`evaluate`] under a cap shared with other work: a task runs only while it holds one of
+/// `permits`, so several evaluations (and other model calls) of one run share one in-flight
+/// limit. Once `stop` returns true no new task starts; tasks not started become failed
+/// rollouts saying [`NOT_RUN`], and the tasks already running finish normally.
+pub async fn evaluate_shared(
+    skill: Arc<Skill>,
+    tasks: &[Task],
+    harness: Arc<dyn Harness>,
+    metric: Arc<dyn Metric>,
+    permits: Arc<Semaphore>,
+    observer: Arc<dyn EvalObserver>,
+    stop: StopCheck,
+) -> Evaluation {
+    let caps = StageCaps {
+        rollouts: permits,
+        scoring: None,
+    };
+    evaluate_staged(skill, tasks, harness, metric, caps, observer, stop).await
+}
+
+/// The in-flight caps of an evaluation's two stages.
+struct StageCaps {
+    /// Slots a task holds while its rollout runs.
+    rollouts: Arc<Semaphore>,
+    /// Slots a task trades its rollout slot for while it is scored; without them it keeps its
+    /// rollout slot until it is scored.
+    scoring: Option<Arc<Semaphore>>,
+}
+
+/// The evaluation loop, under `caps`.
+async fn evaluate_staged(
+    skill: Arc<Skill>,
+    tasks: &[Task],
+    harness: Arc<dyn Harness>,
+    metric: Arc<dyn Metric>,
+    caps: StageCaps,
+    observer: Arc<dyn EvalObserver>,
+    stop: StopCheck,
+) -> Evaluation {
+    let StageCaps { rollouts, scoring } = caps;
     let mut running = JoinSet::new();
     for (index, task) in tasks.iter().cloned().enumerate() {
-        let (skill, harness, metric, permits, observer) = (
+        let (skill, harness, metric, rollouts, scoring, observer, stop) = (
             skill.clone(),
             harness.clone(),
             metric.clone(),
-            permits.clone(),
+            rollouts.clone(),
+            scoring.clone(),
             observer.clone(),
+            stop.clone(),
         );
         running.spawn(async move {
-            // The semaphore is never closed, so acquiring cannot fail; if it ever did, running
-            // unthrottled is still correct.
-            let _permit = permits.acquire_owned().await.ok();
-            let item = evaluate_one(&skill, &task, harness.as_ref(), metric.as_ref()).await;
+            // The semaphores are never closed, so acquiring cannot fail; if it ever did,
+            // running unthrottled is still correct.
+            let rollout_slot = rollouts.acquire_owned().await.ok();
+            let item = if stop() {
+                TaskEvaluation {
+                    rollout: Rollout::failure(&task.id, NOT_RUN),
+                    result: MetricResult::new(
+                        "evaluate",
+                        0.0,
+                        format!("rollout failed: {NOT_RUN}"),
+                    ),
+                }
+            } else {
+                let rollout = harness.run(&skill, &task).await;
+                let _slot = match scoring {
+                    Some(scoring) => {
+                        drop(rollout_slot);
+                        scoring.acquire_owned().await.ok()
+                    }
+                    None => rollout_slot,
+                };
+                score_rollout(&task, rollout, metric.as_ref()).await
+            };
             observer.task_done(&item);
             (index, item)
         });
@@ -87,6 +177,11 @@ pub async fn evaluate_one(
     metric: &dyn Metric,
 ) -> TaskEvaluation {
     let rollout = harness.run(skill, task).await;
+    score_rollout(task, rollout, metric).await
+}
+
+/// Scores one rollout of `task`.
+async fn score_rollout(task: &Task, rollout: Rollout, metric: &dyn Metric) -> TaskEvaluation {
     let result = match metric.score(task, &rollout).await {
         Ok(result) => result,
         Err(not_applicable) => MetricResult::new(

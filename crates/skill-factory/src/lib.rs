@@ -4,10 +4,20 @@
 //!
 //! Depends on `skill-factory-core` (plain data) and `skill-factory-llm` (model clients) only.
 
+pub mod bundle;
+pub mod cancel;
 pub mod config;
 pub mod error;
 pub mod evaluate;
+pub mod export;
 pub mod harness;
+pub mod install;
 pub mod metric;
+pub mod optimizer;
+pub mod process;
 pub mod pyrepr;
+pub mod run;
 pub mod session;
+pub mod skill_spec;
+mod staged_dir;
+pub mod validate;

@@ -1,18 +1,26 @@
 //! A run's inputs, loaded and checked: the config, the seed skill, the dataset and its split,
 //! and the builders that turn the config's blocks into a harness and a metric.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use skill_factory_core::{Dataset, Skill, Split};
-use skill_factory_llm::{ChatModel, ProviderSettings, providers::build_client};
+use skill_factory_llm::systemone::{AnswerCache, SystemOneClient, SystemOneSettings};
+use skill_factory_llm::{
+    BudgetedModel, CacheMode, CacheStore, ChatModel, Ledger, LlmError, ModelLayers,
+    ProviderSettings, RECORD_ENV, REPLAY_ENV, Recorder, Replay, Scheduler, pricing_for,
+};
 
-use crate::config::{HarnessType, LoadedConfig, load_config};
+use crate::config::{HarnessType, LoadedConfig, SystemOneConfig, load_config};
 use crate::error::EngineError;
-use crate::harness::{ApiHarness, Harness};
+use crate::harness::{
+    AgentCli, AgentOptions, ApiHarness, Harness, ProcessSettings, Program, SubprocessHarness,
+};
 use crate::metric::{
-    Check, CompositeMetric, Criterion, GoldenMetric, GoldenMode, LlmJudgeMetric, Metric,
-    ProgrammaticMetric,
+    Check, CommandMetric, CompositeMetric, Criterion, GoldenMetric, GoldenMode, LlmJudgeMetric,
+    Metric, ProgrammaticMetric, SystemOneCheck, SystemOneMetric,
 };
 
 /// Everything a command needs to evaluate or optimize: the loaded config, the seed skill and
@@ -26,6 +34,15 @@ pub struct Session {
     pub skill_path: PathBuf,
     /// The whole dataset.
     pub dataset: Dataset,
+    /// What the run's model calls have spent, and its budget: every client built by
+    /// [`Session::client`] books its calls here and is refused once a limit is reached.
+    /// Unlimited unless a command installs a budget before building clients.
+    pub ledger: Arc<Ledger>,
+    /// `--no-cache`: the run neither reads nor writes the model cache.
+    cache_off: bool,
+    /// The scheduler, cache and recording every client of the run shares; set up when the
+    /// first client is built.
+    layers: OnceLock<ModelLayers>,
 }
 
 impl Session {
@@ -45,7 +62,59 @@ impl Session {
             skill,
             skill_path,
             dataset,
+            ledger: Arc::new(Ledger::unlimited()),
+            cache_off: false,
+            layers: OnceLock::new(),
         })
+    }
+
+    /// Turns the model cache off for this run (`--no-cache`); call it before building
+    /// clients.
+    pub fn disable_cache(&mut self) {
+        self.cache_off = true;
+    }
+
+    /// What stands between the run and its models, set up on first use: a scheduler whose
+    /// run-wide cap is twice `harness.max_workers` (or a larger `optimizer.max_workers`) —
+    /// `max_workers` rollouts plus as many scoring calls (an LLM judge) of rollouts already
+    /// done, so grading never takes a slot from the next rollout —, the cache
+    /// of `cache:` (unless it is off), and a recording or replay when `SKILL_FACTORY_RECORD` /
+    /// `SKILL_FACTORY_REPLAY` name one.
+    pub fn layers(&self) -> Result<&ModelLayers, EngineError> {
+        if let Some(layers) = self.layers.get() {
+            return Ok(layers);
+        }
+        let built = self.build_layers()?;
+        // Two threads may race to set up; either result is equivalent and one is kept.
+        Ok(self.layers.get_or_init(|| built))
+    }
+
+    /// The layers if a client was built, else `None` (the run called no model).
+    pub fn layers_in_use(&self) -> Option<&ModelLayers> {
+        self.layers.get()
+    }
+
+    fn build_layers(&self) -> Result<ModelLayers, EngineError> {
+        let run = &self.config.config;
+        let in_flight = crate::run::max_workers(run).saturating_mul(2);
+        let mut layers = ModelLayers::new(Scheduler::new(Some(in_flight)));
+        if let Some(path) = self.config.env(REPLAY_ENV) {
+            layers = layers.with_replay(Arc::new(Replay::load(path)?));
+        } else {
+            let mode = if self.cache_off {
+                CacheMode::Off
+            } else {
+                run.cache.mode
+            };
+            if mode != CacheMode::Off {
+                let store = CacheStore::open(&run.cache.path, mode)?;
+                layers = layers.with_cache(Arc::new(store));
+            }
+        }
+        if let Some(path) = self.config.env(RECORD_ENV) {
+            layers = layers.with_recorder(Arc::new(Recorder::open(path)?));
+        }
+        Ok(layers)
     }
 
     /// The train / val / test split of the dataset, as the config's `val_fraction`,
@@ -54,9 +123,9 @@ impl Session {
         let run = &self.config.config;
         self.dataset
             .split(run.val_fraction, run.test_fraction, run.seed)
-            .map_err(|source| EngineError::Split {
+            .map_err(|cause| EngineError::Split {
                 config: self.config.path.clone(),
-                source,
+                cause,
             })
     }
 
@@ -68,34 +137,119 @@ impl Session {
     ) -> Result<Arc<dyn ChatModel>, EngineError> {
         let model = settings.model.clone().unwrap_or_default();
         let env = |key: &str| self.config.env(key);
-        build_client(settings, &model, &env)
-            .map_err(|source| EngineError::Provider { role, source })
+        let client = self
+            .layers()?
+            .build(settings, &model, &env)
+            .map_err(|cause| EngineError::Provider { role, cause })?;
+        self.budgeted(role, settings, client)
     }
 
-    /// Builds the harness the config describes (and the target client when it needs one).
+    /// Wraps a client so that the run's [`Ledger`] admits each of its calls and books its
+    /// tokens and cost. With a dollar budget, a model without a known price is refused here:
+    /// its spending could not be counted.
+    fn budgeted(
+        &self,
+        role: &'static str,
+        settings: &ProviderSettings,
+        client: Arc<dyn ChatModel>,
+    ) -> Result<Arc<dyn ChatModel>, EngineError> {
+        let provider_error = |detail: String| EngineError::Provider {
+            role,
+            cause: LlmError::Config(detail),
+        };
+        if let Some(pricing) = settings.pricing {
+            pricing.check().map_err(provider_error)?;
+        }
+        let pricing = pricing_for(settings.pricing, client.provider(), client.model());
+        if pricing.is_none() && self.ledger.limits().max_usd.is_some() {
+            return Err(provider_error(format!(
+                "optimizer.budget.max_usd is set, but no price is known for {}/{}; add `pricing: {{input_per_mtok: ..., output_per_mtok: ...}}` (dollars per million tokens) to the {role} provider block",
+                client.provider(),
+                client.model()
+            )));
+        }
+        Ok(Arc::new(BudgetedModel::new(
+            client,
+            self.ledger.clone(),
+            role,
+            pricing,
+        )))
+    }
+
+    /// Builds the harness the config describes. Only the `api` harness builds a model client
+    /// (the target's): the others run a child process and need no provider and no key.
     pub fn harness(&self) -> Result<Arc<dyn Harness>, EngineError> {
         let harness = &self.config.config.harness;
-        match harness.harness_type {
+        let bad = |key: &str, detail: String| EngineError::Harness {
+            config: self.config.path.clone(),
+            key: key.to_string(),
+            detail,
+        };
+        let agent = |cli: AgentCli| Program::Agent {
+            cli,
+            options: AgentOptions {
+                executable: harness.executable().to_string(),
+                model: harness.model.clone(),
+                extra_args: harness.extra_args.clone(),
+            },
+        };
+        let program = match harness.harness_type {
             HarnessType::Api => {
                 let client = self.client("target", &self.config.target_provider())?;
-                Ok(Arc::new(ApiHarness::new(
+                return Ok(Arc::new(ApiHarness::new(
                     client,
                     harness.temperature,
                     harness.max_tokens,
-                )))
+                )));
             }
-            other => Err(EngineError::Unsupported {
-                config: self.config.path.clone(),
-                key: "harness.type".into(),
-                detail: format!(
-                    "the {other:?} harness is not available in this version; use 'api'"
-                ),
-            }),
-        }
+            HarnessType::Subprocess => {
+                let argv = match &harness.command {
+                    Some(command) => command.argv().map_err(|e| bad("harness.command", e))?,
+                    None => Vec::new(),
+                };
+                Program::Command {
+                    argv,
+                    input_via: harness.input_via,
+                }
+            }
+            HarnessType::ClaudeCode => agent(AgentCli::ClaudeCode),
+            HarnessType::Codex => agent(AgentCli::Codex),
+            HarnessType::GeminiCli => agent(AgentCli::GeminiCli),
+        };
+        let settings = ProcessSettings {
+            timeout: seconds(harness.timeout_secs()).map_err(|e| bad("harness.timeout", e))?,
+            cwd: harness.cwd.clone(),
+            env: self.child_env(&harness.env),
+            skill_mode: harness.skill_mode,
+        };
+        let built = SubprocessHarness::new(program, settings).map_err(|e| {
+            let key = if harness.command.is_some() {
+                "harness.command"
+            } else {
+                "harness.type"
+            };
+            bad(key, e)
+        })?;
+        Ok(Arc::new(built))
+    }
+
+    /// The variables a child process gets on top of the inherited environment: the `.env`
+    /// values the environment does not already set, then the config's own `env`, which wins.
+    pub fn child_env(&self, own: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        let mut env: BTreeMap<String, String> = self
+            .config
+            .dotenv_vars()
+            .iter()
+            .filter(|(key, _)| std::env::var_os(key).is_none())
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        env.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env
     }
 
     /// Builds the composite metric the config describes, in the fixed order golden →
-    /// programmatic → judge (the judge client is built only when a judge is configured).
+    /// programmatic → judge → systemone → command (the judge client is built only when a judge
+    /// is configured, the System One client only with `metric.systemone`).
     pub fn metric(&self) -> Result<Arc<dyn Metric>, EngineError> {
         let metric = &self.config.config.metric;
         let config_path = &self.config.path;
@@ -139,24 +293,99 @@ impl Session {
                 .map_err(|e| bad("metric.judge.criteria".into(), e))?;
             parts.push((Box::new(built), judge.weight));
         }
-        if metric.systemone.is_some() {
-            return Err(EngineError::Unsupported {
-                config: config_path.clone(),
-                key: "metric.systemone".into(),
-                detail: "the System One metric is not available in this version; remove the block or use metric.judge".into(),
-            });
+        if let Some(systemone) = &metric.systemone {
+            parts.push((
+                Box::new(self.systemone_metric(systemone)?),
+                systemone.weight,
+            ));
+        }
+        if let Some(command) = &metric.command {
+            let argv = match &command.command {
+                Some(c) => c
+                    .argv()
+                    .map_err(|e| bad("metric.command.command".into(), e))?,
+                None => Vec::new(),
+            };
+            let timeout =
+                seconds(command.timeout).map_err(|e| bad("metric.command.timeout".into(), e))?;
+            let built = CommandMetric::new(argv, timeout)
+                .map_err(|e| bad("metric.command.command".into(), e))?
+                .in_dir(command.cwd.clone())
+                .with_env(self.child_env(&command.env));
+            parts.push((Box::new(built), command.weight));
         }
         let composite = CompositeMetric::new(parts).map_err(|e| bad("metric".into(), e))?;
         Ok(Arc::new(composite))
     }
 }
 
+impl Session {
+    /// The System One metric of `metric.systemone`: its HTTP client (keys from the environment
+    /// and `.env`) and its answer cache (the `cache` file, else in memory).
+    fn systemone_metric(&self, config: &SystemOneConfig) -> Result<SystemOneMetric, EngineError> {
+        let bad = |key: &str, detail: String| EngineError::Metric {
+            config: self.config.path.clone(),
+            key: key.to_string(),
+            detail,
+        };
+        let mut settings = SystemOneSettings {
+            provider: config.provider.clone(),
+            model: config.model.clone(),
+            api_key: config.api_key.clone(),
+            base_url: config.base_url.clone(),
+            account_id: config.account_id.clone(),
+            ..SystemOneSettings::default()
+        };
+        if let Some(timeout) = config.timeout {
+            settings.timeout = seconds(timeout).map_err(|e| bad("metric.systemone.timeout", e))?;
+        }
+        let env = |key: &str| self.config.env(key);
+        let client = SystemOneClient::new(&settings, &env)
+            .map_err(|e| bad("metric.systemone", e.to_string()))?;
+        let cache = match &config.cache {
+            Some(path) => {
+                AnswerCache::open(path).map_err(|e| bad("metric.systemone.cache", e.to_string()))?
+            }
+            None => AnswerCache::in_memory(),
+        };
+        let checks = config
+            .checks
+            .iter()
+            .map(|c| {
+                SystemOneCheck::new(
+                    c.name.clone(),
+                    c.question.clone(),
+                    c.if_true.clone(),
+                    c.if_false.clone(),
+                    c.weight,
+                )
+            })
+            .collect();
+        SystemOneMetric::new(
+            Arc::new(client),
+            Arc::new(cache),
+            checks,
+            config.threshold,
+            config.include_expected,
+        )
+        .map_err(|e| bad("metric.systemone.checks", e))
+    }
+}
+
+/// A duration from a number of seconds in a config, refusing what is not a positive time.
+fn seconds(value: f64) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{value} seconds is not a positive duration; use e.g. 30"))
+}
+
 /// Reads and parses a SKILL.md file.
 pub fn read_skill(path: &Path) -> Result<Skill, EngineError> {
     let text = read_text("skill file", path)?;
-    Skill::parse(&text).map_err(|source| EngineError::Skill {
+    Skill::parse(&text).map_err(|cause| EngineError::Skill {
         path: path.to_path_buf(),
-        source,
+        cause,
     })
 }
 

@@ -118,7 +118,7 @@ fn invoice_extractor_config_loads_with_reference_values() {
         ),
         (0.0, 1024, 4)
     );
-    assert_eq!(c.output.dir, dir.join("runs/invoice-extractor"));
+    assert_eq!(c.output.dir, Some(dir.join("runs/invoice-extractor")));
     assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist")));
     assert!(!c.output.as_collection);
 
@@ -173,7 +173,7 @@ fn invoice_extractor_lmstudio_config_loads_flow_style_blocks() {
         ])
     );
     assert_eq!((c.harness.max_tokens, c.harness.max_workers), (512, 1));
-    assert_eq!(c.output.dir, dir.join("runs/invoice-local"));
+    assert_eq!(c.output.dir, Some(dir.join("runs/invoice-local")));
     assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist-local")));
 
     let roles = roles_without_env(&loaded);
@@ -234,7 +234,7 @@ fn ticket_classifier_config_loads_with_reference_values() {
         ])
     );
     assert_eq!((c.harness.max_tokens, c.harness.max_workers), (64, 4));
-    assert_eq!(c.output.dir, dir.join("runs/ticket-classifier"));
+    assert_eq!(c.output.dir, Some(dir.join("runs/ticket-classifier")));
     assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist")));
 
     let roles = roles_without_env(&loaded);

@@ -14,7 +14,10 @@ use crate::progress::TaskBar;
 
 /// Runs the command.
 pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
-    let session = Session::open(&args.config, args.skill.as_deref())?;
+    let mut session = Session::open(&args.config, args.skill.as_deref())?;
+    if args.no_cache {
+        session.disable_cache();
+    }
     let tasks = select_tasks(&session, args.split)?;
     let harness = session.harness()?;
     let metric = session.metric()?;
@@ -30,6 +33,9 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     )
     .await;
     bar.finish();
+    if let Some(line) = model_calls_line(&session) {
+        eprintln!("{line}");
+    }
     if args.json {
         println!(
             "{}",
@@ -39,6 +45,32 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         print_text(&evaluation, args.worst);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many calls went to the models and how many the cache answered, for stderr (stdout
+/// stays the score and the report); nothing when no model was called over the network.
+fn model_calls_line(session: &Session) -> Option<String> {
+    let layers = session.layers_in_use()?;
+    if let Some(replay) = layers.replay() {
+        return Some(format!(
+            "Model calls: answered from the recording {}",
+            replay.path().display()
+        ));
+    }
+    let sent = layers.scheduler().requests_sent();
+    let (hits, misses) = layers
+        .cache()
+        .map(|cache| (cache.run_hits(), cache.run_misses()))
+        .unwrap_or_default();
+    if sent + hits + misses == 0 {
+        return None;
+    }
+    Some(match layers.cache() {
+        Some(_) => format!(
+            "Model calls: {hits} answered from the cache, {misses} asked ({sent} HTTP requests sent)"
+        ),
+        None => format!("Model calls: {sent} HTTP requests sent (cache off)"),
+    })
 }
 
 fn select_tasks(session: &Session, choice: SplitChoice) -> anyhow::Result<Vec<Task>> {

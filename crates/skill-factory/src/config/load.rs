@@ -52,6 +52,17 @@ impl LoadedConfig {
             .or_else(|| self.dotenv.get(key).filter(|v| !v.is_empty()).cloned())
     }
 
+    /// The folder holding this config's runs: `output.dir` when given, else
+    /// `runs/<config name>` beside the config file (the reference wrote every run into
+    /// `runs/latest`, overwriting the previous one).
+    pub fn runs_dir(&self) -> PathBuf {
+        self.config
+            .output
+            .dir
+            .clone()
+            .unwrap_or_else(|| self.dir.join("runs").join(&self.name))
+    }
+
     /// The values read from `.env` files, for passing on to child processes.
     pub fn dotenv_vars(&self) -> &BTreeMap<String, String> {
         &self.dotenv
@@ -139,14 +150,19 @@ pub(crate) fn resolve_paths(config: &mut RunConfig, base: &Path) {
     };
     join(&mut config.skill);
     join(&mut config.dataset);
-    join(&mut config.output.dir);
+    join(&mut config.cache.path);
+    config.output.dir.as_mut().map(join);
     config.output.emit_skill_dir.as_mut().map(join);
     config.harness.cwd.as_mut().map(join);
     if let Some(systemone) = config.metric.systemone.as_mut() {
         systemone.cache.as_mut().map(join);
     }
+    if let Some(command) = config.metric.command.as_mut() {
+        command.cwd.as_mut().map(join);
+    }
     join(&mut config.optimizer.params.work_dir);
     config.optimizer.params.cwd.as_mut().map(join);
+    let target_is_local = local_target(config);
     for block in [
         &mut config.provider,
         &mut config.target,
@@ -161,7 +177,33 @@ pub(crate) fn resolve_paths(config: &mut RunConfig, base: &Path) {
             join(&mut p);
             *script = p.to_string_lossy().into_owned();
         }
+        // A local provider's model is a GGUF file. A block without a name inherits the
+        // target's provider, so it is local when the target is.
+        let local = match block.name.as_deref().map(str::trim) {
+            Some(name) if !name.is_empty() => is_local(name),
+            _ => target_is_local,
+        };
+        if let Some(model) = block.model.as_mut().filter(|_| local) {
+            let mut p = PathBuf::from(&*model);
+            join(&mut p);
+            *model = p.to_string_lossy().into_owned();
+        }
     }
+}
+
+/// Whether the target block (`provider`, else `target`) names the `local` provider.
+fn local_target(config: &RunConfig) -> bool {
+    [&config.provider, &config.target]
+        .into_iter()
+        .flatten()
+        .find(|block| **block != ProviderSettings::default())
+        .and_then(|block| block.name.as_deref())
+        .is_some_and(is_local)
+}
+
+fn is_local(name: &str) -> bool {
+    name.trim()
+        .eq_ignore_ascii_case(skill_factory_llm::local::PROVIDER)
 }
 
 /// A short name for a run, from its config path: the file stem without a `config` prefix or

@@ -15,9 +15,9 @@
 //!   mean 'rounds'?`. The reference silently ignores them, so a typo fell back to a default.
 //! * **Every relative path resolves against the config file's directory**: `skill`, `dataset`,
 //!   `output.dir`, `output.emit_skill_dir`, `harness.cwd`, `metric.systemone.cache`,
-//!   `optimizer.params.work_dir`, `optimizer.params.cwd` and a fake provider's `script`. The
-//!   reference does this for `skill` and `dataset` only, and the rest depended on the working
-//!   directory. Paths in a [`LoadedConfig`] are already joined.
+//!   `metric.command.cwd`, `optimizer.params.work_dir`, `optimizer.params.cwd`, `cache.path`,
+//!   a fake provider's `script` and a local provider's `model` (a GGUF file). The reference does
+//!   this for `skill` and `dataset` only, and the rest depended on the working directory. Paths in a [`LoadedConfig`] are already joined.
 //! * **`.env` is read**: `.env` in the working directory, then `.env` beside the config (which
 //!   wins). Values never override the process environment, and the process environment is not
 //!   changed: look variables up with [`LoadedConfig::env`].
@@ -83,6 +83,7 @@ mod tests;
 
 pub use error::{ConfigError, Place};
 pub use kind::is_classifier_config;
+pub(crate) use load::resolve_paths;
 pub use load::{LoadedConfig, config_name, load_config};
 pub use parse::parse_config;
 pub use roles::{
@@ -90,8 +91,9 @@ pub use roles::{
     OPTIMIZER_MODEL_ENV, ResolvedRoles, TARGET_MODEL_ENV,
 };
 pub use schema::{
-    Command, ConfigKind, Criterion, GoldenConfig, HarnessConfig, HarnessType, InputVia,
-    JudgeConfig, MetricConfig, OptimizerConfig, OptimizerParams, OutputConfig, ProgrammaticConfig,
-    RunConfig, SystemOneCheck, SystemOneConfig,
+    BudgetConfig, CacheConfig, Command, CommandMetricConfig, ConfigKind, Criterion, GoldenConfig,
+    HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig, OptimizerConfig,
+    OptimizerParams, OutputConfig, ProgrammaticConfig, RunConfig, SkillMode, SystemOneCheck,
+    SystemOneConfig,
 };
 pub use suggest::closest;

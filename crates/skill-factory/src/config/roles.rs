@@ -108,8 +108,9 @@ impl RunConfig {
                 let mut settings = target;
                 if let Some(model) = role_model {
                     if settings.model.as_deref() != Some(model.as_str()) {
-                        // A deployment names the target's model, not this one.
+                        // A deployment and a price belong to the target's model, not this one.
                         settings.deployment = None;
+                        settings.pricing = None;
                     }
                     settings.model = Some(model);
                 }
@@ -168,6 +169,11 @@ fn inherit_connection(settings: &mut ProviderSettings, target: &ProviderSettings
     fill(&mut settings.timeout, &target.timeout);
     fill(&mut settings.max_retries, &target.max_retries);
     fill(&mut settings.max_concurrency, &target.max_concurrency);
+    fill(
+        &mut settings.requests_per_minute,
+        &target.requests_per_minute,
+    );
+    fill(&mut settings.call_timeout, &target.call_timeout);
     fill(&mut settings.responses, &target.responses);
     fill(&mut settings.rules, &target.rules);
     fill(&mut settings.script, &target.script);

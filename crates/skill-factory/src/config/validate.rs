@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::error::{ConfigError, Place};
 use super::locate::{Locator, Step, render_path};
-use super::schema::{HarnessType, RunConfig};
+use super::schema::{Command, HarnessType, InputVia, RunConfig, SkillMode};
 
 /// A key path under construction: `at(&["metric", "judge"]).index(1)`.
 struct KeyPath(Vec<Step>);
@@ -157,10 +157,39 @@ fn optimizer(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             "use 0.0 (any strict improvement) or a small positive margin such as 0.01",
         ));
     }
+    budget(config, check)?;
     check.positive_seconds(
         at(&["optimizer", "params", "timeout"]),
         Some(o.params.timeout),
     )
+}
+
+fn budget(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let b = &config.optimizer.budget;
+    for (key, value) in [("max_calls", b.max_calls), ("max_tokens", b.max_tokens)] {
+        if value == Some(0) {
+            return Err(check.invalid(
+                at(&["optimizer", "budget", key]),
+                "0 would stop the run before its first call".to_owned(),
+                "use 1 or more, or remove the key for no limit",
+            ));
+        }
+    }
+    for (key, value, example) in [
+        ("max_usd", b.max_usd, "e.g. 5.0 (dollars)"),
+        ("max_minutes", b.max_minutes, "e.g. 30 (minutes)"),
+    ] {
+        if let Some(v) = value
+            && !(v.is_finite() && v > 0.0)
+        {
+            return Err(check.invalid(
+                at(&["optimizer", "budget", key]),
+                format!("{v} is not greater than 0"),
+                &format!("use a positive number, {example}, or remove the key for no limit"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn metric(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
@@ -229,7 +258,7 @@ fn metric(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             )?;
         }
     }
-    Ok(())
+    command_metric(config, check)
 }
 
 fn harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
@@ -264,5 +293,91 @@ fn harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             fix: "a subprocess harness needs the command to run; add e.g. 'command: [python, run_skill.py, \"{skill_file}\"]' under harness".to_owned(),
         });
     }
+    process_harness(config, check)
+}
+
+/// The rules of the harnesses that run a child process, and of keys that only some of them
+/// read (a key that would be silently ignored is an error, as unknown keys are).
+fn process_harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let h = &config.harness;
+    let kind = h.harness_type;
+    if kind != HarnessType::Subprocess {
+        if h.command.is_some() {
+            return Err(check.invalid(
+                at(&["harness", "command"]),
+                format!("the {} harness does not run a command of yours", kind.name()),
+                "remove 'command', or set 'type: subprocess' to run your own command (agent CLIs take executable, model and extra_args)",
+            ));
+        }
+        if h.input_via == InputVia::Arg {
+            return Err(check.invalid(
+                at(&["harness", "input_via"]),
+                format!("the {} harness passes the input itself", kind.name()),
+                "remove 'input_via', or set 'type: subprocess'",
+            ));
+        }
+    }
+    if kind == HarnessType::Api && h.skill_mode == SkillMode::Installed {
+        return Err(check.invalid(
+            at(&["harness", "skill_mode"]),
+            "the api harness sends the skill as the system prompt; there is no agent to install it for".to_owned(),
+            "remove 'skill_mode', or use an agent harness (type: claude_code, codex, gemini_cli or subprocess)",
+        ));
+    }
+    if h.skill_mode == SkillMode::Installed && h.cwd.is_some() {
+        return Err(check.invalid(
+            at(&["harness", "cwd"]),
+            "skill_mode: installed runs the agent in a fresh temporary workspace holding the skill, so 'cwd' cannot apply".to_owned(),
+            "remove 'cwd', or use 'skill_mode: prompt' to run in that folder",
+        ));
+    }
+    if let Some(command) = &h.command {
+        let argv = argv_of(check, command, at(&["harness", "command"]))?;
+        if h.input_via == InputVia::Arg
+            && !argv
+                .iter()
+                .any(|a| a.contains("{input}") || a.contains("{input_file}"))
+        {
+            return Err(check.invalid(
+                at(&["harness", "input_via"]),
+                "input_via: arg passes the input only through the command's placeholders, and the command has neither {input} nor {input_file}".to_owned(),
+                "add \"{input}\" or \"{input_file}\" to the command, or use 'input_via: stdin'",
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The argv of a command, or an error pointing at it when a string cannot be split.
+fn argv_of(check: &Checker, command: &Command, path: KeyPath) -> Result<Vec<String>, ConfigError> {
+    command.argv().map_err(|problem| {
+        check.invalid(
+            path,
+            problem,
+            "write the command as a list, e.g. [python3, score.py]",
+        )
+    })
+}
+
+/// `metric.command`: a command to run, a positive weight and timeout.
+fn command_metric(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let Some(metric) = &config.metric.command else {
+        return Ok(());
+    };
+    check.weight(at(&["metric", "command", "weight"]), metric.weight)?;
+    check.positive_seconds(at(&["metric", "command", "timeout"]), Some(metric.timeout))?;
+    match &metric.command {
+        Some(command) if !command.is_empty() => {
+            argv_of(check, command, at(&["metric", "command", "command"]))?;
+            Ok(())
+        }
+        _ => Err(ConfigError::MissingKey {
+            place: Place {
+                file: check.file.to_path_buf(),
+                line: check.locator.line(&at(&["metric", "command"]).0),
+            },
+            key: "metric.command.command".to_owned(),
+            fix: "the command metric needs the program to run; add e.g. 'command: [python3, score.py]' under metric.command".to_owned(),
+        }),
+    }
 }

@@ -2,6 +2,12 @@
 //!
 //! A harness never fails as a whole for one task: every per-task problem becomes a failed
 //! rollout that says why, which every metric scores 0.
+//!
+//! * [`api`]: one model call, the skill body as system prompt;
+//! * [`subprocess`]: a child process per rollout, either the user's own command
+//!   ([`template`] placeholders) or an agent CLI preset ([`agent`]: [`claude_code`],
+//!   [`codex`], [`gemini_cli`]), with the skill in the prompt or installed as a real skill
+//!   folder ([`workspace`]).
 
 use async_trait::async_trait;
 use skill_factory_core::{Rollout, Skill, Task};
@@ -15,6 +21,15 @@ pub trait Harness: Send + Sync {
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout;
 }
 
+pub mod agent;
 pub mod api;
+pub mod claude_code;
+pub mod codex;
+pub mod gemini_cli;
+pub mod subprocess;
+pub mod template;
+pub mod workspace;
 
+pub use agent::{AgentCli, AgentOptions};
 pub use api::ApiHarness;
+pub use subprocess::{ProcessSettings, Program, SubprocessHarness};

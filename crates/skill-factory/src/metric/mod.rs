@@ -3,18 +3,22 @@
 //! Each metric is one module named after it; [`composite`] combines them with weights, dropping
 //! (not penalizing) a metric that cannot apply to a task.
 
+pub mod command;
 pub mod composite;
 pub mod golden;
 pub mod json_text;
 pub mod judge;
 pub mod programmatic;
 pub mod pyregex;
+pub mod systemone;
 pub mod text;
 
+pub use command::CommandMetric;
 pub use composite::CompositeMetric;
 pub use golden::{GoldenMetric, GoldenMode};
 pub use judge::{Criterion, LlmJudgeMetric};
 pub use programmatic::{Check, ProgrammaticMetric};
+pub use systemone::{SystemOneCheck, SystemOneMetric};
 
 use async_trait::async_trait;
 use skill_factory_core::{MetricResult, Rollout, Task};

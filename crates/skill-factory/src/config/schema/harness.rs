@@ -19,29 +19,33 @@ pub struct HarnessConfig {
     /// `api`: most output tokens of the target call (default 2048).
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
-    /// `claude_code`: adds `--model <model>`.
+    /// `claude_code` / `codex` / `gemini_cli`: adds `--model <model>`.
     #[serde(default)]
     pub model: Option<String>,
-    /// `claude_code`: the binary (default `claude`).
-    #[serde(default = "default_executable")]
-    pub executable: String,
-    /// `claude_code` / `subprocess`: seconds per rollout (default 300 / 120; see
-    /// [`HarnessConfig::timeout_secs`]).
+    /// `claude_code` / `codex` / `gemini_cli`: the binary (default `claude` / `codex` /
+    /// `gemini`; see [`HarnessConfig::executable`]).
+    #[serde(default)]
+    pub executable: Option<String>,
+    /// Every harness but `api`: seconds per rollout (default 300 for the agent CLIs, 120 for
+    /// `subprocess`; see [`HarnessConfig::timeout_secs`]).
     #[serde(default)]
     pub timeout: Option<f64>,
-    /// `claude_code`: appended to the argv.
+    /// `claude_code` / `codex` / `gemini_cli`: appended to the argv.
     #[serde(default, deserialize_with = "crate::config::scalar::string_list")]
     pub extra_args: Vec<String>,
+    /// Every harness but `api`: how the skill reaches the agent (default `prompt`).
+    #[serde(default)]
+    pub skill_mode: SkillMode,
     /// `subprocess`: the argv template (required there).
     #[serde(default)]
     pub command: Option<Command>,
     /// `subprocess`: how the task input reaches the child (default `stdin`).
     #[serde(default)]
     pub input_via: InputVia,
-    /// `subprocess`: the child's working directory, relative to the config file.
+    /// Every harness but `api`: the child's working directory, relative to the config file.
     #[serde(default)]
     pub cwd: Option<PathBuf>,
-    /// `subprocess`: variables set over the inherited environment.
+    /// Every harness but `api`: variables set over the inherited environment.
     #[serde(default, deserialize_with = "crate::config::scalar::string_map")]
     pub env: BTreeMap<String, String>,
     /// Rollouts run at once by `evaluate` (default 16).
@@ -56,9 +60,10 @@ impl Default for HarnessConfig {
             temperature: 0.0,
             max_tokens: default_max_tokens(),
             model: None,
-            executable: default_executable(),
+            executable: None,
             timeout: None,
             extra_args: Vec::new(),
+            skill_mode: SkillMode::default(),
             command: None,
             input_via: InputVia::default(),
             cwd: None,
@@ -69,12 +74,24 @@ impl Default for HarnessConfig {
 }
 
 impl HarnessConfig {
-    /// Seconds per rollout: `timeout` if given, else 300 for `claude_code` and 120 otherwise.
+    /// Seconds per rollout: `timeout` if given, else 300 for the agent CLIs (`claude_code`,
+    /// `codex`, `gemini_cli`) and 120 otherwise.
     pub fn timeout_secs(&self) -> f64 {
         self.timeout.unwrap_or(match self.harness_type {
-            HarnessType::ClaudeCode => 300.0,
-            _ => 120.0,
+            HarnessType::ClaudeCode | HarnessType::Codex | HarnessType::GeminiCli => 300.0,
+            HarnessType::Api | HarnessType::Subprocess => 120.0,
         })
+    }
+
+    /// The agent CLI binary: `executable` if given, else `claude`, `codex` or `gemini` by type
+    /// (`claude` for the types that run no agent CLI).
+    pub fn executable(&self) -> &str {
+        match (&self.executable, self.harness_type) {
+            (Some(executable), _) => executable,
+            (None, HarnessType::Codex) => "codex",
+            (None, HarnessType::GeminiCli) => "gemini",
+            (None, _) => "claude",
+        }
     }
 }
 
@@ -89,10 +106,37 @@ pub enum HarnessType {
     ClaudeCode,
     /// Any command; the skill and the input reach it through placeholders or stdin.
     Subprocess,
-    /// Reserved for a Codex CLI preset.
+    /// `codex exec` with the skill before the task on stdin.
     Codex,
-    /// Reserved for a Gemini CLI preset.
+    /// `gemini --prompt` with the skill before the task.
     GeminiCli,
+}
+
+impl HarnessType {
+    /// The name written in configs (`api`, `claude_code`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            HarnessType::Api => "api",
+            HarnessType::ClaudeCode => "claude_code",
+            HarnessType::Subprocess => "subprocess",
+            HarnessType::Codex => "codex",
+            HarnessType::GeminiCli => "gemini_cli",
+        }
+    }
+}
+
+/// How the candidate skill reaches an agent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillMode {
+    /// In the prompt: `--append-system-prompt` for Claude Code, before the task for Codex and
+    /// Gemini, through placeholders for `subprocess`.
+    #[default]
+    Prompt,
+    /// As a real skill folder (`.claude/skills/<name>/SKILL.md` for Claude Code,
+    /// `.agents/skills/<name>/SKILL.md` otherwise) in a fresh workspace that is the child's
+    /// working directory, so the agent discovers it as it will once deployed.
+    Installed,
 }
 
 /// How a subprocess harness passes the task input.
@@ -131,14 +175,22 @@ impl Command {
             Command::Line(line) => line.trim().is_empty(),
         }
     }
+
+    /// The argv: the list as written, or the string split as a POSIX shell splits words
+    /// (quotes and backslashes, no expansion; it is never run through a shell). The
+    /// reference tool split a string into single characters instead.
+    pub fn argv(&self) -> Result<Vec<String>, String> {
+        match self {
+            Command::Argv(argv) => Ok(argv.clone()),
+            Command::Line(line) => shlex::split(line).ok_or_else(|| {
+                format!("cannot split the command {line:?} into arguments: a quote is not closed or it ends with a backslash; close the quote, or write the command as a list")
+            }),
+        }
+    }
 }
 
 fn default_max_tokens() -> u32 {
     2048
-}
-
-fn default_executable() -> String {
-    "claude".to_owned()
 }
 
 fn default_max_workers() -> usize {

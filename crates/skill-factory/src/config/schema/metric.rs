@@ -1,6 +1,7 @@
-//! The `metric` block: up to four weighted parts, combined in the fixed order golden →
-//! programmatic → judge → systemone whatever their order in the YAML.
+//! The `metric` block: up to five weighted parts, combined in the fixed order golden →
+//! programmatic → judge → systemone → command whatever their order in the YAML.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -39,6 +40,13 @@ pub struct MetricConfig {
         skip_serializing_if = "Option::is_none"
     )]
     pub systemone: Option<SystemOneConfig>,
+    /// A command of the user's that scores each rollout (any language).
+    #[serde(
+        default,
+        deserialize_with = "super::optional_block",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub command: Option<CommandMetricConfig>,
 }
 
 impl MetricConfig {
@@ -48,6 +56,7 @@ impl MetricConfig {
             && self.programmatic.is_none()
             && self.judge.is_none()
             && self.systemone.is_none()
+            && self.command.is_none()
     }
 }
 
@@ -187,6 +196,33 @@ pub struct SystemOneCheck {
     /// Weight among the checks; greater than 0 (default 1).
     #[serde(default = "super::one")]
     pub weight: f64,
+}
+
+/// `metric.command`: a program that reads one rollout as JSON on stdin and prints
+/// `{"score": 0..1, "feedback": "..."}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandMetricConfig {
+    /// The argv (a list, or one string split like a shell would; never run through a shell).
+    #[serde(default)]
+    pub command: Option<super::Command>,
+    /// Weight in the composite; greater than 0 (default 1).
+    #[serde(default = "super::one")]
+    pub weight: f64,
+    /// Seconds per rollout (default 30).
+    #[serde(default = "default_command_timeout")]
+    pub timeout: f64,
+    /// The command's working directory, relative to the config file (default: the working
+    /// directory of `skill-factory`).
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// Variables set over the inherited environment.
+    #[serde(default, deserialize_with = "crate::config::scalar::string_map")]
+    pub env: BTreeMap<String, String>,
+}
+
+fn default_command_timeout() -> f64 {
+    30.0
 }
 
 fn default_mode() -> String {

@@ -4,6 +4,7 @@
 //! key (see [`super::error`]). A block that later issues add (`cache:`, `optimizer.budget`) is
 //! one more field with `#[serde(default, deserialize_with = "block")]` and a `Default` impl.
 
+mod cache;
 mod harness;
 mod metric;
 mod optimizer;
@@ -14,12 +15,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize};
 use skill_factory_llm::ProviderSettings;
 
-pub use harness::{Command, HarnessConfig, HarnessType, InputVia};
+pub use cache::CacheConfig;
+pub use harness::{Command, HarnessConfig, HarnessType, InputVia, SkillMode};
 pub use metric::{
-    Criterion, GoldenConfig, JudgeConfig, MetricConfig, ProgrammaticConfig, SystemOneCheck,
-    SystemOneConfig,
+    CommandMetricConfig, Criterion, GoldenConfig, JudgeConfig, MetricConfig, ProgrammaticConfig,
+    SystemOneCheck, SystemOneConfig,
 };
-pub use optimizer::{OptimizerConfig, OptimizerParams};
+pub use optimizer::{BudgetConfig, OptimizerConfig, OptimizerParams};
 pub use output::OutputConfig;
 
 /// One skill-mode run: what to optimize, on which data, with which models and metric.
@@ -74,6 +76,9 @@ pub struct RunConfig {
     /// Where the run and the exported skill go.
     #[serde(default, deserialize_with = "block")]
     pub output: OutputConfig,
+    /// The model cache (ours): its file and mode.
+    #[serde(default, deserialize_with = "block")]
+    pub cache: CacheConfig,
 }
 
 /// The mode a config is written for.

@@ -52,6 +52,28 @@ pub struct OptimizerConfig {
     /// `dspy_gepa`: the search budget preset (default `light`).
     #[serde(default = "default_auto")]
     pub auto: String,
+    /// Hard limits on what the run may spend (none by default).
+    #[serde(default, deserialize_with = "super::block")]
+    pub budget: BudgetConfig,
+}
+
+/// `optimizer.budget`: hard limits of a run, checked before every model call. When one is
+/// reached the run stops cleanly, keeps the best skill so far and says why in its report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Most model calls (target, judge and optimizer together; cache hits are free).
+    #[serde(default)]
+    pub max_calls: Option<u64>,
+    /// Most tokens, input and output together.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// Most US dollars, at the built-in prices or the provider blocks' `pricing`.
+    #[serde(default)]
+    pub max_usd: Option<f64>,
+    /// Most minutes of wall time.
+    #[serde(default)]
+    pub max_minutes: Option<f64>,
 }
 
 impl Default for OptimizerConfig {
@@ -70,6 +92,7 @@ impl Default for OptimizerConfig {
             lm: None,
             reflection_lm: None,
             auto: default_auto(),
+            budget: BudgetConfig::default(),
         }
     }
 }

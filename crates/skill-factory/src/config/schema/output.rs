@@ -5,31 +5,18 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// Where a run is written and where the best skill is exported.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputConfig {
-    /// The run folder (default `runs/latest`, relative to the config file); `optimize --out`
-    /// overrides it.
-    #[serde(default = "default_dir")]
-    pub dir: PathBuf,
+    /// The folder that holds this config's runs, each in its own timestamped sub-folder
+    /// (default: `runs/<config name>` beside the config file, see
+    /// [`crate::config::LoadedConfig::runs_dir`]); `optimize --out` overrides it.
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
     /// If set, the best skill is also exported here in the `npx skills` layout.
     #[serde(default)]
     pub emit_skill_dir: Option<PathBuf>,
     /// Export as `<dir>/skills/<slug>/` instead of `<dir>/<slug>/` (default false).
     #[serde(default)]
     pub as_collection: bool,
-}
-
-impl Default for OutputConfig {
-    fn default() -> Self {
-        Self {
-            dir: default_dir(),
-            emit_skill_dir: None,
-            as_collection: false,
-        }
-    }
-}
-
-fn default_dir() -> PathBuf {
-    PathBuf::from("runs/latest")
 }

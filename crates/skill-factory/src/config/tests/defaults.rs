@@ -52,9 +52,10 @@ fn minimal_config_gets_every_reference_default() {
         (0.0, 2048, 16)
     );
     assert_eq!(
-        (h.model.as_deref(), h.executable.as_str()),
-        (None, "claude")
+        (h.model.as_deref(), h.executable.as_deref(), h.executable()),
+        (None, None, "claude")
     );
+    assert_eq!(h.skill_mode, SkillMode::Prompt);
     assert_eq!(
         (h.timeout, h.command.as_ref(), h.input_via),
         (None, None, InputVia::Stdin)
@@ -63,7 +64,7 @@ fn minimal_config_gets_every_reference_default() {
     assert_eq!(
         c.output,
         OutputConfig {
-            dir: "runs/latest".into(),
+            dir: None,
             emit_skill_dir: None,
             as_collection: false
         }
@@ -99,6 +100,10 @@ fn harness_timeout_default_depends_on_the_type() {
     assert_eq!(h.timeout_secs(), 120.0);
     h.harness_type = HarnessType::ClaudeCode;
     assert_eq!(h.timeout_secs(), 300.0);
+    h.harness_type = HarnessType::Codex;
+    assert_eq!((h.timeout_secs(), h.executable()), (300.0, "codex"));
+    h.harness_type = HarnessType::GeminiCli;
+    assert_eq!((h.timeout_secs(), h.executable()), (300.0, "gemini"));
     h.timeout = Some(5.0);
     assert_eq!(h.timeout_secs(), 5.0);
 }

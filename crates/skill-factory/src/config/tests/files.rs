@@ -67,7 +67,7 @@ fn every_relative_path_resolves_against_the_config_directory() {
     assert_eq!(loaded.dir, dir);
     assert_eq!(c.skill, dir.join("seed.md"));
     assert_eq!(c.dataset, dir.join("data/d.jsonl"));
-    assert_eq!(c.output.dir, dir.join("runs/r"));
+    assert_eq!(c.output.dir, Some(dir.join("runs/r")));
     assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist")));
     assert_eq!(c.harness.cwd, Some(dir.join("work")));
     assert_eq!(
@@ -84,11 +84,29 @@ fn every_relative_path_resolves_against_the_config_directory() {
 }
 
 #[test]
+fn a_local_models_file_resolves_against_the_config_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The target is local; the optimizer block inherits it (no name); the judge is hosted,
+    // so its model is an id, not a path.
+    let yaml = "skill: s.md\ndataset: d.jsonl\nprovider: {name: Local, model: ../models/m.gguf}\noptimizer_provider: {model: big.gguf}\njudge_provider: {name: openai, model: gpt-x}\n";
+    let path = write(tmp.path(), "ex/config.yaml", yaml);
+    let c = load_config_in(&path, None).unwrap().config;
+    let dir = tmp.path().join("ex");
+    let model = |b: &Option<skill_factory_llm::ProviderSettings>| {
+        b.as_ref().and_then(|b| b.model.clone()).map(PathBuf::from)
+    };
+    assert_eq!(model(&c.provider), Some(dir.join("../models/m.gguf")));
+    assert_eq!(model(&c.optimizer_provider), Some(dir.join("big.gguf")));
+    assert_eq!(model(&c.judge_provider), Some(PathBuf::from("gpt-x")));
+}
+
+#[test]
 fn default_output_dir_resolves_against_the_config_directory_too() {
     let tmp = tempfile::tempdir().unwrap();
     let path = write(tmp.path(), "ex/config.yaml", BASE);
     let loaded = load_config_in(&path, None).unwrap();
-    assert_eq!(loaded.config.output.dir, tmp.path().join("ex/runs/latest"));
+    assert_eq!(loaded.config.output.dir, None);
+    assert_eq!(loaded.runs_dir(), tmp.path().join("ex/runs/ex"));
     assert_eq!(
         loaded.config.optimizer.params.work_dir,
         tmp.path().join("ex/runs/skillopt")
@@ -112,7 +130,7 @@ fn config_in_the_working_directory_keeps_paths_as_written() {
     let mut c = parse(BASE).unwrap();
     resolve_paths(&mut c, Path::new(""));
     assert_eq!(c.skill, PathBuf::from("s.md"));
-    assert_eq!(c.output.dir, PathBuf::from("runs/latest"));
+    assert_eq!(c.output.dir, None);
     assert_eq!(config_dir(Path::new("config.yaml")), PathBuf::from("."));
     assert_eq!(
         config_dir(Path::new("examples/x/config.yaml")),

@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 use super::load::{config_dir, load_config_in, resolve_paths};
 use super::*;
 
+mod cache;
 mod defaults;
 mod files;
 mod key_errors;
+mod process_rules;
 mod roles;
 mod syntax_errors;
 mod value_errors;

@@ -1,0 +1,62 @@
+# Helpers shared by the benchmark scripts (source it; it defines functions only).
+#
+#   bench_build                  release build of our binary and the mock; sets OURS and MOCK
+#   bench_peer                   the Python skill-factory 0.2.0 in a venv outside the repository
+#                                (made on first use); sets PYTHON_TOOL
+#   bench_start_mock DIR ARGS..  starts sf-mock-server on a free port with ARGS, logging into
+#                                DIR; sets MOCK_PID and BASE_URL (the caller kills MOCK_PID)
+#   bench_requests               chat requests the mock has received so far (GET /stats)
+#   bench_median                 the median of the numbers on stdin, 3 decimals
+#
+# Environment: PEER_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-bench/peer,
+# shared with bench/evaluate_vs_python.sh), CARGO_TARGET_DIR.
+
+BENCH_PEER_VERSION=0.2.0
+
+bench_build() {
+    cargo build --release --quiet -p skill-factory-cli -p skill-factory-mock
+    local target_dir=${CARGO_TARGET_DIR:-$(pwd)/target}
+    OURS=$target_dir/release/skill-factory
+    MOCK=$target_dir/release/sf-mock-server
+}
+
+bench_peer() {
+    PEER_VENV=${PEER_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-bench/peer}
+    if ! { [[ -x "$PEER_VENV/bin/skill-factory" ]] &&
+        "$PEER_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('skill-factory') != '$BENCH_PEER_VERSION')" 2>/dev/null; }; then
+        python3 -m venv "$PEER_VENV"
+        "$PEER_VENV/bin/pip" install --quiet "skill-factory[openai,anthropic]==$BENCH_PEER_VERSION"
+    fi
+    PYTHON_TOOL=$PEER_VENV/bin/skill-factory
+}
+
+bench_start_mock() {
+    local dir=$1
+    shift
+    "$MOCK" --port 0 "$@" >"$dir/mock.out" 2>"$dir/mock.err" &
+    MOCK_PID=$!
+    BASE_URL=""
+    for _ in $(seq 100); do
+        BASE_URL=$(sed -n 's/^listening on //p' "$dir/mock.out")
+        [[ -n "$BASE_URL" ]] && return 0
+        if ! kill -0 "$MOCK_PID" 2>/dev/null; then
+            cat "$dir/mock.err" >&2
+            return 2
+        fi
+        sleep 0.1
+    done
+    echo "sf-mock-server did not start within 10 s" >&2
+    return 2
+}
+
+bench_requests() {
+    python3 -c '
+import json, sys, urllib.request
+print(json.load(urllib.request.urlopen(sys.argv[1] + "/stats"))["requests"])' "$BASE_URL"
+}
+
+bench_median() {
+    python3 -c '
+import statistics, sys
+print(f"{statistics.median(float(line) for line in sys.stdin if line.strip()):.3f}")'
+}

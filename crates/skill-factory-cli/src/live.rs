@@ -1,0 +1,188 @@
+//! The live display of `optimize`: on a terminal, one progress line (round, proposals, best
+//! validation score, calls, tokens, cost, ETA) redrawn as events arrive; otherwise one plain
+//! line per milestone (baseline, each round's decision, test scores, the stop), on stderr so
+//! that stdout keeps only the report.
+
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use skill_factory::optimizer::{Event, EventSink};
+use skill_factory_llm::Ledger;
+
+#[derive(Default)]
+struct State {
+    rounds: usize,
+    round: usize,
+    proposals: usize,
+    baseline: Option<f64>,
+    best: Option<f64>,
+}
+
+/// Draws the progress of one optimization.
+pub struct LiveDisplay {
+    ledger: Arc<Ledger>,
+    bar: Option<ProgressBar>,
+    state: Mutex<State>,
+}
+
+impl LiveDisplay {
+    /// A display reading the spending from `ledger`; a bar when stderr is a terminal.
+    pub fn new(ledger: Arc<Ledger>) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
+            // The message is cut to the terminal's width so that the line never wraps.
+            let style =
+                ProgressStyle::with_template("{spinner} [{bar:10}] ETA {eta:>3} {wide_msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> ");
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        LiveDisplay {
+            ledger,
+            bar,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Removes the bar from the terminal.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Calls, tokens and cost so far: `12 calls · 3.4k tokens · $0.0123`.
+    fn spent(&self) -> String {
+        let total = self.ledger.total();
+        let tokens = total.tokens();
+        let tokens = if tokens >= 1_000_000 {
+            format!("{:.1}M", tokens as f64 / 1e6)
+        } else if tokens >= 1_000 {
+            format!("{:.1}k", tokens as f64 / 1e3)
+        } else {
+            tokens.to_string()
+        };
+        let unknown = if total.unpriced_calls > 0 { "+?" } else { "" };
+        let cached = if total.cached_calls > 0 {
+            format!(" (+{} cached)", total.cached_calls)
+        } else {
+            String::new()
+        };
+        format!(
+            "{} calls{cached} · {tokens} tok · ${:.4}{unknown}",
+            total.calls, total.usd
+        )
+    }
+
+    fn redraw(&self, state: &State) {
+        let Some(bar) = &self.bar else { return };
+        let best = match (state.best, state.baseline) {
+            (Some(best), Some(base)) => format!("best {best:.3} (seed {base:.3})"),
+            _ => "scoring the seed".to_string(),
+        };
+        bar.set_message(format!(
+            "round {}/{} · {} proposals · {best} · {}",
+            state.round,
+            state.rounds,
+            state.proposals,
+            self.spent()
+        ));
+    }
+
+    fn line(&self, text: String) {
+        if self.bar.is_none() {
+            eprintln!("{text}");
+        }
+    }
+}
+
+impl EventSink for LiveDisplay {
+    fn event(&self, event: &Event) {
+        let mut state = self.state();
+        match event {
+            Event::RunStarted {
+                train,
+                val,
+                test,
+                rounds,
+                max_workers,
+                ..
+            } => {
+                state.rounds = *rounds;
+                if let Some(bar) = &self.bar {
+                    bar.set_length(*rounds as u64);
+                }
+                self.line(format!(
+                    "Tasks: {train} train, {val} val, {test} test; up to {max_workers} model calls in flight."
+                ));
+            }
+            Event::EvaluationFinished {
+                round: 0,
+                candidate: 0,
+                split: "val",
+                score,
+                complete,
+                ..
+            } => {
+                state.baseline = Some(*score);
+                state.best = Some(*score);
+                let note = if *complete { "" } else { " (interrupted)" };
+                self.line(format!("Baseline: val {score:.3}{note} · {}", self.spent()));
+            }
+            Event::RoundStarted { round, .. } => state.round = *round,
+            Event::CandidateProposed { .. } => state.proposals += 1,
+            Event::Decision {
+                round,
+                candidate,
+                accepted,
+                val_score,
+                note,
+                ..
+            } => {
+                if *accepted {
+                    state.best = Some(*val_score);
+                }
+                let who = candidate.map_or_else(
+                    || "nothing to score".to_string(),
+                    |c| format!("candidate {c} val {val_score:.3}"),
+                );
+                let verdict = if *accepted { "accepted" } else { "rejected" };
+                let note: String = note.chars().take(100).collect();
+                self.line(format!(
+                    "Round {round}/{}: {who}, {verdict} ({note}) · {}",
+                    state.rounds,
+                    self.spent()
+                ));
+            }
+            Event::RoundFinished { .. } => {
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
+                }
+            }
+            Event::Stopped { detail, .. } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_position(state.rounds as u64);
+                }
+                self.line(format!("Stopped: {detail}."));
+            }
+            Event::TestScored {
+                seed_score,
+                best_score,
+            } => self.line(format!(
+                "Held-out test: seed {seed_score:.3}, best {best_score:.3}"
+            )),
+            _ => {}
+        }
+        self.redraw(&state);
+    }
+}

@@ -1,0 +1,385 @@
+//! End to end against a real model: every example's `config.local.yaml` is evaluated and
+//! optimized with the in-process `local` provider, and one evaluation goes through each HTTP
+//! wire format (OpenAI chat completions, Anthropic Messages) to llama.cpp's `llama-server`
+//! serving the same GGUF on 127.0.0.1.
+//!
+//! Built only with the cargo feature `e2e`; `.ci/run` sets it up and runs it:
+//! `SKILL_FACTORY_E2E_MODEL` is the GGUF file, `SKILL_FACTORY_E2E_SERVER` the server's base URL
+//! (`http://127.0.0.1:PORT`). A missing variable fails the test with what to set.
+//!
+//! Answers of a 135M model are poor: these tests check structure and invariants (scores in
+//! range, run files written, answers non-empty, tokens counted), never quality.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn required_env(name: &str, what: &str) -> String {
+    match std::env::var(name) {
+        Ok(value) if !value.trim().is_empty() => value,
+        _ => panic!(
+            "{name} is not set: it must give {what}. `.ci/run` sets it; by hand run \
+             `scripts/setup-tools.sh`, `skill-factory models fetch` and \
+             `scripts/build-llama-server.sh`, start the server, then export {name}"
+        ),
+    }
+}
+
+fn model_path() -> PathBuf {
+    let path = PathBuf::from(required_env(
+        "SKILL_FACTORY_E2E_MODEL",
+        "the path of a GGUF chat model (e.g. models/SmolLM2-135M-Instruct.Q4_1.gguf)",
+    ));
+    assert!(
+        path.is_file(),
+        "SKILL_FACTORY_E2E_MODEL={} is not a file",
+        path.display()
+    );
+    path.canonicalize().unwrap_or(path)
+}
+
+fn server_url() -> String {
+    required_env(
+        "SKILL_FACTORY_E2E_SERVER",
+        "the base URL of llama-server serving the same GGUF, e.g. http://127.0.0.1:8098",
+    )
+    .trim_end_matches('/')
+    .to_string()
+}
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// The examples that have a `config.local.yaml`.
+fn local_examples() -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = fs::read_dir(examples_dir())
+        .expect("examples folder")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("config.local.yaml").is_file())
+        .collect();
+    found.sort();
+    found
+}
+
+/// A copy of an example in a temporary folder, its config pointed at `model` and cut to one
+/// round with a short proposal timeout, so the suite stays within minutes.
+fn staged_example(example: &Path, model: &Path) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    for entry in fs::read_dir(example)
+        .expect("example folder")
+        .filter_map(Result::ok)
+    {
+        let path = entry.path();
+        if path.is_file() {
+            fs::copy(&path, tmp.path().join(entry.file_name())).expect("copy example file");
+        }
+    }
+    let config = tmp.path().join("config.local.yaml");
+    let text = fs::read_to_string(&config).expect("read config");
+    let staged: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let key = line.trim_start();
+            if key.starts_with("model:") && line.contains(".gguf") {
+                format!("{indent}model: '{}'", model.display())
+            } else if key.starts_with("rounds:") {
+                format!("{indent}rounds: 1")
+            } else if key.starts_with("timeout:") {
+                format!("{indent}timeout: 45")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    fs::write(&config, staged.join("\n") + "\n").expect("write config");
+    (tmp, config)
+}
+
+fn skill_factory(args: &[&str]) -> Output {
+    Command::cargo_bin("skill-factory")
+        .expect("the skill-factory binary")
+        .args(args)
+        .env_remove("SKILL_FACTORY_REPLAY")
+        .env_remove("SKILL_FACTORY_RECORD")
+        .output()
+        .expect("run skill-factory")
+}
+
+fn succeeded(output: &Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{what} failed with {}\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// Checks an `evaluate --json` result: every task answered by the model (non-empty text, no
+/// error), scores in [0, 1], tokens counted. Returns the overall score.
+fn check_evaluation(json: &str, what: &str) -> f64 {
+    let result: Value = serde_json::from_str(json)
+        .unwrap_or_else(|e| panic!("{what}: evaluate --json printed no JSON ({e}):\n{json}"));
+    let score = result["score"].as_f64().expect("score");
+    assert!((0.0..=1.0).contains(&score), "{what}: score {score}");
+    let items = result["items"].as_array().expect("items");
+    assert!(!items.is_empty(), "{what}: no tasks evaluated");
+    for item in items {
+        let task_score = item["score"].as_f64().expect("task score");
+        assert!((0.0..=1.0).contains(&task_score), "{what}: {item}");
+    }
+    assert_eq!(
+        result["failed"].as_u64(),
+        Some(0),
+        "{what}: failed rollouts in {json}"
+    );
+    assert!(
+        result["usage"]["input_tokens"].as_u64().unwrap_or(0) > 0
+            && result["usage"]["output_tokens"].as_u64().unwrap_or(0) > 0,
+        "{what}: token usage not reported: {}",
+        result["usage"]
+    );
+    score
+}
+
+fn check_target_answers(json: &str, what: &str) {
+    let result: Value = serde_json::from_str(json).expect("evaluate --json");
+    for item in result["items"].as_array().expect("items") {
+        assert!(item["error"].is_null(), "{what}: {item}");
+        let output = item["output"].as_str().unwrap_or_default();
+        assert!(!output.trim().is_empty(), "{what}: empty answer in {item}");
+    }
+}
+
+#[test]
+fn every_local_example_evaluates_and_optimizes_against_the_real_model() {
+    let model = model_path();
+    let examples = local_examples();
+    assert!(
+        !examples.is_empty(),
+        "no examples/*/config.local.yaml found"
+    );
+    for example in examples {
+        let name = example.file_name().unwrap().to_string_lossy().into_owned();
+        let (tmp, config) = staged_example(&example, &model);
+        let config_arg = config.to_str().unwrap();
+
+        let stdout = succeeded(
+            &skill_factory(&[
+                "evaluate",
+                "-c",
+                config_arg,
+                "--split",
+                "val",
+                "--json",
+                "--no-cache",
+            ]),
+            &format!("{name}: evaluate"),
+        );
+        check_evaluation(&stdout, &format!("{name}: evaluate"));
+
+        let out = tmp.path().join("runs");
+        let stdout = succeeded(
+            &skill_factory(&["optimize", "-c", config_arg, "--out", out.to_str().unwrap()]),
+            &format!("{name}: optimize"),
+        );
+        assert!(
+            stdout.contains("Baseline") || stdout.contains("baseline"),
+            "{name}: optimize printed no baseline:\n{stdout}"
+        );
+        let run = out.join("latest");
+        for file in ["result.json", "best_skill.md", "report.md", "events.jsonl"] {
+            assert!(run.join(file).is_file(), "{name}: optimize wrote no {file}");
+        }
+        let result: Value =
+            serde_json::from_str(&fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
+        let baseline = result["baseline_score"].as_f64().expect("baseline_score");
+        let best = result["best_score"].as_f64().expect("best_score");
+        assert!((0.0..=1.0).contains(&baseline) && (0.0..=1.0).contains(&best));
+        assert!(
+            best >= baseline,
+            "{name}: best {best} below baseline {baseline}"
+        );
+        assert!(
+            result["usage"].to_string().contains("optimizer"),
+            "{name}: the optimizer model was never called: {}",
+            result["usage"]
+        );
+    }
+}
+
+/// A copy of the receipt-total example whose target is `provider` (YAML flow mapping).
+fn example_served_by(provider: &str) -> (tempfile::TempDir, PathBuf) {
+    let (tmp, config) = staged_example(&examples_dir().join("receipt-total"), &model_path());
+    let text = fs::read_to_string(&config).unwrap();
+    let start = text.find("\nprovider:").expect("provider block") + 1;
+    let end = text[start..]
+        .find("\n\n")
+        .map(|i| start + i)
+        .expect("end of provider block");
+    let text = format!("{}provider: {provider}{}", &text[..start], &text[end..]);
+    fs::write(&config, text).unwrap();
+    (tmp, config)
+}
+
+#[test]
+fn llama_server_answers_through_the_openai_wire_format() {
+    let url = server_url();
+    let (_tmp, config) = example_served_by(&format!(
+        "{{name: openai-compatible, base_url: '{url}/v1', model: smollm2, max_retries: 2}}"
+    ));
+    let stdout = succeeded(
+        &skill_factory(&[
+            "evaluate",
+            "-c",
+            config.to_str().unwrap(),
+            "--split",
+            "val",
+            "--json",
+            "--no-cache",
+        ]),
+        "evaluate through the OpenAI wire format",
+    );
+    check_evaluation(&stdout, "openai-compatible");
+    check_target_answers(&stdout, "openai-compatible");
+}
+
+#[test]
+fn llama_server_answers_through_the_anthropic_wire_format() {
+    let url = server_url();
+    let (_tmp, config) = example_served_by(&format!(
+        "{{name: anthropic, base_url: '{url}', model: smollm2, max_retries: 2}}"
+    ));
+    let stdout = succeeded(
+        &skill_factory(&[
+            "evaluate",
+            "-c",
+            config.to_str().unwrap(),
+            "--split",
+            "val",
+            "--json",
+            "--no-cache",
+        ]),
+        "evaluate through the Anthropic wire format",
+    );
+    check_evaluation(&stdout, "anthropic");
+    check_target_answers(&stdout, "anthropic");
+}
+
+#[test]
+fn the_local_provider_answers_every_task_with_text() {
+    let (_tmp, config) = staged_example(&examples_dir().join("receipt-total"), &model_path());
+    let stdout = succeeded(
+        &skill_factory(&[
+            "evaluate",
+            "-c",
+            config.to_str().unwrap(),
+            "--split",
+            "val",
+            "--json",
+            "--no-cache",
+        ]),
+        "evaluate with the local provider",
+    );
+    check_target_answers(&stdout, "local");
+}
+
+fn local_client() -> std::sync::Arc<dyn skill_factory_llm::ChatModel> {
+    let settings = skill_factory_llm::ProviderSettings {
+        name: Some("local".into()),
+        model: Some(model_path().to_string_lossy().into_owned()),
+        ..Default::default()
+    };
+    skill_factory_llm::build_client(&settings, "", &|_| None).expect("local client")
+}
+
+fn chat_request(user: &str, max_tokens: u32) -> skill_factory_llm::ChatRequest {
+    skill_factory_llm::ChatRequest::single(
+        Some("You are a helpful assistant.".into()),
+        user,
+        0.0,
+        max_tokens,
+    )
+}
+
+#[tokio::test]
+async fn the_local_engine_honours_max_tokens_stop_sequences_and_counts_tokens() {
+    use skill_factory_llm::StopReason;
+    let client = local_client();
+    assert_eq!((client.provider(), client.endpoint()), ("local", ""));
+
+    // Cut at max_tokens: exactly that many tokens, and the reason says so.
+    let short = client
+        .chat(&chat_request("Write a long story about a dragon.", 6))
+        .await
+        .expect("answer");
+    assert_eq!(short.stop_reason, StopReason::MaxTokens);
+    assert_eq!(short.usage.output_tokens, 6);
+    assert!(short.usage.input_tokens > 10, "{:?}", short.usage);
+
+    // Greedy decoding repeats itself exactly.
+    let long = client
+        .chat(&chat_request("Write a long story about a dragon.", 40))
+        .await
+        .expect("answer");
+    let again = client
+        .chat(&chat_request("Write a long story about a dragon.", 40))
+        .await
+        .expect("answer");
+    assert_eq!(long.text, again.text);
+    assert!(
+        long.text.starts_with(short.text.trim()),
+        "{long:?} vs {short:?}"
+    );
+
+    // A stop sequence taken from the middle of that answer ends it there, excluded.
+    let words: Vec<&str> = long.text.split_whitespace().collect();
+    assert!(words.len() > 6, "answer too short to cut: {:?}", long.text);
+    let stop = format!(" {}", words[5]);
+    let cut_at = long.text.find(&stop).expect("stop in text");
+    let mut request = chat_request("Write a long story about a dragon.", 40);
+    request.stop = vec![stop.clone()];
+    let stopped = client.chat(&request).await.expect("answer");
+    assert_eq!(stopped.stop_reason, StopReason::End);
+    assert_eq!(stopped.text, long.text[..cut_at].trim(), "stop {stop:?}");
+
+    // A prompt longer than a sequence's context is refused with a message, not a crash.
+    let huge = "receipt line ".repeat(6000);
+    let error = client
+        .chat(&chat_request(&huge, 8))
+        .await
+        .expect_err("too long");
+    assert!(error.to_string().contains("tokens of context"), "{error}");
+}
+
+#[tokio::test]
+async fn concurrent_requests_to_the_local_engine_all_get_answers() {
+    let client = local_client();
+    let questions = [
+        "What is the capital of France?",
+        "Name a color.",
+        "What is 2 plus 2?",
+        "Say hello.",
+        "Name an animal.",
+        "What day comes after Monday?",
+    ];
+    let mut calls = tokio::task::JoinSet::new();
+    for question in questions {
+        let client = client.clone();
+        calls.spawn(async move { client.chat(&chat_request(question, 24)).await });
+    }
+    let answers = calls.join_all().await;
+    assert_eq!(answers.len(), questions.len());
+    for answer in answers {
+        let answer = answer.expect("answer");
+        assert!(!answer.text.is_empty());
+        assert!(answer.usage.output_tokens > 0 && answer.usage.output_tokens <= 24);
+    }
+}

@@ -1,0 +1,259 @@
+//! The Python tool's own example configs run through `skill-factory evaluate` unchanged apart
+//! from a `base_url` that points each provider block at a loopback mock server.
+//!
+//! The fixtures are shared with the engine's config tests
+//! (`crates/skill-factory/tests/fixtures/reference-configs`). The mock answers every task
+//! with its expected answer, so a config that is read the way the reference tool reads it
+//! scores 1.000: golden, programmatic checks and the judge (which scores 10 when the output
+//! equals the reference answer) all pass.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+use skill_factory_mock::{MockConfig, MockServer, ReceivedRequest, load_answers};
+
+/// The top-level keys that hold a provider block in a skill-mode config.
+const PROVIDER_KEYS: &[&str] = &["provider", "target", "optimizer_provider", "judge_provider"];
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../skill-factory/tests/fixtures/reference-configs")
+}
+
+fn bin() -> Command {
+    let mut cmd = Command::cargo_bin("skill-factory").expect("binary is built");
+    // A developer's real keys, endpoints or model overrides must not leak into the run.
+    for key in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "SKILL_FACTORY_TARGET_MODEL",
+        "SKILL_FACTORY_OPTIMIZER_MODEL",
+        "SKILL_FACTORY_JUDGE_MODEL",
+    ] {
+        cmd.env_remove(key);
+    }
+    cmd
+}
+
+/// Where a provider of this name should be sent on the mock: Anthropic clients append
+/// `/v1/messages` themselves, OpenAI-style clients expect the `/v1` in the base URL.
+fn mock_url_for(provider_name: &str, base: &str) -> String {
+    if provider_name == "anthropic" {
+        base.to_string()
+    } else {
+        format!("{base}/v1")
+    }
+}
+
+/// The value of `name:` in a flow mapping such as `{name: lmstudio, model: m}`.
+fn flow_name(flow: &str) -> Option<&str> {
+    flow.trim_start_matches('{')
+        .split([',', '}'])
+        .find_map(|entry| entry.trim().strip_prefix("name:"))
+        .map(|name| name.trim().trim_matches(['"', '\'']))
+}
+
+/// `config` with `base_url` added to every provider block and nothing else changed: a flow
+/// block gets `, base_url: "<url>"` before its closing brace, a block mapping gets a
+/// `base_url: "<url>"` line right after its key, indented like its first entry.
+fn point_providers_at(config: &str, base: &str) -> String {
+    let lines: Vec<&str> = config.split_inclusive('\n').collect();
+    let mut out = String::with_capacity(config.len() + 256);
+    for (index, line) in lines.iter().enumerate() {
+        let provider_value = PROVIDER_KEYS.iter().find_map(|key| {
+            line.strip_prefix(key)
+                .and_then(|rest| rest.strip_prefix(':'))
+        });
+        let Some(value) = provider_value else {
+            out.push_str(line);
+            continue;
+        };
+        let value = value.trim();
+        if value.starts_with('{') {
+            let name = flow_name(value).unwrap_or("anthropic");
+            let close = line
+                .rfind('}')
+                .expect("a flow mapping on one line ends with }");
+            out.push_str(&line[..close]);
+            out.push_str(&format!(", base_url: \"{}\"", mock_url_for(name, base)));
+            out.push_str(&line[close..]);
+            continue;
+        }
+        assert!(value.is_empty(), "unexpected provider value in {line:?}");
+        let block: Vec<&str> = lines[index + 1..]
+            .iter()
+            .take_while(|l| l.starts_with(' '))
+            .copied()
+            .collect();
+        let indent: String = block.first().map_or("  ".to_string(), |l| {
+            l.chars().take_while(|c| *c == ' ').collect()
+        });
+        let name = block
+            .iter()
+            .find_map(|l| l.trim().strip_prefix("name:"))
+            .map_or("anthropic", |n| n.trim().trim_matches(['"', '\'']));
+        out.push_str(line);
+        out.push_str(&format!(
+            "{indent}base_url: \"{}\"\n",
+            mock_url_for(name, base)
+        ));
+    }
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// The last user message of a recorded request, in either wire format.
+fn user_message(request: &ReceivedRequest) -> String {
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let last_user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].clone())
+        .unwrap_or(Value::Null);
+    match last_user {
+        Value::String(text) => text,
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Task inputs of a dataset, in file order.
+fn task_inputs(dataset: &Path) -> Vec<String> {
+    std::fs::read_to_string(dataset)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let record: Value = serde_json::from_str(l).unwrap();
+            record["input"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+/// Runs `evaluate` on the fixture `example/config_file` pointed at a fresh mock; checks the
+/// score line and that the mock saw one target call and one judge call per task, on
+/// `expected_path`.
+async fn evaluates_reference_config(example: &str, config_file: &str, expected_path: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join(example);
+    copy_dir(&fixtures().join(example), &work);
+    let dataset = work.join("dataset.jsonl");
+    let server = MockServer::start(MockConfig {
+        answers: load_answers(&dataset).unwrap(),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+
+    let original = std::fs::read_to_string(work.join(config_file)).unwrap();
+    let edited = point_providers_at(&original, &server.base_url());
+    // Only base_url lines or entries were added: taking them out gives the original back.
+    let mut restored = edited.clone();
+    for url in [format!("{}/v1", server.base_url()), server.base_url()] {
+        restored = restored.replace(&format!(", base_url: \"{url}\""), "");
+        for indent in ["  ", "    "] {
+            restored = restored.replace(&format!("{indent}base_url: \"{url}\"\n"), "");
+        }
+    }
+    assert_eq!(restored, original, "the edit must only add base_url");
+    assert!(edited.contains("base_url"), "{edited}");
+    let config = work.join(config_file);
+    std::fs::write(&config, &edited).unwrap();
+
+    let cwd = dir.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        bin()
+            .current_dir(cwd)
+            .env("ANTHROPIC_API_KEY", "sk-ant-dummy-for-the-mock")
+            .args(["evaluate", "-c"])
+            .arg(&config)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{example}/{config_file}: exit {:?}\nstdout: {stdout}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inputs = task_inputs(&dataset);
+    assert_eq!(
+        stdout.lines().next(),
+        Some(format!("Score: 1.000 over {} tasks", inputs.len()).as_str()),
+        "{example}/{config_file}: {stdout}"
+    );
+
+    let received = server.received();
+    server.stop().await;
+    assert!(
+        received.iter().all(|r| r.path == expected_path),
+        "{example}/{config_file}: paths {:?}",
+        received.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    let (judge, target): (Vec<String>, Vec<String>) = received
+        .iter()
+        .map(user_message)
+        .partition(|user| user.starts_with("TASK INPUT:\n"));
+    let expected: HashSet<&String> = inputs.iter().collect();
+    assert_eq!(target.len(), inputs.len(), "one target call per task");
+    assert_eq!(target.iter().collect::<HashSet<_>>(), expected);
+    assert_eq!(judge.len(), inputs.len(), "one judge call per task");
+    let judged: HashSet<&String> = inputs
+        .iter()
+        .filter(|input| {
+            judge
+                .iter()
+                .any(|prompt| prompt.starts_with(&format!("TASK INPUT:\n{input}\n\n")))
+        })
+        .collect();
+    assert_eq!(judged, expected, "every task judged once");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_invoice_config_evaluates_against_an_anthropic_mock() {
+    evaluates_reference_config("invoice-extractor", "config.yaml", "/v1/messages").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_invoice_lmstudio_config_evaluates_against_an_openai_style_mock() {
+    evaluates_reference_config(
+        "invoice-extractor",
+        "config.lmstudio.yaml",
+        "/v1/chat/completions",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_ticket_config_evaluates_against_an_anthropic_mock() {
+    evaluates_reference_config("ticket-classifier", "config.yaml", "/v1/messages").await;
+}
+
+#[test]
+fn provider_edit_adds_base_url_to_flow_and_block_mappings_only() {
+    let config = "skill: s.md\nprovider:            {name: lmstudio, model: g}\njudge_provider:\n  name: anthropic\n  model: c\nmetric:\n  golden: {mode: exact}\n";
+    assert_eq!(
+        point_providers_at(config, "http://127.0.0.1:9"),
+        "skill: s.md\nprovider:            {name: lmstudio, model: g, base_url: \"http://127.0.0.1:9/v1\"}\njudge_provider:\n  base_url: \"http://127.0.0.1:9\"\n  name: anthropic\n  model: c\nmetric:\n  golden: {mode: exact}\n"
+    );
+}

@@ -1,0 +1,541 @@
+//! Run budgets: a shared ledger of what a run has spent (calls, tokens, dollars, wall time)
+//! and a [`ChatModel`] wrapper that asks the ledger *before* every call and books the call
+//! after it.
+//!
+//! Every client of a run (target, judge, optimizer) is wrapped in a [`BudgetedModel`] that
+//! shares one [`Ledger`]. A call is admitted only while every limit still has room; the first
+//! refusal marks the ledger exhausted for good (spending only grows), so every later call is
+//! refused with the same reason and the caller can stop cleanly and say why.
+//!
+//! * `max_calls` is exact even under concurrency: a call reserves its slot atomically before
+//!   it is sent.
+//! * `max_tokens` and `max_usd` are checked against what finished calls reported, so calls
+//!   already in flight when the limit is reached may overshoot it by at most their own size.
+//! * `max_minutes` is measured from the ledger's creation (the start of the run).
+//!
+//! Answers replayed from a cache (`ChatResponse::cached`) cost nothing: their slot is given
+//! back and neither tokens nor dollars are booked; they are counted apart as cached calls.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use crate::cost::Pricing;
+use crate::request::{ChatModel, ChatRequest, ChatResponse, LlmError};
+
+/// The hard limits of a run; `None` means no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BudgetLimits {
+    /// Most model calls sent (cache hits excluded).
+    pub max_calls: Option<u64>,
+    /// Most tokens, input and output together.
+    pub max_tokens: Option<u64>,
+    /// Most dollars, at the prices of [`crate::cost`].
+    pub max_usd: Option<f64>,
+    /// Most wall time from the start of the run.
+    pub max_duration: Option<Duration>,
+}
+
+impl BudgetLimits {
+    /// True when no limit is set.
+    pub fn is_unlimited(&self) -> bool {
+        *self == BudgetLimits::default()
+    }
+}
+
+/// Which limit stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetLimit {
+    /// `max_calls`.
+    MaxCalls,
+    /// `max_tokens`.
+    MaxTokens,
+    /// `max_usd`.
+    MaxUsd,
+    /// `max_minutes`.
+    MaxMinutes,
+}
+
+impl BudgetLimit {
+    /// The config key of the limit (`max_calls`, ...).
+    pub fn key(&self) -> &'static str {
+        match self {
+            BudgetLimit::MaxCalls => "max_calls",
+            BudgetLimit::MaxTokens => "max_tokens",
+            BudgetLimit::MaxUsd => "max_usd",
+            BudgetLimit::MaxMinutes => "max_minutes",
+        }
+    }
+}
+
+/// The limit a run reached, and a sentence saying so.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Exhaustion {
+    /// The limit.
+    pub limit: BudgetLimit,
+    /// E.g. `max_calls reached: 40 of 40 calls made`.
+    pub detail: String,
+}
+
+/// What has been spent, by one role or in total.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Spend {
+    /// Calls sent to a model (cache hits excluded), failed ones included.
+    pub calls: u64,
+    /// Calls answered from a cache, for free.
+    pub cached_calls: u64,
+    /// Calls that failed after their retries.
+    pub failed_calls: u64,
+    /// Prompt tokens of sent calls.
+    pub input_tokens: u64,
+    /// Completion tokens of sent calls.
+    pub output_tokens: u64,
+    /// Dollars of sent calls whose model has a price.
+    pub usd: f64,
+    /// Sent calls whose model has no known price (their dollars are not in `usd`).
+    pub unpriced_calls: u64,
+}
+
+impl Spend {
+    /// Input and output tokens together.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+
+    /// Adds another spend to this one.
+    pub fn add(&mut self, other: &Spend) {
+        self.calls += other.calls;
+        self.cached_calls += other.cached_calls;
+        self.failed_calls += other.failed_calls;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.usd += other.usd;
+        self.unpriced_calls += other.unpriced_calls;
+    }
+}
+
+#[derive(Debug, Default)]
+struct Books {
+    by_role: BTreeMap<String, Spend>,
+    total: Spend,
+    unpriced_models: BTreeSet<String>,
+}
+
+/// The shared account of a run's spending, and its limits.
+#[derive(Debug)]
+pub struct Ledger {
+    limits: BudgetLimits,
+    started: Instant,
+    /// Calls admitted and not given back (cache hits give theirs back).
+    reserved: AtomicU64,
+    books: Mutex<Books>,
+    exhausted: OnceLock<Exhaustion>,
+}
+
+impl Ledger {
+    /// A ledger enforcing `limits`, its clock starting now.
+    pub fn new(limits: BudgetLimits) -> Self {
+        Ledger {
+            limits,
+            started: Instant::now(),
+            reserved: AtomicU64::new(0),
+            books: Mutex::new(Books::default()),
+            exhausted: OnceLock::new(),
+        }
+    }
+
+    /// A ledger that only keeps accounts.
+    pub fn unlimited() -> Self {
+        Ledger::new(BudgetLimits::default())
+    }
+
+    /// The limits enforced.
+    pub fn limits(&self) -> &BudgetLimits {
+        &self.limits
+    }
+
+    /// Wall time since the ledger was created.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// The limit that was reached, once one was.
+    pub fn exhausted(&self) -> Option<&Exhaustion> {
+        self.exhausted.get()
+    }
+
+    /// Everything spent so far.
+    pub fn total(&self) -> Spend {
+        self.books().total
+    }
+
+    /// What each role (`target`, `judge`, `optimizer`) spent so far.
+    pub fn by_role(&self) -> BTreeMap<String, Spend> {
+        self.books().by_role.clone()
+    }
+
+    /// `provider/model` names that were called but have no price.
+    pub fn unpriced_models(&self) -> Vec<String> {
+        self.books().unpriced_models.iter().cloned().collect()
+    }
+
+    fn books(&self) -> MutexGuard<'_, Books> {
+        self.books
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Admits one call, or refuses it because a limit is reached (from then on every call is
+    /// refused). An admitted call holds a slot of `max_calls` until it is booked.
+    pub fn admit(&self) -> Result<(), LlmError> {
+        if let Some(done) = self.exhausted.get() {
+            return Err(LlmError::Budget(done.detail.clone()));
+        }
+        if let Some(limit) = self.limits.max_duration {
+            let elapsed = self.elapsed();
+            if elapsed >= limit {
+                return Err(self.exhaust(
+                    BudgetLimit::MaxMinutes,
+                    format!(
+                        "max_minutes reached: {:.1} of {} minutes elapsed",
+                        elapsed.as_secs_f64() / 60.0,
+                        trim_float(limit.as_secs_f64() / 60.0)
+                    ),
+                ));
+            }
+        }
+        let total = self.total();
+        if let Some(limit) = self.limits.max_tokens
+            && total.tokens() >= limit
+        {
+            return Err(self.exhaust(
+                BudgetLimit::MaxTokens,
+                format!(
+                    "max_tokens reached: {} of {limit} tokens used",
+                    total.tokens()
+                ),
+            ));
+        }
+        if let Some(limit) = self.limits.max_usd
+            && total.usd >= limit
+        {
+            return Err(self.exhaust(
+                BudgetLimit::MaxUsd,
+                format!(
+                    "max_usd reached: ${:.4} of ${} spent",
+                    total.usd,
+                    trim_float(limit)
+                ),
+            ));
+        }
+        if let Some(limit) = self.limits.max_calls {
+            let reserved = self
+                .reserved
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                    (n < limit).then_some(n + 1)
+                });
+            if reserved.is_err() {
+                return Err(self.exhaust(
+                    BudgetLimit::MaxCalls,
+                    format!("max_calls reached: {limit} of {limit} calls made"),
+                ));
+            }
+        } else {
+            self.reserved.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    /// Marks the ledger exhausted (the first reason sticks) and returns the refusal.
+    fn exhaust(&self, limit: BudgetLimit, detail: String) -> LlmError {
+        let first = self.exhausted.get_or_init(|| Exhaustion { limit, detail });
+        LlmError::Budget(first.detail.clone())
+    }
+
+    /// Books the outcome of an admitted call for `role`. `model` names it for the list of
+    /// unpriced models.
+    pub fn book(
+        &self,
+        role: &str,
+        model: &str,
+        pricing: Option<Pricing>,
+        outcome: Result<&ChatResponse, &LlmError>,
+    ) {
+        let mut spend = Spend::default();
+        match outcome {
+            Ok(response) if response.cached => {
+                // A replayed answer cost nothing: give its slot back.
+                self.reserved.fetch_sub(1, Ordering::SeqCst);
+                spend.cached_calls = 1;
+            }
+            Ok(response) => {
+                spend.calls = 1;
+                spend.input_tokens = response.usage.input_tokens;
+                spend.output_tokens = response.usage.output_tokens;
+                match pricing {
+                    Some(price) => spend.usd = price.cost(response.usage),
+                    None => spend.unpriced_calls = 1,
+                }
+            }
+            Err(_) => {
+                spend.calls = 1;
+                spend.failed_calls = 1;
+            }
+        }
+        let mut books = self.books();
+        books.total.add(&spend);
+        books
+            .by_role
+            .entry(role.to_string())
+            .or_default()
+            .add(&spend);
+        if spend.unpriced_calls > 0 {
+            books.unpriced_models.insert(model.to_string());
+        }
+    }
+}
+
+/// `2` for 2.0, `0.5` for 0.5: limits read as they were written.
+fn trim_float(value: f64) -> String {
+    let text = format!("{value:.4}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A client whose every call is admitted by a shared [`Ledger`] first and booked after,
+/// under a role name (`target`, `judge`, `optimizer`).
+pub struct BudgetedModel {
+    inner: Arc<dyn ChatModel>,
+    ledger: Arc<Ledger>,
+    role: String,
+    pricing: Option<Pricing>,
+    label: String,
+}
+
+impl BudgetedModel {
+    /// Wraps `inner`; `pricing` is the price of its model (`None`: unknown).
+    pub fn new(
+        inner: Arc<dyn ChatModel>,
+        ledger: Arc<Ledger>,
+        role: impl Into<String>,
+        pricing: Option<Pricing>,
+    ) -> Self {
+        let label = format!("{}/{}", inner.provider(), inner.model());
+        BudgetedModel {
+            inner,
+            ledger,
+            role: role.into(),
+            pricing,
+            label,
+        }
+    }
+
+    /// The price charged for this client's calls.
+    pub fn pricing(&self) -> Option<Pricing> {
+        self.pricing
+    }
+}
+
+#[async_trait]
+impl ChatModel for BudgetedModel {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    fn endpoint(&self) -> &str {
+        self.inner.endpoint()
+    }
+
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.ledger.admit()?;
+        let outcome = self.inner.chat(request).await;
+        self.ledger
+            .book(&self.role, &self.label, self.pricing, outcome.as_ref());
+        outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake::FakeModel;
+    use crate::request::{StopReason, TokenUsage};
+
+    fn fake(reply: &str) -> Arc<dyn ChatModel> {
+        Arc::new(FakeModel::new("m").with_responses(vec![reply.to_string()]))
+    }
+
+    fn ask() -> ChatRequest {
+        ChatRequest::single(None, "one two three", 0.0, 10)
+    }
+
+    fn budgeted(ledger: &Arc<Ledger>, price: Option<Pricing>) -> BudgetedModel {
+        BudgetedModel::new(fake("four five"), ledger.clone(), "target", price)
+    }
+
+    #[tokio::test]
+    async fn calls_beyond_max_calls_are_refused_before_they_are_sent() {
+        let ledger = Arc::new(Ledger::new(BudgetLimits {
+            max_calls: Some(2),
+            ..BudgetLimits::default()
+        }));
+        let model = budgeted(&ledger, None);
+        assert!(model.chat(&ask()).await.is_ok());
+        assert!(model.chat(&ask()).await.is_ok());
+        let refused = model.chat(&ask()).await.unwrap_err();
+        assert!(matches!(refused, LlmError::Budget(_)), "{refused}");
+        assert!(
+            refused.to_string().contains("max_calls reached"),
+            "{refused}"
+        );
+        assert_eq!(ledger.total().calls, 2);
+        assert_eq!(
+            ledger.exhausted().map(|e| e.limit),
+            Some(BudgetLimit::MaxCalls)
+        );
+    }
+
+    #[tokio::test]
+    async fn max_calls_holds_exactly_under_concurrency() {
+        let ledger = Arc::new(Ledger::new(BudgetLimits {
+            max_calls: Some(5),
+            ..BudgetLimits::default()
+        }));
+        let model = Arc::new(budgeted(&ledger, None));
+        let mut handles = Vec::new();
+        for _ in 0..40 {
+            let model = model.clone();
+            handles.push(tokio::spawn(
+                async move { model.chat(&ask()).await.is_ok() },
+            ));
+        }
+        let mut admitted = 0;
+        for handle in handles {
+            admitted += usize::from(handle.await.unwrap_or(false));
+        }
+        assert_eq!(admitted, 5);
+        assert_eq!(ledger.total().calls, 5);
+    }
+
+    #[tokio::test]
+    async fn token_and_dollar_limits_refuse_once_reached_and_stay_refused() {
+        let ledger = Arc::new(Ledger::new(BudgetLimits {
+            max_tokens: Some(5),
+            ..BudgetLimits::default()
+        }));
+        let model = budgeted(&ledger, None);
+        // 3 input + 2 output words: the limit is reached by the first call.
+        assert!(model.chat(&ask()).await.is_ok());
+        assert_eq!(ledger.total().tokens(), 5);
+        let refused = model.chat(&ask()).await.unwrap_err().to_string();
+        assert!(refused.contains("max_tokens reached: 5 of 5"), "{refused}");
+
+        let dollars = Arc::new(Ledger::new(BudgetLimits {
+            max_usd: Some(0.5),
+            ..BudgetLimits::default()
+        }));
+        let pricey = budgeted(
+            &dollars,
+            Some(Pricing {
+                input_per_mtok: 100_000.0,
+                output_per_mtok: 0.0,
+            }),
+        );
+        assert!(pricey.chat(&ask()).await.is_ok());
+        assert!((dollars.total().usd - 0.3).abs() < 1e-9);
+        assert!(pricey.chat(&ask()).await.is_ok());
+        let refused = pricey.chat(&ask()).await.unwrap_err().to_string();
+        assert!(refused.contains("max_usd reached"), "{refused}");
+    }
+
+    #[tokio::test]
+    async fn the_wall_clock_limit_refuses_after_it_elapses() {
+        let ledger = Arc::new(Ledger::new(BudgetLimits {
+            max_duration: Some(Duration::from_millis(1)),
+            ..BudgetLimits::default()
+        }));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let refused = budgeted(&ledger, None).chat(&ask()).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("max_minutes reached"),
+            "{refused}"
+        );
+        assert_eq!(ledger.total().calls, 0);
+    }
+
+    struct Replayed;
+
+    #[async_trait]
+    impl ChatModel for Replayed {
+        fn provider(&self) -> &str {
+            "openai"
+        }
+        fn model(&self) -> &str {
+            "gpt-4o"
+        }
+        fn endpoint(&self) -> &str {
+            ""
+        }
+        async fn chat(&self, _request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+            Ok(ChatResponse {
+                text: "x".into(),
+                usage: TokenUsage {
+                    input_tokens: 1000,
+                    output_tokens: 1000,
+                },
+                stop_reason: StopReason::End,
+                model: "gpt-4o".into(),
+                latency: Duration::ZERO,
+                cached: true,
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn cache_hits_cost_nothing_and_use_no_call_slot() {
+        let ledger = Arc::new(Ledger::new(BudgetLimits {
+            max_calls: Some(1),
+            ..BudgetLimits::default()
+        }));
+        let model = BudgetedModel::new(
+            Arc::new(Replayed),
+            ledger.clone(),
+            "judge",
+            Some(Pricing {
+                input_per_mtok: 1.0,
+                output_per_mtok: 1.0,
+            }),
+        );
+        for _ in 0..3 {
+            assert!(model.chat(&ask()).await.is_ok());
+        }
+        let spent = ledger.total();
+        assert_eq!((spent.calls, spent.cached_calls, spent.tokens()), (0, 3, 0));
+        assert_eq!(spent.usd, 0.0);
+        assert!(ledger.exhausted().is_none());
+    }
+
+    #[tokio::test]
+    async fn spending_is_kept_per_role_and_unpriced_models_are_listed() {
+        let ledger = Arc::new(Ledger::unlimited());
+        let target = BudgetedModel::new(fake("a"), ledger.clone(), "target", None);
+        let judge = BudgetedModel::new(fake("b"), ledger.clone(), "judge", Some(Pricing::FREE));
+        target.chat(&ask()).await.unwrap();
+        judge.chat(&ask()).await.unwrap();
+        judge.chat(&ask()).await.unwrap();
+        let roles = ledger.by_role();
+        assert_eq!(roles["target"].calls, 1);
+        assert_eq!(roles["judge"].calls, 2);
+        assert_eq!(roles["target"].unpriced_calls, 1);
+        assert_eq!(ledger.unpriced_models(), ["fake/m"]);
+        assert_eq!(ledger.total().calls, 3);
+    }
+}

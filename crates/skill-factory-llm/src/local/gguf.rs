@@ -1,0 +1,464 @@
+//! Reading the header of a GGUF file: what a model is (architecture, quantization, context
+//! length, chat template) without loading its weights, in plain Rust, so that `models list` and
+//! the checks before loading work in every build.
+//!
+//! Only the metadata section is read; tensor data is never touched. Large metadata arrays (the
+//! tokenizer's vocabulary) are stepped over.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use crate::request::LlmError;
+
+/// The four bytes every GGUF file starts with.
+const MAGIC: &[u8; 4] = b"GGUF";
+/// A metadata string longer than this is taken as a corrupt file (chat templates are a few KB).
+const MAX_STRING: u64 = 16 << 20;
+
+/// What a GGUF file's header says about the model in it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GgufInfo {
+    /// GGUF format version (2 or 3).
+    pub version: u32,
+    /// `general.architecture`: `llama`, `gemma3`, `qwen2`, ...
+    pub architecture: String,
+    /// `general.name`, when given.
+    pub name: Option<String>,
+    /// `general.size_label` (`135M`, `7B`), when given.
+    pub size_label: Option<String>,
+    /// The quantization of most weights, from `general.file_type` (`Q4_1`, `Q8_0`, `Q4_K_M`, ...).
+    pub quantization: Option<String>,
+    /// `<architecture>.context_length`: the context the model was trained with.
+    pub context_length: Option<u64>,
+    /// `tokenizer.chat_template`: the model's own Jinja chat template.
+    pub chat_template: Option<String>,
+    /// Number of tensors.
+    pub tensor_count: u64,
+}
+
+/// Reads the header of the GGUF file at `path`. Errors name the path and what is wrong.
+pub fn read_gguf_info(path: &Path) -> Result<GgufInfo, LlmError> {
+    let file = File::open(path).map_err(|e| {
+        let fix = if e.kind() == io::ErrorKind::NotFound {
+            " (run `skill-factory models fetch` to install the default model, or give the path of any GGUF file)"
+        } else {
+            ""
+        };
+        LlmError::Config(format!(
+            "cannot open model file {}: {e}{fix}",
+            path.display()
+        ))
+    })?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    parse_header(&mut reader).map_err(|problem| {
+        LlmError::Config(format!(
+            "{} is not a usable GGUF model file: {problem} (the local provider reads GGUF files, as \
+             made by llama.cpp; LM Studio and Ollama store their models in this format)",
+            path.display()
+        ))
+    })
+}
+
+/// GGUF metadata value types.
+mod kind {
+    pub const U8: u32 = 0;
+    pub const I8: u32 = 1;
+    pub const U16: u32 = 2;
+    pub const I16: u32 = 3;
+    pub const U32: u32 = 4;
+    pub const I32: u32 = 5;
+    pub const F32: u32 = 6;
+    pub const BOOL: u32 = 7;
+    pub const STRING: u32 = 8;
+    pub const ARRAY: u32 = 9;
+    pub const U64: u32 = 10;
+    pub const I64: u32 = 11;
+    pub const F64: u32 = 12;
+}
+
+/// A metadata value, kept only as far as the listing needs it.
+enum Value {
+    Int(i128),
+    Text(String),
+    Other,
+}
+
+fn parse_header<R: Read + Seek>(r: &mut R) -> Result<GgufInfo, String> {
+    let mut magic = [0u8; 4];
+    r.read_exact(&mut magic)
+        .map_err(|_| "the file is shorter than a GGUF header".to_string())?;
+    if &magic != MAGIC {
+        return Err(format!(
+            "it does not start with the GGUF signature (found {:?})",
+            String::from_utf8_lossy(&magic)
+        ));
+    }
+    let version = read_u32(r)?;
+    if !(2..=3).contains(&version) {
+        return Err(format!(
+            "GGUF version {version} is not supported (versions 2 and 3 are)"
+        ));
+    }
+    let tensor_count = read_u64(r)?;
+    let kv_count = read_u64(r)?;
+    let mut info = GgufInfo {
+        version,
+        tensor_count,
+        ..GgufInfo::default()
+    };
+    let mut file_type = None;
+    let mut context_lengths: Vec<(String, u64)> = Vec::new();
+    for _ in 0..kv_count {
+        let key = read_string(r)?;
+        let value_type = read_u32(r)?;
+        let value = read_value(r, value_type)?;
+        match (key.as_str(), value) {
+            ("general.architecture", Value::Text(s)) => info.architecture = s,
+            ("general.name", Value::Text(s)) => info.name = Some(s),
+            ("general.size_label", Value::Text(s)) => info.size_label = Some(s),
+            ("general.file_type", Value::Int(n)) => file_type = Some(n),
+            ("tokenizer.chat_template", Value::Text(s)) => info.chat_template = Some(s),
+            (k, Value::Int(n)) if k.ends_with(".context_length") => {
+                if let Ok(n) = u64::try_from(n) {
+                    context_lengths.push((k.trim_end_matches(".context_length").to_string(), n));
+                }
+            }
+            _ => {}
+        }
+    }
+    if info.architecture.is_empty() {
+        return Err("its metadata has no general.architecture".to_string());
+    }
+    info.context_length = context_lengths
+        .iter()
+        .find(|(arch, _)| *arch == info.architecture)
+        .map(|(_, n)| *n);
+    info.quantization = file_type.map(file_type_name);
+    Ok(info)
+}
+
+fn read_value<R: Read + Seek>(r: &mut R, value_type: u32) -> Result<Value, String> {
+    Ok(match value_type {
+        kind::U8 => Value::Int(i128::from(read_array::<1>(r)?[0])),
+        kind::I8 => Value::Int(i128::from(i8::from_le_bytes(read_array::<1>(r)?))),
+        kind::U16 => Value::Int(i128::from(u16::from_le_bytes(read_array::<2>(r)?))),
+        kind::I16 => Value::Int(i128::from(i16::from_le_bytes(read_array::<2>(r)?))),
+        kind::U32 => Value::Int(i128::from(read_u32(r)?)),
+        kind::I32 => Value::Int(i128::from(i32::from_le_bytes(read_array::<4>(r)?))),
+        kind::U64 => Value::Int(i128::from(read_u64(r)?)),
+        kind::I64 => Value::Int(i128::from(i64::from_le_bytes(read_array::<8>(r)?))),
+        kind::F32 => {
+            read_array::<4>(r)?;
+            Value::Other
+        }
+        kind::F64 => {
+            read_array::<8>(r)?;
+            Value::Other
+        }
+        kind::BOOL => {
+            read_array::<1>(r)?;
+            Value::Other
+        }
+        kind::STRING => Value::Text(read_string(r)?),
+        kind::ARRAY => {
+            let element_type = read_u32(r)?;
+            let count = read_u64(r)?;
+            skip_array(r, element_type, count)?;
+            Value::Other
+        }
+        other => return Err(format!("unknown metadata value type {other}")),
+    })
+}
+
+/// Steps over an array without keeping it: fixed-size elements by seeking, strings one by one.
+fn skip_array<R: Read + Seek>(r: &mut R, element_type: u32, count: u64) -> Result<(), String> {
+    let width: u64 = match element_type {
+        kind::U8 | kind::I8 | kind::BOOL => 1,
+        kind::U16 | kind::I16 => 2,
+        kind::U32 | kind::I32 | kind::F32 => 4,
+        kind::U64 | kind::I64 | kind::F64 => 8,
+        kind::STRING => {
+            for _ in 0..count {
+                let len = read_u64(r)?;
+                skip(r, len)?;
+            }
+            return Ok(());
+        }
+        kind::ARRAY => {
+            for _ in 0..count {
+                let inner = read_u32(r)?;
+                let inner_count = read_u64(r)?;
+                skip_array(r, inner, inner_count)?;
+            }
+            return Ok(());
+        }
+        other => return Err(format!("unknown metadata array element type {other}")),
+    };
+    let bytes = count
+        .checked_mul(width)
+        .ok_or_else(|| "a metadata array is impossibly large".to_string())?;
+    skip(r, bytes)
+}
+
+fn skip<R: Read + Seek>(r: &mut R, bytes: u64) -> Result<(), String> {
+    let offset =
+        i64::try_from(bytes).map_err(|_| "a metadata entry is impossibly large".to_string())?;
+    let before = r.stream_position().map_err(truncated)?;
+    let after = r.seek(SeekFrom::Current(offset)).map_err(truncated)?;
+    // Seeking past the end succeeds; the next read would fail with a less helpful message.
+    let end = r.seek(SeekFrom::End(0)).map_err(truncated)?;
+    if after > end || after < before {
+        return Err("the file ends inside its metadata (truncated download?)".to_string());
+    }
+    r.seek(SeekFrom::Start(after)).map_err(truncated)?;
+    Ok(())
+}
+
+fn read_string<R: Read>(r: &mut R) -> Result<String, String> {
+    let len = read_u64(r)?;
+    if len > MAX_STRING {
+        return Err(format!(
+            "a metadata string claims {len} bytes (corrupt file?)"
+        ));
+    }
+    let mut bytes = Vec::new();
+    r.take(len).read_to_end(&mut bytes).map_err(truncated)?;
+    if bytes.len() as u64 != len {
+        return Err("the file ends inside its metadata (truncated download?)".to_string());
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn read_u32<R: Read>(r: &mut R) -> Result<u32, String> {
+    Ok(u32::from_le_bytes(read_array::<4>(r)?))
+}
+
+fn read_u64<R: Read>(r: &mut R) -> Result<u64, String> {
+    Ok(u64::from_le_bytes(read_array::<8>(r)?))
+}
+
+fn read_array<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
+    let mut buf = [0u8; N];
+    r.read_exact(&mut buf).map_err(truncated)?;
+    Ok(buf)
+}
+
+fn truncated(e: io::Error) -> String {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        "the file ends inside its metadata (truncated download?)".to_string()
+    } else {
+        format!("read error: {e}")
+    }
+}
+
+/// The name llama.cpp gives a `general.file_type` value (its `llama_ftype` enum).
+fn file_type_name(file_type: i128) -> String {
+    let name = match file_type {
+        0 => "F32",
+        1 => "F16",
+        2 => "Q4_0",
+        3 => "Q4_1",
+        7 => "Q8_0",
+        8 => "Q5_0",
+        9 => "Q5_1",
+        10 => "Q2_K",
+        11 => "Q3_K_S",
+        12 => "Q3_K_M",
+        13 => "Q3_K_L",
+        14 => "Q4_K_S",
+        15 => "Q4_K_M",
+        16 => "Q5_K_S",
+        17 => "Q5_K_M",
+        18 => "Q6_K",
+        19 => "IQ2_XXS",
+        20 => "IQ2_XS",
+        21 => "Q2_K_S",
+        22 => "IQ3_XS",
+        23 => "IQ3_XXS",
+        24 => "IQ1_S",
+        25 => "IQ4_NL",
+        26 => "IQ3_S",
+        27 => "IQ3_M",
+        28 => "IQ2_S",
+        29 => "IQ2_M",
+        30 => "IQ4_XS",
+        31 => "IQ1_M",
+        32 => "BF16",
+        36 => "TQ1_0",
+        37 => "TQ2_0",
+        38 => "MXFP4_MOE",
+        other => return format!("type {other}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// Builds a GGUF header in memory: the tests need no model file.
+    pub(crate) struct HeaderBuilder {
+        bytes: Vec<u8>,
+        count: u64,
+    }
+
+    impl HeaderBuilder {
+        pub(crate) fn new() -> Self {
+            HeaderBuilder {
+                bytes: Vec::new(),
+                count: 0,
+            }
+        }
+
+        fn key(&mut self, key: &str, value_type: u32) {
+            self.bytes.extend((key.len() as u64).to_le_bytes());
+            self.bytes.extend(key.as_bytes());
+            self.bytes.extend(value_type.to_le_bytes());
+            self.count += 1;
+        }
+
+        pub(crate) fn string(mut self, key: &str, value: &str) -> Self {
+            self.key(key, kind::STRING);
+            self.bytes.extend((value.len() as u64).to_le_bytes());
+            self.bytes.extend(value.as_bytes());
+            self
+        }
+
+        pub(crate) fn u32(mut self, key: &str, value: u32) -> Self {
+            self.key(key, kind::U32);
+            self.bytes.extend(value.to_le_bytes());
+            self
+        }
+
+        fn f32(mut self, key: &str, value: f32) -> Self {
+            self.key(key, kind::F32);
+            self.bytes.extend(value.to_le_bytes());
+            self
+        }
+
+        fn strings(mut self, key: &str, values: &[&str]) -> Self {
+            self.key(key, kind::ARRAY);
+            self.bytes.extend(kind::STRING.to_le_bytes());
+            self.bytes.extend((values.len() as u64).to_le_bytes());
+            for v in values {
+                self.bytes.extend((v.len() as u64).to_le_bytes());
+                self.bytes.extend(v.as_bytes());
+            }
+            self
+        }
+
+        fn i32s(mut self, key: &str, values: &[i32]) -> Self {
+            self.key(key, kind::ARRAY);
+            self.bytes.extend(kind::I32.to_le_bytes());
+            self.bytes.extend((values.len() as u64).to_le_bytes());
+            for v in values {
+                self.bytes.extend(v.to_le_bytes());
+            }
+            self
+        }
+
+        pub(crate) fn build(self) -> Vec<u8> {
+            let mut out = b"GGUF".to_vec();
+            out.extend(3u32.to_le_bytes());
+            out.extend(7u64.to_le_bytes());
+            out.extend(self.count.to_le_bytes());
+            out.extend(self.bytes);
+            out
+        }
+    }
+
+    fn smollm_like() -> Vec<u8> {
+        HeaderBuilder::new()
+            .string("general.architecture", "llama")
+            .string("general.name", "Smollm2 135M")
+            .string("general.size_label", "135M")
+            .u32("llama.context_length", 8192)
+            .f32("llama.rope.freq_base", 100000.0)
+            .u32("general.file_type", 3)
+            .strings(
+                "tokenizer.ggml.tokens",
+                &["<|endoftext|>", "<|im_start|>", "a"],
+            )
+            .i32s("tokenizer.ggml.token_type", &[3, 3, 1])
+            .string("tokenizer.chat_template", "{{ messages }}")
+            .build()
+    }
+
+    #[test]
+    fn header_gives_architecture_quantization_context_and_template() {
+        let info = parse_header(&mut Cursor::new(smollm_like())).unwrap();
+        assert_eq!(info.architecture, "llama");
+        assert_eq!(info.name.as_deref(), Some("Smollm2 135M"));
+        assert_eq!(info.size_label.as_deref(), Some("135M"));
+        assert_eq!(info.quantization.as_deref(), Some("Q4_1"));
+        assert_eq!(info.context_length, Some(8192));
+        assert_eq!(info.chat_template.as_deref(), Some("{{ messages }}"));
+        assert_eq!((info.version, info.tensor_count), (3, 7));
+    }
+
+    #[test]
+    fn context_length_is_the_one_of_the_models_own_architecture() {
+        let bytes = HeaderBuilder::new()
+            .u32("clip.context_length", 77)
+            .string("general.architecture", "gemma3")
+            .u32("gemma3.context_length", 32768)
+            .build();
+        let info = parse_header(&mut Cursor::new(bytes)).unwrap();
+        assert_eq!(info.context_length, Some(32768));
+        assert_eq!(info.quantization, None);
+    }
+
+    #[test]
+    fn a_file_that_is_not_gguf_says_so() {
+        let error = parse_header(&mut Cursor::new(b"PK\x03\x04 a zip file".to_vec())).unwrap_err();
+        assert!(error.contains("GGUF signature"), "{error}");
+        let error = parse_header(&mut Cursor::new(b"GG".to_vec())).unwrap_err();
+        assert!(error.contains("shorter than a GGUF header"), "{error}");
+    }
+
+    #[test]
+    fn a_truncated_header_is_reported_not_panicked_on() {
+        let bytes = smollm_like();
+        for cut in [20, 40, bytes.len() / 2, bytes.len() - 3] {
+            let error = parse_header(&mut Cursor::new(bytes[..cut].to_vec())).unwrap_err();
+            assert!(
+                error.contains("truncated") || error.contains("ends"),
+                "cut {cut}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn unsupported_versions_and_missing_architecture_are_errors() {
+        let mut bytes = smollm_like();
+        bytes[4] = 9;
+        assert!(
+            parse_header(&mut Cursor::new(bytes))
+                .unwrap_err()
+                .contains("version 9")
+        );
+        let bytes = HeaderBuilder::new().u32("general.file_type", 7).build();
+        assert!(
+            parse_header(&mut Cursor::new(bytes))
+                .unwrap_err()
+                .contains("general.architecture")
+        );
+    }
+
+    #[test]
+    fn unknown_file_types_are_shown_by_number() {
+        assert_eq!(file_type_name(15), "Q4_K_M");
+        assert_eq!(file_type_name(99), "type 99");
+    }
+
+    #[test]
+    fn missing_file_error_names_the_path_and_the_fetch_command() {
+        let error = read_gguf_info(Path::new("no/such/model.gguf"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("no/such/model.gguf"), "{error}");
+        assert!(error.contains("skill-factory models fetch"), "{error}");
+    }
+}

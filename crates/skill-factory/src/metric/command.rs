@@ -1,0 +1,264 @@
+//! The command metric: a program of the user's, in any language, scores each rollout.
+//!
+//! The program gets one JSON object on stdin,
+//! `{"task_id", "input", "output", "expected", "metadata"}` (`expected` is `null` when the task
+//! has none, `metadata` is the task's), and prints `{"score": <0..1>, "feedback": "<why>"}` on
+//! stdout (`feedback` optional). When stdout holds more than that object, its last line that
+//! parses is used, so a script may print progress before its verdict.
+//!
+//! A failed rollout scores 0 (`rollout failed: ...`) without running the program, as with
+//! every other metric. When the program itself fails (non-zero exit, timeout, no valid verdict
+//! on stdout, a score outside [0, 1]), the task scores 0 and the feedback says exactly what
+//! went wrong. That is a choice: the LLM judge is *dropped* when its call fails, because a
+//! network error says nothing about the output; a metric script, by contrast, usually fails
+//! on the output it was given (it could not parse it, ...), and dropping it would let such
+//! outputs score as if the metric did not exist. A broken script shows up at once as 0 on
+//! every task, with the reason in each task's feedback.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use skill_factory_core::{MetricResult, Rollout, Task};
+
+use super::text::py_strip;
+use super::{Metric, NotApplicable};
+use crate::process::{self, ChildSpec, Limits, Outcome};
+use crate::pyrepr::repr_float;
+
+/// The metric's name in feedback and breakdowns.
+pub const NAME: &str = "command";
+
+/// How much of the program's stdout is read (a verdict is a few hundred bytes).
+const STDOUT_LIMIT: usize = 1024 * 1024;
+
+/// How many characters of stderr or of a bad stdout the feedback quotes.
+const QUOTE_CHARS: usize = 500;
+
+/// Scores rollouts with a user's program. Its `Debug` output names the `env` variables but
+/// not their values, which may be keys.
+#[derive(Clone)]
+pub struct CommandMetric {
+    argv: Vec<String>,
+    timeout: Duration,
+    cwd: Option<PathBuf>,
+    env: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for CommandMetric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandMetric")
+            .field("argv", &self.argv)
+            .field("timeout", &self.timeout)
+            .field("cwd", &self.cwd)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl CommandMetric {
+    /// A metric running `argv` (never through a shell) with at most `timeout` per rollout.
+    pub fn new(argv: Vec<String>, timeout: Duration) -> Result<Self, String> {
+        if argv.is_empty() {
+            return Err(
+                "the command metric needs a command: give 'command' at least a program name"
+                    .to_string(),
+            );
+        }
+        Ok(CommandMetric {
+            argv,
+            timeout,
+            cwd: None,
+            env: BTreeMap::new(),
+        })
+    }
+
+    /// Runs the program in `cwd`.
+    pub fn in_dir(mut self, cwd: Option<PathBuf>) -> Self {
+        self.cwd = cwd;
+        self
+    }
+
+    /// Sets `env` over the inherited environment.
+    pub fn with_env(mut self, env: BTreeMap<String, String>) -> Self {
+        self.env = env;
+        self
+    }
+
+    fn failed(&self, reason: String) -> MetricResult {
+        MetricResult::new(NAME, 0.0, format!("metric command failed: {reason}"))
+    }
+}
+
+/// The JSON object the program reads.
+pub fn request(task: &Task, rollout: &Rollout) -> Value {
+    json!({
+        "task_id": task.id,
+        "input": task.input,
+        "output": rollout.output,
+        "expected": task.expected,
+        "metadata": task.metadata,
+    })
+}
+
+#[async_trait]
+impl Metric for CommandMetric {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
+        if let Some(error) = &rollout.error {
+            return Ok(MetricResult::new(
+                NAME,
+                0.0,
+                format!("rollout failed: {error}"),
+            ));
+        }
+        let stdin = request(task, rollout).to_string();
+        let outcome = process::run(ChildSpec {
+            argv: &self.argv,
+            stdin: Some(stdin.as_bytes()),
+            cwd: self.cwd.as_deref(),
+            env: &self.env,
+            timeout: self.timeout,
+            limits: Limits {
+                stdout_head: STDOUT_LIMIT,
+                tail: 64 * 1024,
+            },
+        })
+        .await;
+        let program = self.argv.first().map_or("", String::as_str);
+        Ok(match outcome {
+            Outcome::LaunchFailed(error) => {
+                self.failed(format!("cannot launch '{program}': {error}"))
+            }
+            Outcome::TimedOut { .. } => self.failed(format!(
+                "'{program}' did not answer within {}s",
+                repr_float(self.timeout.as_secs_f64())
+            )),
+            Outcome::Exited { code, output } if code != 0 => {
+                let stderr = quote_tail(&output.stderr.tail_text(64 * 1024));
+                self.failed(format!(
+                    "'{program}' exited with {code}: {}",
+                    if stderr.is_empty() {
+                        "(no stderr)".to_string()
+                    } else {
+                        stderr
+                    }
+                ))
+            }
+            Outcome::Exited { output, .. } => match verdict(&output.stdout.head_text()) {
+                Ok((score, feedback)) => MetricResult::new(NAME, score, feedback),
+                Err(problem) => self.failed(format!("'{program}' {problem}")),
+            },
+        })
+    }
+}
+
+/// Reads `{"score", "feedback"}` from the whole stdout, else from its last line that parses.
+fn verdict(stdout: &str) -> Result<(f64, String), String> {
+    let trimmed = py_strip(stdout);
+    let object = serde_json::from_str::<Value>(trimmed)
+        .ok()
+        .filter(Value::is_object)
+        .or_else(|| {
+            trimmed
+                .lines()
+                .rev()
+                .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
+                .find(Value::is_object)
+        });
+    let expected = r#"print one JSON object such as {"score": 0.8, "feedback": "why"}"#;
+    let Some(object) = object else {
+        return Err(if trimmed.is_empty() {
+            format!("printed nothing; {expected}")
+        } else {
+            format!(
+                "printed no JSON object; {expected} (it printed {})",
+                quote_head(trimmed)
+            )
+        });
+    };
+    let score = match object.get("score") {
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(other) => {
+            return Err(format!(
+                "gave \"score\": {other}, which is not a number; {expected}"
+            ));
+        }
+        None => return Err(format!("gave no \"score\"; {expected}")),
+    };
+    if !(0.0..=1.0).contains(&score) {
+        return Err(format!(
+            "gave \"score\": {}, outside 0..1; scale it to between 0 and 1",
+            repr_float(score)
+        ));
+    }
+    let feedback = match object.get("feedback") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    Ok((score, feedback))
+}
+
+fn quote_head(text: &str) -> String {
+    let head: String = text.chars().take(QUOTE_CHARS).collect();
+    if head.len() < text.len() {
+        format!("{head:?}…")
+    } else {
+        format!("{head:?}")
+    }
+}
+
+fn quote_tail(text: &str) -> String {
+    let trimmed = py_strip(text);
+    let count = trimmed.chars().count();
+    trimmed
+        .chars()
+        .skip(count.saturating_sub(QUOTE_CHARS))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_reads_score_and_feedback() {
+        assert_eq!(
+            verdict(r#" {"score": 0.5, "feedback": "half"} "#),
+            Ok((0.5, "half".to_string()))
+        );
+        assert_eq!(verdict(r#"{"score": 1}"#), Ok((1.0, String::new())));
+    }
+
+    #[test]
+    fn verdict_takes_the_last_json_line_after_progress_output() {
+        assert_eq!(
+            verdict("checking...\n{\"score\": 0.25, \"feedback\": \"x\"}\n"),
+            Ok((0.25, "x".to_string()))
+        );
+    }
+
+    #[test]
+    fn bad_verdicts_say_what_was_expected() {
+        let cases = [
+            ("", "printed nothing"),
+            ("great job", "printed no JSON object"),
+            (r#"{"feedback": "x"}"#, "gave no \"score\""),
+            (r#"{"score": "0.5"}"#, "is not a number"),
+            (r#"{"score": true}"#, "is not a number"),
+            (r#"{"score": 7}"#, "outside 0..1"),
+            ("[0.5]", "printed no JSON object"),
+        ];
+        for (stdout, part) in cases {
+            let error = verdict(stdout).unwrap_err();
+            assert!(error.contains(part), "{stdout:?}: {error}");
+        }
+    }
+}

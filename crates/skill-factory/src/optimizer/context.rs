@@ -1,0 +1,229 @@
+//! What every optimizer works with: the harness and metric, one in-flight cap shared by all
+//! of a run's model work, the budget ledger, the cancel token and the event sink; and the
+//! evaluation of a candidate on a set of tasks under all of them.
+//!
+//! Evaluations remember what they scored: a task already scored for the same skill body in
+//! this run (the incumbent on a minibatch task it met in an earlier round, a body proposed
+//! twice) is reused instead of run again, so the run never makes more model calls than the
+//! reference tool for the same config. Failed rollouts and results of an interrupted
+//! evaluation are not remembered, so they are retried when needed again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use skill_factory_core::{Evaluation, MetricResult, Rollout, Skill, Task, TaskEvaluation};
+use skill_factory_llm::Ledger;
+use tokio::sync::Semaphore;
+
+use super::StopReason;
+use super::event::{Event, EventSink, RolloutRecord};
+use crate::cancel::CancelToken;
+use crate::evaluate::{EvalObserver, evaluate_shared};
+use crate::harness::Harness;
+use crate::metric::Metric;
+
+/// An evaluation and whether every task in it really ran.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// The task results, in task order.
+    pub evaluation: Evaluation,
+    /// False when the run stopped (cancel, budget) during the evaluation: some tasks may not
+    /// have run, so the score must not decide anything.
+    pub complete: bool,
+}
+
+impl Scored {
+    /// The mean score.
+    pub fn score(&self) -> f64 {
+        self.evaluation.score()
+    }
+}
+
+/// The machinery of one run, shared by the optimizer and the final test scoring.
+pub struct RunContext {
+    /// Runs a skill on a task.
+    pub harness: Arc<dyn Harness>,
+    /// Scores a rollout.
+    pub metric: Arc<dyn Metric>,
+    /// One permit per model-bound step in flight (a rollout with its scoring, or a proposal
+    /// request), shared by every evaluation and proposal of the run.
+    pub permits: Arc<Semaphore>,
+    /// The number of permits.
+    pub max_workers: usize,
+    /// What the run has spent, and its limits.
+    pub ledger: Arc<Ledger>,
+    /// Set by Ctrl-C.
+    pub cancel: CancelToken,
+    /// Where events go.
+    pub events: Arc<dyn EventSink>,
+    memo: Mutex<HashMap<(String, String), TaskEvaluation>>,
+}
+
+impl RunContext {
+    /// A context with `max_workers` permits (at least 1).
+    pub fn new(
+        harness: Arc<dyn Harness>,
+        metric: Arc<dyn Metric>,
+        max_workers: usize,
+        ledger: Arc<Ledger>,
+        cancel: CancelToken,
+        events: Arc<dyn EventSink>,
+    ) -> Self {
+        let max_workers = max_workers.max(1);
+        RunContext {
+            harness,
+            metric,
+            permits: Arc::new(Semaphore::new(max_workers)),
+            max_workers,
+            ledger,
+            cancel,
+            events,
+            memo: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Why the run must stop now, if it must: cancelled, or out of budget.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        if self.cancel.is_cancelled() {
+            return Some(StopReason::Cancelled);
+        }
+        self.ledger
+            .exhausted()
+            .map(|exhaustion| StopReason::Budget(exhaustion.clone()))
+    }
+
+    /// Sends an event to the sink.
+    pub fn emit(&self, event: Event) {
+        self.events.event(&event);
+    }
+
+    fn memo(&self) -> MutexGuard<'_, HashMap<(String, String), TaskEvaluation>> {
+        self.memo
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Scores `skill` on `tasks` under the shared cap, reusing results already known for the
+    /// same body. `round`, `candidate` and `split` label the events.
+    pub async fn evaluate(
+        &self,
+        skill: &Skill,
+        tasks: &[Task],
+        round: usize,
+        candidate: usize,
+        split: &'static str,
+    ) -> Scored {
+        let known: Vec<Option<TaskEvaluation>> = {
+            let memo = self.memo();
+            tasks
+                .iter()
+                .map(|task| memo.get(&(skill.body.clone(), task.id.clone())).cloned())
+                .collect()
+        };
+        let to_run: Vec<Task> = tasks
+            .iter()
+            .zip(&known)
+            .filter(|(_, known)| known.is_none())
+            .map(|(task, _)| task.clone())
+            .collect();
+        self.emit(Event::EvaluationStarted {
+            round,
+            candidate,
+            split,
+            tasks: tasks.len(),
+            reused: tasks.len() - to_run.len(),
+        });
+        for item in known.iter().flatten() {
+            self.emit(Event::Rollout(RolloutRecord {
+                round,
+                candidate,
+                split,
+                reused: true,
+                item: item.clone(),
+            }));
+        }
+        let observer = Arc::new(Forward {
+            events: self.events.clone(),
+            round,
+            candidate,
+            split,
+        });
+        let cancel = self.cancel.clone();
+        let ledger = self.ledger.clone();
+        let ran = if to_run.is_empty() {
+            Evaluation::default()
+        } else {
+            evaluate_shared(
+                Arc::new(skill.clone()),
+                &to_run,
+                self.harness.clone(),
+                self.metric.clone(),
+                self.permits.clone(),
+                observer,
+                Arc::new(move || cancel.is_cancelled() || ledger.exhausted().is_some()),
+            )
+            .await
+        };
+        // Conservative: once the run is stopping, any task of this evaluation may have been
+        // skipped or refused a call, so the whole evaluation is marked incomplete.
+        let complete = self.stop_reason().is_none();
+        let mut fresh = ran.items.into_iter();
+        // `evaluate_shared` returns one item per task it was given, in order, so the fresh
+        // items fill the unknown slots one for one.
+        let items: Vec<TaskEvaluation> = known
+            .into_iter()
+            .zip(tasks)
+            .map(|(known, task)| {
+                known
+                    .or_else(|| fresh.next())
+                    .unwrap_or_else(|| TaskEvaluation {
+                        rollout: Rollout::failure(&task.id, "the evaluation returned no result"),
+                        result: MetricResult::new("evaluate", 0.0, "rollout failed: no result"),
+                    })
+            })
+            .collect();
+        if complete {
+            let mut memo = self.memo();
+            for item in items.iter().filter(|item| item.rollout.ok()) {
+                memo.insert(
+                    (skill.body.clone(), item.task_id().to_string()),
+                    item.clone(),
+                );
+            }
+        }
+        let evaluation = Evaluation { items };
+        self.emit(Event::EvaluationFinished {
+            round,
+            candidate,
+            split,
+            score: evaluation.score(),
+            tasks: evaluation.size(),
+            failed: evaluation.failed(),
+            complete,
+        });
+        Scored {
+            evaluation,
+            complete,
+        }
+    }
+}
+
+/// Turns finished tasks into rollout events.
+struct Forward {
+    events: Arc<dyn EventSink>,
+    round: usize,
+    candidate: usize,
+    split: &'static str,
+}
+
+impl EvalObserver for Forward {
+    fn task_done(&self, item: &TaskEvaluation) {
+        self.events.event(&Event::Rollout(RolloutRecord {
+            round: self.round,
+            candidate: self.candidate,
+            split: self.split,
+            reused: false,
+            item: item.clone(),
+        }));
+    }
+}

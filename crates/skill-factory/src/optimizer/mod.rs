@@ -1,0 +1,250 @@
+//! Optimizers: edit a skill's body to raise its score on the validation split.
+//!
+//! An [`Optimizer`] gets the seed skill, the train and validation tasks and a [`RunContext`]
+//! (harness, metric, one shared in-flight cap, the budget ledger, the cancel token and the
+//! event sink) and returns an [`OptimizationResult`] in the reference tool's shape: the best
+//! skill, the seed's and the best's validation scores and one [`CandidateRecord`] per round.
+//! It never reads the held-out test split; the run scores it once afterwards.
+//!
+//! * [`llm_loop`]: the reference's validation-gated reflective loop, with its proposals and
+//!   their validations run concurrently.
+//! * [`reflection`]: the reflection prompt, and the parsing and checking of proposals.
+//!
+//! An optimizer never fails as a whole: model errors become invalid proposals or failed
+//! rollouts, and a budget limit or a Ctrl-C ends the search with the best skill so far and a
+//! [`StopReason`].
+
+pub mod context;
+pub mod event;
+pub mod llm_loop;
+pub mod reflection;
+
+pub use context::RunContext;
+pub use event::{Event, EventSink, NoEvents, RolloutRecord};
+pub use llm_loop::{LlmLoop, LlmLoopSettings};
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use skill_factory_core::{Skill, Task};
+use skill_factory_llm::{ChatModel, Exhaustion};
+
+use crate::config::OptimizerConfig;
+
+/// Optimizer names this build can run.
+pub const AVAILABLE: &[&str] = &["llm_loop"];
+
+/// One recorded candidate: the seed, then one per round (the round's best proposal, or the
+/// unchanged best skill when the round produced nothing to score).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateRecord {
+    /// 0 for the seed, else the round.
+    pub iteration: usize,
+    /// The candidate.
+    pub skill: Skill,
+    /// Mean score of the round's parent on the round's minibatch (for the seed: its
+    /// validation score), as the reference records it.
+    pub train_score: f64,
+    /// Mean validation score.
+    pub val_score: f64,
+    /// Whether it became the best skill.
+    pub accepted: bool,
+    /// Why: the rationale of the edit, or what went wrong.
+    pub note: String,
+}
+
+/// Why the search ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StopReason {
+    /// Every configured round ran.
+    RoundsDone {
+        /// Rounds run.
+        rounds: usize,
+    },
+    /// `patience` rounds in a row brought no improvement.
+    Patience {
+        /// The configured patience.
+        patience: usize,
+    },
+    /// A budget limit was reached.
+    Budget(Exhaustion),
+    /// The run was cancelled (Ctrl-C).
+    Cancelled,
+}
+
+impl StopReason {
+    /// A short code for result files: `rounds`, `patience`, `budget` or `cancelled`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StopReason::RoundsDone { .. } => "rounds",
+            StopReason::Patience { .. } => "patience",
+            StopReason::Budget(_) => "budget",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+
+    /// A sentence for people.
+    pub fn detail(&self) -> String {
+        match self {
+            StopReason::RoundsDone { rounds } => {
+                format!("all {rounds} configured rounds ran")
+            }
+            StopReason::Patience { patience } => format!(
+                "{patience} round{} in a row without improvement (optimizer.patience = {patience})",
+                if *patience == 1 { "" } else { "s" }
+            ),
+            StopReason::Budget(exhaustion) => format!(
+                "budget limit reached ({}); the best skill so far is kept",
+                exhaustion.detail
+            ),
+            StopReason::Cancelled => {
+                "cancelled (Ctrl-C); calls in flight finished and the best skill so far is kept"
+                    .to_string()
+            }
+        }
+    }
+}
+
+/// What an optimization produced, in the reference tool's shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptimizationResult {
+    /// Optimizer name.
+    pub optimizer: String,
+    /// The best skill found (the seed when nothing beat it).
+    pub best_skill: Skill,
+    /// Validation score of the seed.
+    pub baseline_score: f64,
+    /// Validation score of the best skill.
+    pub best_score: f64,
+    /// The best skill's candidate number (0: the seed), as in the run folder's events.
+    pub best_candidate: usize,
+    /// The seed's record, then one per round.
+    pub history: Vec<CandidateRecord>,
+    /// Optimizer-specific facts (`llm_loop`: `rounds_run`, `valset_size`).
+    pub metadata: Map<String, Value>,
+    /// Why the search ended; `None` while it runs (checkpoints).
+    pub stop: Option<StopReason>,
+}
+
+impl OptimizationResult {
+    /// Best minus baseline.
+    pub fn improvement(&self) -> f64 {
+        self.best_score - self.baseline_score
+    }
+
+    /// Records accepted, the seed's included.
+    pub fn accepted(&self) -> usize {
+        self.history.iter().filter(|r| r.accepted).count()
+    }
+}
+
+/// Edits a skill to raise its validation score.
+#[async_trait]
+pub trait Optimizer: Send + Sync {
+    /// The name recorded in reports (`llm_loop`).
+    fn name(&self) -> &str;
+    /// Searches from `seed`, learning from `train` and gating on `val`.
+    async fn optimize(
+        &self,
+        seed: &Skill,
+        train: &[Task],
+        val: &[Task],
+        context: &RunContext,
+    ) -> OptimizationResult;
+}
+
+/// Why an optimizer cannot be built from a config.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownOptimizer {
+    /// A name of the reference tool that this build does not run yet.
+    #[error(
+        "optimizer '{name}' is not available in this build. Available: {}. Set optimizer.name to one of them",
+        AVAILABLE.join(", ")
+    )]
+    NotYetAvailable {
+        /// The name as configured.
+        name: String,
+    },
+    /// A name nobody knows.
+    #[error(
+        "Unknown optimizer '{name}'. Available: {}. Set optimizer.name to one of them",
+        AVAILABLE.join(", ")
+    )]
+    Unknown {
+        /// The name as configured.
+        name: String,
+    },
+}
+
+/// The normalized optimizer name of a config (trimmed, lower-case, so `LLM_LOOP` works), or
+/// why it cannot be run.
+pub fn optimizer_name(config: &OptimizerConfig) -> Result<&'static str, UnknownOptimizer> {
+    let wanted = config.name.trim().to_lowercase();
+    if let Some(found) = AVAILABLE.iter().find(|name| **name == wanted) {
+        return Ok(found);
+    }
+    let name = config.name.trim().to_string();
+    if ["dspy_gepa", "skillopt"].contains(&wanted.as_str()) {
+        Err(UnknownOptimizer::NotYetAvailable { name })
+    } else {
+        Err(UnknownOptimizer::Unknown { name })
+    }
+}
+
+/// Builds the optimizer a config names, given the optimizer model client.
+pub fn build_optimizer(
+    config: &OptimizerConfig,
+    client: Arc<dyn ChatModel>,
+) -> Result<Box<dyn Optimizer>, UnknownOptimizer> {
+    match optimizer_name(config)? {
+        "llm_loop" => Ok(Box::new(LlmLoop::new(
+            client,
+            LlmLoopSettings::from_config(config),
+        ))),
+        other => Err(UnknownOptimizer::Unknown {
+            name: other.to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(name: &str) -> OptimizerConfig {
+        OptimizerConfig {
+            name: name.to_string(),
+            ..OptimizerConfig::default()
+        }
+    }
+
+    #[test]
+    fn optimizer_names_are_case_insensitive() {
+        assert_eq!(optimizer_name(&named(" LLM_Loop ")), Ok("llm_loop"));
+    }
+
+    #[test]
+    fn reference_optimizers_not_built_yet_say_what_is_available() {
+        let error = optimizer_name(&named("dspy_gepa")).unwrap_err().to_string();
+        assert!(
+            error.contains("'dspy_gepa' is not available") && error.contains("Available: llm_loop"),
+            "{error}"
+        );
+        let unknown = optimizer_name(&named("gepa2")).unwrap_err().to_string();
+        assert!(
+            unknown.starts_with("Unknown optimizer 'gepa2'. Available: llm_loop"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn stop_reasons_have_codes_and_sentences() {
+        assert_eq!(StopReason::Cancelled.code(), "cancelled");
+        assert!(
+            StopReason::Patience { patience: 2 }
+                .detail()
+                .starts_with("2 rounds in a row")
+        );
+    }
+}

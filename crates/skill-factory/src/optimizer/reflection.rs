@@ -1,0 +1,562 @@
+//! Reflection: the prompt that shows the optimizer model how the current skill did, and the
+//! parsing and checking of what it proposes.
+//!
+//! The prompt follows the reference tool's (§7.1 of the spec): the goal, the minibatch score,
+//! the current body between `<CURRENT_SKILL_BODY>` tags, every minibatch rollout from worst to
+//! best with its input, output, expected answer and feedback (each field cut at
+//! [`FIELD_CHARS`]), the rewriting rules and the answer format (`<RATIONALE>` then
+//! `<NEW_SKILL_BODY>`). Ours adds, after the rollouts, the edits already rejected in this run
+//! and why (the [`REJECTED_SHOWN`] most recent, newest first), and keeps the whole prompt
+//! under [`MAX_PROMPT_CHARS`] by leaving out the best-scoring rollouts first.
+//!
+//! A proposal is rejected, with its reason, and never evaluated, when the call failed, the
+//! answer was cut off at the token limit, it is empty, it lacks the body tags, or the body is
+//! not a skill body: empty, a whole SKILL.md with frontmatter, one that contains the prompt's
+//! tags, or longer than [`body_limits`] allows.
+
+use skill_factory_core::{Evaluation, Task};
+use skill_factory_llm::{ChatRequest, ChatResponse, LlmError, StopReason};
+
+use crate::metric::text::py_strip;
+use crate::pyrepr::repr_str;
+
+/// Output token limit of a proposal request (as the reference).
+pub const PROPOSAL_MAX_TOKENS: u32 = 4096;
+
+/// Characters kept of each rollout field (input, output, expected, feedback) in the prompt.
+pub const FIELD_CHARS: usize = 800;
+
+/// What a cut field ends with.
+pub const TRUNCATION_MARK: &str = " …[truncated]";
+
+/// Characters of a rationale kept as a history note.
+pub const NOTE_CHARS: usize = 200;
+
+/// Rejected edits shown in the prompt.
+pub const REJECTED_SHOWN: usize = 5;
+
+/// Upper bound on the prompt's length in characters (about 15k tokens): rollouts beyond it are
+/// left out, best-scoring first, and always at least one is kept.
+pub const MAX_PROMPT_CHARS: usize = 60_000;
+
+/// Characters a proposed body may have at least (see [`body_limits`]).
+pub const MAX_BODY_CHARS: usize = 20_000;
+
+/// Lines a proposed body may have at least (the Agent Skills guidance: under 500 lines).
+pub const MAX_BODY_LINES: usize = 500;
+
+/// What the optimizer model is told about its role.
+pub const SYSTEM_PROMPT: &str = "You optimize prompts. Your job is to improve a reusable \
+SKILL document that an AI agent follows, so that the agent scores higher on an evaluation. \
+Make targeted edits that generalize: never tailor the skill to the examples you are shown \
+and never hard-code their answers. Keep the skill usable by any agent or harness. Keep \
+what the skill is for, and fix the failure modes that the feedback reveals.";
+
+/// Sampling temperature of the round's `index`-th proposal: 0.2 for the first, then 0.6,
+/// 0.8 and 1.0 from the fourth on (as the reference).
+pub fn proposal_temperature(index: usize) -> f64 {
+    if index == 0 {
+        0.2
+    } else {
+        (0.4 + 0.2 * index as f64).min(1.0)
+    }
+}
+
+/// The goal when the config gives none.
+pub fn default_goal(skill_name: &str) -> String {
+    format!(
+        "Improve the skill {} so that an agent following it scores higher on the evaluation metric.",
+        repr_str(skill_name)
+    )
+}
+
+/// The most characters and lines a proposed body may have: [`MAX_BODY_CHARS`] and
+/// [`MAX_BODY_LINES`], or twice the seed's size when the seed is already larger.
+pub fn body_limits(seed_body: &str) -> (usize, usize) {
+    (
+        MAX_BODY_CHARS.max(2 * seed_body.chars().count()),
+        MAX_BODY_LINES.max(2 * seed_body.lines().count()),
+    )
+}
+
+/// An edit tried in this run that did not become the best, for the prompt's memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RejectedEdit {
+    /// The round it was proposed in.
+    pub round: usize,
+    /// Its candidate number.
+    pub candidate: usize,
+    /// What the model said it changed.
+    pub rationale: String,
+    /// Why it was rejected.
+    pub reason: String,
+}
+
+/// What a reflection prompt is built from.
+pub struct Reflection<'a> {
+    /// The goal sentence (configured, or [`default_goal`]).
+    pub goal: &'a str,
+    /// The current skill body.
+    pub body: &'a str,
+    /// The current skill's evaluation on the minibatch.
+    pub batch: &'a Evaluation,
+    /// The minibatch tasks (for inputs and expected answers), by id.
+    pub tasks: &'a [Task],
+    /// Edits already rejected, most recent first.
+    pub rejected: &'a [RejectedEdit],
+    /// The body size limits, told to the model.
+    pub limits: (usize, usize),
+}
+
+/// `text` trimmed, and cut to [`FIELD_CHARS`] characters plus a mark when longer.
+fn clip(text: &str, limit: usize) -> String {
+    let text = py_strip(text);
+    if text.chars().count() > limit {
+        let cut: String = text.chars().take(limit).collect();
+        format!("{cut}{TRUNCATION_MARK}")
+    } else {
+        text.to_string()
+    }
+}
+
+impl Reflection<'_> {
+    /// The prompt's text.
+    pub fn prompt(&self) -> String {
+        let mut head = vec![
+            format!("GOAL: {}", self.goal),
+            format!(
+                "CURRENT MEAN SCORE ON THIS BATCH: {:.3}",
+                self.batch.score()
+            ),
+            String::new(),
+            "CURRENT SKILL BODY:".to_string(),
+            "<CURRENT_SKILL_BODY>".to_string(),
+            py_strip(self.body).to_string(),
+            "</CURRENT_SKILL_BODY>".to_string(),
+            String::new(),
+            "LOWEST-SCORING ROLLOUTS AND THEIR FEEDBACK:".to_string(),
+        ];
+        let mut tail = Vec::new();
+        if !self.rejected.is_empty() {
+            tail.push(String::new());
+            tail.push(
+                "EDITS ALREADY TRIED AND REJECTED (most recent first; do not propose them again):"
+                    .to_string(),
+            );
+            for edit in self.rejected.iter().take(REJECTED_SHOWN) {
+                let rationale = clip(&edit.rationale, NOTE_CHARS);
+                let rationale = if rationale.is_empty() {
+                    "(no rationale given)".to_string()
+                } else {
+                    rationale
+                };
+                tail.push(format!(
+                    "- round {}, candidate {}: {rationale} -> rejected: {}",
+                    edit.round, edit.candidate, edit.reason
+                ));
+            }
+        }
+        let (max_chars, max_lines) = self.limits;
+        tail.extend([
+            String::new(),
+            "Rewrite the skill body to fix these failure modes. Rules:".to_string(),
+            "- Keep it a general, reusable SKILL.md body: no answers or details specific to the examples above."
+                .to_string(),
+            "- Prefer clear, imperative instructions: add the rules, steps or output-format guidance that would have prevented these failures."
+                .to_string(),
+            format!(
+                "- Keep it concise: at most {max_chars} characters and {max_lines} lines, and no YAML frontmatter."
+            ),
+            String::new(),
+            "Answer in exactly this format:".to_string(),
+            "<RATIONALE>one or two sentences on what you changed and why</RATIONALE>".to_string(),
+            "<NEW_SKILL_BODY>".to_string(),
+            "the full improved skill body, in Markdown".to_string(),
+            "</NEW_SKILL_BODY>".to_string(),
+        ]);
+        let fixed: usize = head
+            .iter()
+            .chain(&tail)
+            .map(|line| line.chars().count() + 1)
+            .sum();
+        let mut room = MAX_PROMPT_CHARS.saturating_sub(fixed);
+        let worst = self.batch.worst(self.batch.size());
+        let mut shown = 0;
+        for item in &worst {
+            let block = self.example(item);
+            let size: usize = block.iter().map(|line| line.chars().count() + 1).sum();
+            if shown > 0 && size > room {
+                break;
+            }
+            room = room.saturating_sub(size);
+            head.extend(block);
+            shown += 1;
+        }
+        if shown < worst.len() {
+            head.push(format!(
+                "({} more rollouts with higher scores were left out to keep this prompt short.)",
+                worst.len() - shown
+            ));
+        }
+        head.extend(tail);
+        head.join("\n")
+    }
+
+    fn example(&self, item: &skill_factory_core::TaskEvaluation) -> Vec<String> {
+        let task = self.tasks.iter().find(|t| t.id == item.task_id());
+        let mut lines = vec![
+            format!("--- example (score {:.2}) ---", item.score()),
+            format!(
+                "INPUT: {}",
+                clip(task.map_or("", |t| t.input.as_str()), FIELD_CHARS)
+            ),
+            format!("SKILL OUTPUT: {}", clip(&item.rollout.output, FIELD_CHARS)),
+        ];
+        if let Some(expected) = task
+            .and_then(|t| t.expected.as_deref())
+            .filter(|e| !e.is_empty())
+        {
+            lines.push(format!("EXPECTED: {}", clip(expected, FIELD_CHARS)));
+        }
+        lines.push(format!(
+            "FEEDBACK: {}",
+            clip(&item.result.feedback, FIELD_CHARS)
+        ));
+        lines
+    }
+}
+
+/// The request for a round's `index`-th proposal: the same prompt each time, with the
+/// index's temperature, and the index as the sample number so that caches keep them apart.
+pub fn proposal_request(prompt: &str, index: usize) -> ChatRequest {
+    let mut request = ChatRequest::single(
+        Some(SYSTEM_PROMPT.to_string()),
+        prompt,
+        proposal_temperature(index),
+        PROPOSAL_MAX_TOKENS,
+    );
+    request.sample_index = u32::try_from(index).unwrap_or(u32::MAX);
+    request
+}
+
+/// A usable proposal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    /// The new body, trimmed.
+    pub body: String,
+    /// What the model said it changed (may be empty).
+    pub rationale: String,
+}
+
+/// A proposal that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// The reason, a sentence fragment (`the reply was cut off at the token limit`).
+    pub reason: String,
+    /// The rationale, if the reply had one.
+    pub rationale: String,
+}
+
+/// The text between the first `open` tag and the first `close` tag after it, trimmed.
+fn tagged<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let end = text[start..].find(close)? + start;
+    Some(py_strip(&text[start..end]))
+}
+
+/// The history note of an edit: its rationale cut at [`NOTE_CHARS`], or `edit`.
+pub fn note_for(rationale: &str) -> String {
+    let trimmed = py_strip(rationale);
+    if trimmed.is_empty() {
+        "edit".to_string()
+    } else {
+        trimmed.chars().take(NOTE_CHARS).collect()
+    }
+}
+
+/// True when the body opens with a YAML frontmatter block (`---`, `key: value` lines, `---`).
+fn has_frontmatter(body: &str) -> bool {
+    let mut lines = body.lines();
+    if lines.next().map(str::trim) != Some("---") {
+        return false;
+    }
+    let block: Vec<&str> = lines.take_while(|line| line.trim() != "---").collect();
+    let closed = body.lines().nth(1 + block.len()).is_some();
+    closed
+        && block.iter().any(|line| {
+            line.split_once(':').is_some_and(|(key, _)| {
+                !key.is_empty()
+                    && key
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+            })
+        })
+}
+
+/// Checks one answer of the optimizer model and extracts the proposal from it.
+pub fn read_proposal(
+    answer: &Result<ChatResponse, LlmError>,
+    limits: (usize, usize),
+) -> Result<Proposal, Rejected> {
+    let reject = |reason: String, rationale: &str| Rejected {
+        reason,
+        rationale: rationale.to_string(),
+    };
+    let response = match answer {
+        Ok(response) => response,
+        Err(error) => return Err(reject(format!("the optimizer call failed: {error}"), "")),
+    };
+    let text = response.text.as_str();
+    let rationale = tagged(text, "<RATIONALE>", "</RATIONALE>").unwrap_or("");
+    if response.stop_reason == StopReason::MaxTokens {
+        return Err(reject(
+            format!("the reply was cut off at the {PROPOSAL_MAX_TOKENS}-token limit"),
+            rationale,
+        ));
+    }
+    if py_strip(text).is_empty() {
+        return Err(reject("the reply was empty".to_string(), rationale));
+    }
+    let Some(body) = tagged(text, "<NEW_SKILL_BODY>", "</NEW_SKILL_BODY>") else {
+        return Err(reject(
+            "the reply has no <NEW_SKILL_BODY>...</NEW_SKILL_BODY> block".to_string(),
+            rationale,
+        ));
+    };
+    if body.is_empty() {
+        return Err(reject(
+            "the <NEW_SKILL_BODY> block is empty".to_string(),
+            rationale,
+        ));
+    }
+    if has_frontmatter(body) {
+        return Err(reject(
+            "the body starts with a YAML frontmatter block, but only the body may change"
+                .to_string(),
+            rationale,
+        ));
+    }
+    if [
+        "<NEW_SKILL_BODY>",
+        "<CURRENT_SKILL_BODY>",
+        "</CURRENT_SKILL_BODY>",
+        "<RATIONALE>",
+    ]
+    .iter()
+    .any(|tag| body.contains(tag))
+    {
+        return Err(reject(
+            "the body contains the prompt's own tags, so it is not a skill body".to_string(),
+            rationale,
+        ));
+    }
+    let (max_chars, max_lines) = limits;
+    let chars = body.chars().count();
+    if chars > max_chars {
+        return Err(reject(
+            format!("the body has {chars} characters, more than the limit of {max_chars}"),
+            rationale,
+        ));
+    }
+    let lines = body.lines().count();
+    if lines > max_lines {
+        return Err(reject(
+            format!("the body has {lines} lines, more than the limit of {max_lines}"),
+            rationale,
+        ));
+    }
+    Ok(Proposal {
+        body: body.to_string(),
+        rationale: rationale.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skill_factory_core::{MetricResult, Rollout, TaskEvaluation};
+    use skill_factory_llm::TokenUsage;
+    use std::time::Duration;
+
+    fn answer(text: &str, stop: StopReason) -> Result<ChatResponse, LlmError> {
+        Ok(ChatResponse {
+            text: text.to_string(),
+            usage: TokenUsage::default(),
+            stop_reason: stop,
+            model: "m".into(),
+            latency: Duration::ZERO,
+            cached: false,
+        })
+    }
+
+    fn read(text: &str) -> Result<Proposal, Rejected> {
+        read_proposal(
+            &answer(text, StopReason::End),
+            (MAX_BODY_CHARS, MAX_BODY_LINES),
+        )
+    }
+
+    fn reason(text: &str) -> String {
+        read(text).map(|p| p.body).unwrap_err().reason
+    }
+
+    #[test]
+    fn temperatures_follow_the_reference_schedule() {
+        let t: Vec<f64> = (0..6).map(proposal_temperature).collect();
+        assert_eq!(t[0], 0.2);
+        assert!((t[1] - 0.6).abs() < 1e-12 && (t[2] - 0.8).abs() < 1e-12);
+        assert_eq!((t[3], t[4], t[5]), (1.0, 1.0, 1.0));
+    }
+
+    #[test]
+    fn a_well_formed_reply_gives_its_body_and_rationale() {
+        let p = read("<RATIONALE> Added rules. </RATIONALE>\n<NEW_SKILL_BODY>\n# Skill\n\nDo it.\n</NEW_SKILL_BODY> trailing")
+            .unwrap();
+        assert_eq!(p.body, "# Skill\n\nDo it.");
+        assert_eq!(p.rationale, "Added rules.");
+    }
+
+    #[test]
+    fn the_first_body_block_wins_and_a_missing_rationale_is_empty() {
+        let p =
+            read("<NEW_SKILL_BODY>a</NEW_SKILL_BODY><NEW_SKILL_BODY>b</NEW_SKILL_BODY>").unwrap();
+        assert_eq!((p.body.as_str(), p.rationale.as_str()), ("a", ""));
+    }
+
+    #[test]
+    fn truncated_empty_or_untagged_replies_are_rejected_with_a_reason() {
+        let cut = read_proposal(
+            &answer("<NEW_SKILL_BODY>x</NEW_SKILL_BODY>", StopReason::MaxTokens),
+            (MAX_BODY_CHARS, MAX_BODY_LINES),
+        )
+        .unwrap_err();
+        assert!(cut.reason.contains("cut off"), "{}", cut.reason);
+        assert_eq!(reason("   "), "the reply was empty");
+        assert!(reason("Here is the body: # Skill").contains("no <NEW_SKILL_BODY>"));
+        assert!(reason("<NEW_SKILL_BODY>unclosed").contains("no <NEW_SKILL_BODY>"));
+        assert!(reason("<NEW_SKILL_BODY>  </NEW_SKILL_BODY>").contains("empty"));
+        let failed = read_proposal(
+            &Err(LlmError::Config("no key".into())),
+            (MAX_BODY_CHARS, MAX_BODY_LINES),
+        )
+        .unwrap_err();
+        assert_eq!(failed.reason, "the optimizer call failed: no key");
+    }
+
+    #[test]
+    fn bodies_that_are_not_skill_bodies_are_rejected() {
+        assert!(
+            reason("<NEW_SKILL_BODY>---\nname: x\ndescription: y\n---\n# X</NEW_SKILL_BODY>")
+                .contains("frontmatter")
+        );
+        assert!(
+            reason("<NEW_SKILL_BODY>keep <CURRENT_SKILL_BODY> tags</NEW_SKILL_BODY>")
+                .contains("own tags")
+        );
+        let long = format!(
+            "<NEW_SKILL_BODY>{}</NEW_SKILL_BODY>",
+            "x".repeat(MAX_BODY_CHARS + 1)
+        );
+        assert!(reason(&long).contains("more than the limit of 20000"));
+        let tall = format!("<NEW_SKILL_BODY>{}</NEW_SKILL_BODY>", "x\n".repeat(600));
+        assert!(reason(&tall).contains("lines"));
+        // A horizontal rule at the top is not frontmatter.
+        assert!(read("<NEW_SKILL_BODY>---\n# Title\n---\ntext</NEW_SKILL_BODY>").is_ok());
+    }
+
+    #[test]
+    fn limits_grow_with_a_large_seed() {
+        assert_eq!(body_limits("short"), (MAX_BODY_CHARS, MAX_BODY_LINES));
+        let big = "y\n".repeat(15_000);
+        assert_eq!(body_limits(&big), (60_000, 30_000));
+    }
+
+    #[test]
+    fn notes_are_the_rationale_cut_at_200_chars_or_edit() {
+        assert_eq!(note_for("  "), "edit");
+        assert_eq!(note_for(&"é".repeat(300)).chars().count(), 200);
+    }
+
+    fn item(id: &str, score: f64, output: &str) -> TaskEvaluation {
+        TaskEvaluation {
+            rollout: Rollout::success(id, output),
+            result: MetricResult::new("m", score, format!("feedback {id}")),
+        }
+    }
+
+    #[test]
+    fn the_prompt_lists_rollouts_worst_first_then_rejected_edits_newest_first() {
+        let batch = Evaluation {
+            items: vec![item("a", 1.0, "ok"), item("b", 0.0, &"z".repeat(900))],
+        };
+        let tasks = vec![
+            Task::new("a", "input a").with_expected("A"),
+            Task::new("b", "input b"),
+        ];
+        let rejected = vec![
+            RejectedEdit {
+                round: 2,
+                candidate: 4,
+                rationale: "Shorter.".into(),
+                reason: "val 0.500 did not beat the best 0.600".into(),
+            },
+            RejectedEdit {
+                round: 1,
+                candidate: 2,
+                rationale: String::new(),
+                reason: "the reply was empty".into(),
+            },
+        ];
+        let prompt = Reflection {
+            goal: "Be right.",
+            body: "  # Body  ",
+            batch: &batch,
+            tasks: &tasks,
+            rejected: &rejected,
+            limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
+        }
+        .prompt();
+        assert!(prompt.starts_with(
+            "GOAL: Be right.\nCURRENT MEAN SCORE ON THIS BATCH: 0.500\n\nCURRENT SKILL BODY:\n<CURRENT_SKILL_BODY>\n# Body\n</CURRENT_SKILL_BODY>\n\nLOWEST-SCORING ROLLOUTS AND THEIR FEEDBACK:\n--- example (score 0.00) ---\nINPUT: input b\nSKILL OUTPUT: "
+        ), "{prompt}");
+        assert!(prompt.contains(&format!("{}{TRUNCATION_MARK}\nFEEDBACK: feedback b\n--- example (score 1.00) ---\nINPUT: input a\nSKILL OUTPUT: ok\nEXPECTED: A\nFEEDBACK: feedback a\n", "z".repeat(800))));
+        let memory = prompt
+            .find("- round 2, candidate 4: Shorter. -> rejected: val 0.500")
+            .unwrap();
+        let older = prompt
+            .find("- round 1, candidate 2: (no rationale given) -> rejected: the reply was empty")
+            .unwrap();
+        assert!(memory < older);
+        assert!(prompt.ends_with(
+            "<NEW_SKILL_BODY>\nthe full improved skill body, in Markdown\n</NEW_SKILL_BODY>"
+        ));
+    }
+
+    #[test]
+    fn without_rejected_edits_there_is_no_memory_section_and_long_batches_are_cut() {
+        let many: Vec<TaskEvaluation> = (0..200)
+            .map(|i| item(&format!("t{i}"), f64::from(i) / 200.0, &"o".repeat(800)))
+            .collect();
+        let tasks: Vec<Task> = (0..200)
+            .map(|i| Task::new(format!("t{i}"), "i".repeat(800)).with_expected("e".repeat(800)))
+            .collect();
+        let batch = Evaluation { items: many };
+        let prompt = Reflection {
+            goal: "g",
+            body: "b",
+            batch: &batch,
+            tasks: &tasks,
+            rejected: &[],
+            limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
+        }
+        .prompt();
+        assert!(!prompt.contains("REJECTED"));
+        assert!(
+            prompt.chars().count() <= MAX_PROMPT_CHARS,
+            "{}",
+            prompt.len()
+        );
+        assert!(prompt.contains("more rollouts with higher scores were left out"));
+        assert!(prompt.contains("--- example (score 0.00) ---"));
+    }
+}

@@ -1,0 +1,249 @@
+//! The run folder's logs: `events.jsonl` (one line per event, in the order they happened),
+//! `rollouts.jsonl` (every rollout in full) and `candidates/NNN.md` (every proposal).
+//!
+//! Both logs are append-only and every line is handed to the operating system as soon as it
+//! is written (no buffering in the process), so a run killed at any point leaves complete
+//! lines behind, readable by the dashboard. Each event line carries a sequence number, a UTC
+//! timestamp with milliseconds and what the run had spent at that moment (`spent`: calls,
+//! tokens, dollars).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use chrono::{SecondsFormat, Utc};
+use serde_json::{Map, Value, json};
+use skill_factory_llm::Ledger;
+
+use super::folder::RunFolder;
+use crate::optimizer::{Event, EventSink};
+
+/// The events log's file name.
+pub const EVENTS_FILE: &str = "events.jsonl";
+/// The rollouts log's file name.
+pub const ROLLOUTS_FILE: &str = "rollouts.jsonl";
+/// The folder of proposals.
+pub const CANDIDATES_DIR: &str = "candidates";
+
+/// An append-only JSON Lines file.
+pub struct JsonLines {
+    file: Mutex<(File, u64)>,
+}
+
+impl JsonLines {
+    /// Creates (or appends to) the file.
+    pub fn open(path: &Path) -> io::Result<JsonLines> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(JsonLines {
+            file: Mutex::new((file, 0)),
+        })
+    }
+
+    /// Appends one line; `fill` receives the line's sequence number (from 1) to complete it.
+    pub fn append(&self, fill: impl FnOnce(u64) -> Value) -> io::Result<()> {
+        let mut guard = self
+            .file
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        guard.1 += 1;
+        let mut line = fill(guard.1).to_string();
+        line.push('\n');
+        // One write call per line: the line reaches the OS whole, or not at all.
+        guard.0.write_all(line.as_bytes())
+    }
+}
+
+/// The current time as the logs write it: `2026-03-04T05:06:07.123Z`.
+pub fn timestamp() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Records every event of a run into its folder.
+pub struct EventLog {
+    folder: RunFolder,
+    events: JsonLines,
+    rollouts: JsonLines,
+    ledger: Arc<Ledger>,
+    warned: AtomicBool,
+}
+
+impl EventLog {
+    /// Opens the logs of `folder` and creates its `candidates/` folder.
+    pub fn create(folder: &RunFolder, ledger: Arc<Ledger>) -> io::Result<EventLog> {
+        std::fs::create_dir_all(folder.file(CANDIDATES_DIR))?;
+        Ok(EventLog {
+            folder: folder.clone(),
+            events: JsonLines::open(&folder.file(EVENTS_FILE))?,
+            rollouts: JsonLines::open(&folder.file(ROLLOUTS_FILE))?,
+            ledger,
+            warned: AtomicBool::new(false),
+        })
+    }
+
+    /// The path of candidate `number`'s file.
+    pub fn candidate_file(number: usize) -> String {
+        format!("{CANDIDATES_DIR}/{number:03}.md")
+    }
+
+    /// A failed write is reported once and the run goes on: losing a log line must not
+    /// lose the run.
+    fn check(&self, outcome: io::Result<()>) {
+        if let Err(error) = outcome
+            && !self.warned.swap(true, Ordering::SeqCst)
+        {
+            tracing::warn!(
+                "cannot write to the run folder {}: {error}",
+                self.folder.path.display()
+            );
+        }
+    }
+
+    fn spent(&self) -> Value {
+        let total = self.ledger.total();
+        json!({
+            "calls": total.calls,
+            "cached_calls": total.cached_calls,
+            "tokens": total.tokens(),
+            "usd": (total.usd * 1e6).round() / 1e6,
+        })
+    }
+}
+
+impl EventSink for EventLog {
+    fn event(&self, event: &Event) {
+        let mut body = match serde_json::to_value(event) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        match event {
+            Event::Rollout(record) => {
+                let item = &record.item;
+                let usage = item.rollout.usage;
+                body.insert("task_id".into(), Value::from(item.task_id()));
+                body.insert("score".into(), json!(item.score()));
+                body.insert("failed".into(), Value::Bool(!item.rollout.ok()));
+                body.insert(
+                    "tokens".into(),
+                    json!(usage.total() + item.result.usage.total()),
+                );
+                let at = timestamp();
+                let outcome = self.rollouts.append(|seq| {
+                    json!({
+                        "seq": seq,
+                        "ts": at,
+                        "round": record.round,
+                        "candidate": record.candidate,
+                        "split": record.split,
+                        "task_id": item.task_id(),
+                        "score": item.score(),
+                        "output": item.rollout.output,
+                        "error": item.rollout.error,
+                        "feedback": item.result.feedback,
+                        "breakdown": item.result.breakdown,
+                        "input_tokens": usage.input_tokens,
+                        "output_tokens": usage.output_tokens,
+                        "metric_input_tokens": item.result.usage.input_tokens,
+                        "metric_output_tokens": item.result.usage.output_tokens,
+                        "latency_ms": item.rollout.latency_ms,
+                        "reused": record.reused,
+                        "metadata": item.rollout.metadata,
+                    })
+                });
+                self.check(outcome);
+            }
+            Event::CandidateProposed {
+                candidate,
+                document,
+                ..
+            } => {
+                let name = EventLog::candidate_file(*candidate);
+                body.insert("file".into(), Value::from(name.clone()));
+                self.check(self.folder.write(&name, document));
+            }
+            _ => {}
+        }
+        let at = timestamp();
+        let spent = self.spent();
+        let outcome = self.events.append(|seq| {
+            let mut line = Map::new();
+            line.insert("seq".into(), Value::from(seq));
+            line.insert("ts".into(), Value::from(at));
+            line.extend(body);
+            line.insert("spent".into(), spent);
+            Value::Object(line)
+        });
+        self.check(outcome);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skill_factory_core::{MetricResult, Rollout, TaskEvaluation};
+
+    use crate::optimizer::RolloutRecord;
+
+    fn lines(path: &Path) -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn every_event_is_one_complete_line_with_time_sequence_and_spend() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = RunFolder::create(tmp.path(), Utc::now()).unwrap();
+        let log = EventLog::create(&folder, Arc::new(Ledger::unlimited())).unwrap();
+        log.event(&Event::RoundStarted {
+            round: 1,
+            minibatch: vec!["a".into()],
+        });
+        log.event(&Event::Rollout(RolloutRecord {
+            round: 1,
+            candidate: 0,
+            split: "train",
+            reused: false,
+            item: TaskEvaluation {
+                rollout: Rollout::success("a", "out"),
+                result: MetricResult::new("m", 0.5, "half"),
+            },
+        }));
+        log.event(&Event::CandidateProposed {
+            round: 1,
+            candidate: 1,
+            index: 0,
+            parent: 0,
+            temperature: 0.2,
+            valid: false,
+            reason: Some("the reply was empty".into()),
+            rationale: String::new(),
+            body_chars: 0,
+            input_tokens: 3,
+            output_tokens: 0,
+            document: "raw answer".into(),
+        });
+        let events = lines(&folder.file(EVENTS_FILE));
+        assert_eq!(events.len(), 3);
+        assert_eq!(events[0]["event"], "round_started");
+        assert_eq!(events[0]["seq"], 1);
+        assert!(events[0]["ts"].as_str().unwrap().ends_with('Z'));
+        assert_eq!(events[0]["spent"]["calls"], 0);
+        assert_eq!(events[1]["event"], "rollout");
+        assert_eq!(events[1]["score"], 0.5);
+        assert_eq!(events[2]["reason"], "the reply was empty");
+        assert_eq!(events[2]["file"], "candidates/001.md");
+        assert!(events[2].get("document").is_none());
+        let rollouts = lines(&folder.file(ROLLOUTS_FILE));
+        assert_eq!(rollouts[0]["output"], "out");
+        assert_eq!(rollouts[0]["feedback"], "half");
+        assert_eq!(rollouts[0]["split"], "train");
+        assert_eq!(
+            std::fs::read_to_string(folder.file("candidates/001.md")).unwrap(),
+            "raw answer"
+        );
+    }
+}

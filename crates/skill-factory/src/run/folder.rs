@@ -1,0 +1,159 @@
+//! The run folder: every run gets its own `<runs dir>/<UTC timestamp>/` folder, and
+//! `<runs dir>/latest` (a relative symlink) points at the newest one, so a new run never
+//! overwrites an older one.
+//!
+//! Files that are rewritten (reports, results, checkpoints) are written atomically: to a
+//! temporary file in the same folder, then renamed over the old one, so a reader (or a kill)
+//! never sees half a file. The append-only logs are the exception (see [`super::events`]).
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use chrono::{DateTime, Utc};
+
+/// The name of the link to the newest run.
+pub const LATEST: &str = "latest";
+
+/// A run's own folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFolder {
+    /// The folder holding every run of a config.
+    pub root: PathBuf,
+    /// This run's folder, `<root>/<id>`.
+    pub path: PathBuf,
+    /// The folder's name: `YYYYMMDD-HHMMSS` in UTC, with `-2`, `-3`... when several runs
+    /// start in the same second.
+    pub id: String,
+}
+
+impl RunFolder {
+    /// Creates a fresh folder under `root` (created too) named after `started`, and points
+    /// `latest` at it.
+    pub fn create(root: &Path, started: DateTime<Utc>) -> io::Result<RunFolder> {
+        std::fs::create_dir_all(root)?;
+        let stamp = started.format("%Y%m%d-%H%M%S").to_string();
+        let mut attempt = 1;
+        loop {
+            let id = if attempt == 1 {
+                stamp.clone()
+            } else {
+                format!("{stamp}-{attempt}")
+            };
+            let path = root.join(&id);
+            // `create_dir` fails if the folder exists, so two runs starting in the same
+            // second (even in two processes) never share one.
+            match std::fs::create_dir(&path) {
+                Ok(()) => {
+                    let folder = RunFolder {
+                        root: root.to_path_buf(),
+                        path,
+                        id,
+                    };
+                    folder.point_latest()?;
+                    return Ok(folder);
+                }
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => attempt += 1,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Points `<root>/latest` at this folder, replacing the link atomically.
+    fn point_latest(&self) -> io::Result<()> {
+        let link = self.root.join(LATEST);
+        let temporary = self
+            .root
+            .join(format!(".{LATEST}.{}.tmp", std::process::id()));
+        let _ = std::fs::remove_file(&temporary);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&self.id, &temporary)?;
+        #[cfg(not(unix))]
+        std::fs::write(&temporary, &self.id)?;
+        if let Ok(meta) = std::fs::symlink_metadata(&link)
+            && meta.is_dir()
+        {
+            // A real folder named `latest` (the reference's default run folder) is left alone.
+            let _ = std::fs::remove_file(&temporary);
+            return Ok(());
+        }
+        std::fs::rename(&temporary, &link)
+    }
+
+    /// A path inside the run folder.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Writes `name` atomically.
+    pub fn write(&self, name: &str, contents: &str) -> io::Result<()> {
+        write_atomic(&self.file(name), contents.as_bytes())
+    }
+}
+
+/// Writes `path` by writing a temporary file beside it and renaming it over `path`.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    if !parent.as_os_str().is_empty() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Unique per process and per write, so concurrent writers never share a temporary.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let number = WRITES.fetch_add(1, Ordering::Relaxed);
+    let temporary = parent.join(format!(".{name}.{}.{number}.tmp", std::process::id()));
+    let mut file = std::fs::File::create(&temporary)?;
+    file.write_all(contents)?;
+    drop(file);
+    std::fs::rename(&temporary, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn moment() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, 4, 5, 6, 7)
+            .single()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn runs_in_the_same_second_get_their_own_folders_and_latest_follows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("runs/x");
+        let first = RunFolder::create(&root, moment()).unwrap();
+        let second = RunFolder::create(&root, moment()).unwrap();
+        assert_eq!(first.id, "20260304-050607");
+        assert_eq!(second.id, "20260304-050607-2");
+        assert!(first.path.is_dir() && second.path.is_dir());
+        #[cfg(unix)]
+        {
+            let target = std::fs::read_link(root.join(LATEST)).unwrap();
+            assert_eq!(target, PathBuf::from("20260304-050607-2"));
+        }
+        second.write("a.txt", "hello").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.join("latest/a.txt")).unwrap(),
+            "hello"
+        );
+    }
+
+    #[test]
+    fn atomic_writes_replace_the_whole_file_and_leave_no_temporary() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f.json");
+        write_atomic(&path, b"first, longer").unwrap();
+        write_atomic(&path, b"second").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
+        let names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["f.json"]);
+    }
+}

@@ -1,0 +1,222 @@
+//! `report.md`: the reference tool's scorecard, character for character, then our sections:
+//! held-out test scores and the val→test gap, tokens and cost per role, why the run stopped,
+//! and the score chart.
+
+use std::fmt::Write;
+
+use skill_factory_llm::Spend;
+
+use super::result::RunInfo;
+use crate::optimizer::OptimizationResult;
+
+/// The reference's part of the report: title, four bullets and the candidate history table.
+pub fn reference_report(result: &OptimizationResult) -> String {
+    let mut text = String::new();
+    let _ = writeln!(text, "# Skill optimization report — {}", result.optimizer);
+    text.push('\n');
+    let _ = writeln!(
+        text,
+        "- **Baseline (seed) score:** {:.3}",
+        result.baseline_score
+    );
+    let _ = writeln!(text, "- **Best score:** {:.3}", result.best_score);
+    let _ = writeln!(
+        text,
+        "- **Absolute improvement:** {:+.1} points",
+        result.improvement() * 100.0
+    );
+    let _ = writeln!(
+        text,
+        "- **Candidates evaluated:** {} ({} accepted)",
+        result.history.len(),
+        result.accepted()
+    );
+    text.push('\n');
+    text.push_str("## Candidate history\n\n");
+    text.push_str("| iter | train | val | accepted | note |\n");
+    text.push_str("| ---: | ----: | --: | :------: | :--- |\n");
+    for record in &result.history {
+        let _ = writeln!(
+            text,
+            "| {} | {:.3} | {:.3} | {} | {} |",
+            record.iteration,
+            record.train_score,
+            record.val_score,
+            if record.accepted { "✓" } else { "·" },
+            record.note.replace('|', "\\|").replace('\n', " ")
+        );
+    }
+    text
+}
+
+fn spend_row(text: &mut String, role: &str, spend: &Spend) {
+    let cost = if spend.unpriced_calls > 0 {
+        "unknown".to_string()
+    } else {
+        format!("{:.4}", spend.usd)
+    };
+    let _ = writeln!(
+        text,
+        "| {role} | {} | {} | {} | {} | {cost} |",
+        spend.calls, spend.cached_calls, spend.input_tokens, spend.output_tokens
+    );
+}
+
+/// The whole report: the reference's part, then ours.
+pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> String {
+    let mut text = reference_report(result);
+
+    if let Some(test) = &info.test {
+        text.push_str("\n## Held-out test\n\n");
+        match (test.seed_score, test.best_score) {
+            (Some(seed), Some(best)) => {
+                text.push_str("| skill | val | test |\n| :--- | ---: | ---: |\n");
+                let _ = writeln!(text, "| seed | {:.3} | {seed:.3} |", result.baseline_score);
+                let _ = writeln!(text, "| best | {:.3} | {best:.3} |", result.best_score);
+                text.push('\n');
+                let _ = writeln!(
+                    text,
+                    "On {} held-out tasks the best skill scores {best:.3} against the seed's {seed:.3} ({:+.1} points). Val → test gap of the best skill: {:+.1} points (val {:.3}, test {best:.3}).",
+                    test.size,
+                    (best - seed) * 100.0,
+                    (result.best_score - best) * 100.0,
+                    result.best_score
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    text,
+                    "The {} held-out tasks were not scored: {}.",
+                    test.size,
+                    test.skipped.as_deref().unwrap_or("the run stopped early")
+                );
+            }
+        }
+    }
+
+    text.push_str("\n## Tokens and cost\n\n");
+    text.push_str(
+        "| role | calls | cached | input tokens | output tokens | cost (USD) |\n| :--- | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for (role, spend) in &info.by_role {
+        spend_row(&mut text, role, spend);
+    }
+    spend_row(&mut text, "**total**", &info.total());
+    text.push('\n');
+    let _ = write!(text, "Wall time: {:.1} s.", info.elapsed_secs);
+    if !info.unpriced_models.is_empty() {
+        let _ = write!(
+            text,
+            " No price is known for {}: set `pricing: {{input_per_mtok: ..., output_per_mtok: ...}}` in its provider block to count its cost.",
+            info.unpriced_models.join(", ")
+        );
+    }
+    text.push('\n');
+
+    text.push_str("\n## Why the run stopped\n\n");
+    match &result.stop {
+        Some(stop) => {
+            let _ = writeln!(text, "**{}**: {}.", stop.code(), stop.detail());
+        }
+        None => text.push_str("**running**: the run has not finished (or was killed); this report shows its last completed round.\n"),
+    }
+
+    let _ = write!(
+        text,
+        "\n## Score chart\n\n![Validation score per round]({chart_file})\n"
+    );
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimizer::{CandidateRecord, StopReason};
+    use serde_json::Map;
+    use skill_factory_core::Skill;
+
+    fn result() -> OptimizationResult {
+        let seed = Skill::new("s", "d", "body");
+        let record = |iteration, train, val, accepted, note: &str| CandidateRecord {
+            iteration,
+            skill: seed.clone(),
+            train_score: train,
+            val_score: val,
+            accepted,
+            note: note.to_string(),
+        };
+        OptimizationResult {
+            optimizer: "llm_loop".into(),
+            best_skill: seed.clone(),
+            baseline_score: 0.559,
+            best_score: 1.0,
+            best_candidate: 0,
+            history: vec![
+                record(0, 0.559, 0.559, true, "seed (baseline)"),
+                record(1, 0.5, 1.0, true, "a | b\nc"),
+                record(2, 1.0, 1.0, false, "no gain"),
+            ],
+            metadata: Map::new(),
+            stop: Some(StopReason::Patience { patience: 1 }),
+        }
+    }
+
+    #[test]
+    fn the_reference_part_has_the_reference_layout() {
+        assert_eq!(
+            reference_report(&result()),
+            "# Skill optimization report — llm_loop\n\n\
+             - **Baseline (seed) score:** 0.559\n\
+             - **Best score:** 1.000\n\
+             - **Absolute improvement:** +44.1 points\n\
+             - **Candidates evaluated:** 3 (2 accepted)\n\n\
+             ## Candidate history\n\n\
+             | iter | train | val | accepted | note |\n\
+             | ---: | ----: | --: | :------: | :--- |\n\
+             | 0 | 0.559 | 0.559 | ✓ | seed (baseline) |\n\
+             | 1 | 0.500 | 1.000 | ✓ | a \\| b c |\n\
+             | 2 | 1.000 | 1.000 | · | no gain |\n"
+        );
+    }
+
+    #[test]
+    fn our_sections_follow_with_test_gap_spending_stop_reason_and_chart() {
+        let mut info = RunInfo {
+            test: Some(super::super::result::TestScores {
+                size: 3,
+                seed_score: Some(0.5),
+                best_score: Some(0.9),
+                skipped: None,
+            }),
+            ..RunInfo::default()
+        };
+        info.by_role.insert(
+            "target".into(),
+            Spend {
+                calls: 10,
+                input_tokens: 100,
+                output_tokens: 20,
+                unpriced_calls: 10,
+                ..Spend::default()
+            },
+        );
+        info.unpriced_models = vec!["together/llama".into()];
+        let text = report(&result(), &info, "scores.svg");
+        assert!(text.starts_with(&reference_report(&result())));
+        assert!(text.contains("| best | 1.000 | 0.900 |"), "{text}");
+        assert!(
+            text.contains("Val → test gap of the best skill: +10.0 points"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| target | 10 | 0 | 100 | 20 | unknown |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("No price is known for together/llama"),
+            "{text}"
+        );
+        assert!(text.contains("**patience**: 1 round in a row"), "{text}");
+        assert!(text.ends_with("![Validation score per round](scores.svg)\n"));
+    }
+}

@@ -1,0 +1,235 @@
+//! `result.json`: the reference tool's fields, byte for byte in its format (Python's
+//! `json.dumps(indent=2)`: two-space indent, non-ASCII escaped as `\uXXXX`, scores rounded to
+//! 4 decimals, no final newline), followed by ours.
+//!
+//! Reference fields, in order: `optimizer`, `baseline_score`, `best_score`, `improvement`,
+//! `candidates` (history length, seed included), `accepted` (seed included), `metadata`,
+//! `best_skill` (`name`, `description`, `body`, `markdown`) and `history` (per record:
+//! `iteration`, `train_score`, `val_score`, `accepted`, `note`, `skill_name`, `body`).
+//!
+//! Ours, after them (never renaming theirs): `run_id`, `config_name`, `started_at`,
+//! `finished_at` (null while running), `stop_reason` (`running`, `rounds`, `patience`,
+//! `budget`, `cancelled`), `stop_detail`, `splits` (task counts), `test` (held-out scores
+//! and the val→test gap, or null without a test split), `usage` (calls and tokens per role
+//! and in total), `cost_usd` (null when a model has no known price) and `unpriced_models`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+use skill_factory_core::pyjson::dumps_pretty;
+use skill_factory_llm::Spend;
+
+use crate::optimizer::OptimizationResult;
+
+/// Python's `round(x, 4)`: the nearest 4-decimal number (ties to even, on the exact value).
+pub fn round4(x: f64) -> f64 {
+    round_to(x, 4)
+}
+
+fn round_to(x: f64, places: usize) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    format!("{x:.places$}").parse().unwrap_or(x)
+}
+
+/// Held-out test scores of the seed and the best skill.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestScores {
+    /// Test tasks.
+    pub size: usize,
+    /// The seed's test score, when it was scored.
+    pub seed_score: Option<f64>,
+    /// The best skill's test score, when it was scored.
+    pub best_score: Option<f64>,
+    /// Why the test split was not scored, if it was not.
+    pub skipped: Option<String>,
+}
+
+/// What a run adds to the reference's result.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunInfo {
+    /// The run folder's name.
+    pub run_id: String,
+    /// The config's short name.
+    pub config_name: String,
+    /// UTC start, RFC 3339.
+    pub started_at: String,
+    /// UTC end, RFC 3339 (`None` while running).
+    pub finished_at: Option<String>,
+    /// Task counts: train, val, test.
+    pub splits: (usize, usize, usize),
+    /// Held-out scores (`None` without a test split).
+    pub test: Option<TestScores>,
+    /// Spending per role.
+    pub by_role: BTreeMap<String, Spend>,
+    /// Models without a known price.
+    pub unpriced_models: Vec<String>,
+    /// Wall time in seconds.
+    pub elapsed_secs: f64,
+}
+
+impl RunInfo {
+    /// Spending of every role together.
+    pub fn total(&self) -> Spend {
+        let mut total = Spend::default();
+        for spend in self.by_role.values() {
+            total.add(spend);
+        }
+        total
+    }
+
+    /// The run's cost in dollars, or `None` when some call's model has no price.
+    pub fn cost_usd(&self) -> Option<f64> {
+        let total = self.total();
+        (total.unpriced_calls == 0).then_some(total.usd)
+    }
+}
+
+fn usage_json(spend: &Spend) -> Value {
+    json!({
+        "calls": spend.calls,
+        "cached_calls": spend.cached_calls,
+        "failed_calls": spend.failed_calls,
+        "input_tokens": spend.input_tokens,
+        "output_tokens": spend.output_tokens,
+        "cost_usd": (spend.unpriced_calls == 0).then_some(round_to(spend.usd, 6)),
+    })
+}
+
+/// The result as a JSON value, fields in order.
+pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
+    let best = &result.best_skill;
+    let mut map = Map::new();
+    map.insert("optimizer".into(), json!(result.optimizer));
+    map.insert(
+        "baseline_score".into(),
+        json!(round4(result.baseline_score)),
+    );
+    map.insert("best_score".into(), json!(round4(result.best_score)));
+    map.insert("improvement".into(), json!(round4(result.improvement())));
+    map.insert("candidates".into(), json!(result.history.len()));
+    map.insert("accepted".into(), json!(result.accepted()));
+    map.insert("metadata".into(), Value::Object(result.metadata.clone()));
+    map.insert(
+        "best_skill".into(),
+        json!({
+            "name": best.name,
+            "description": best.description,
+            "body": best.body,
+            "markdown": best.to_markdown(),
+        }),
+    );
+    map.insert(
+        "history".into(),
+        Value::Array(
+            result
+                .history
+                .iter()
+                .map(|r| {
+                    json!({
+                        "iteration": r.iteration,
+                        "train_score": round4(r.train_score),
+                        "val_score": round4(r.val_score),
+                        "accepted": r.accepted,
+                        "note": r.note,
+                        "skill_name": r.skill.name,
+                        "body": r.skill.body,
+                    })
+                })
+                .collect(),
+        ),
+    );
+    map.insert("run_id".into(), json!(info.run_id));
+    map.insert("config_name".into(), json!(info.config_name));
+    map.insert("started_at".into(), json!(info.started_at));
+    map.insert("finished_at".into(), json!(info.finished_at));
+    map.insert(
+        "stop_reason".into(),
+        json!(result.stop.as_ref().map_or("running", |s| s.code())),
+    );
+    map.insert(
+        "stop_detail".into(),
+        json!(result.stop.as_ref().map(|s| s.detail())),
+    );
+    let (train, val, test) = info.splits;
+    map.insert(
+        "splits".into(),
+        json!({"train": train, "val": val, "test": test}),
+    );
+    map.insert(
+        "test".into(),
+        match &info.test {
+            None => Value::Null,
+            Some(scores) => json!({
+                "size": scores.size,
+                "seed_score": scores.seed_score.map(round4),
+                "best_score": scores.best_score.map(round4),
+                "improvement": scores.seed_score.zip(scores.best_score).map(|(s, b)| round4(b - s)),
+                "val_test_gap": scores.best_score.map(|b| round4(result.best_score - b)),
+                "skipped": scores.skipped,
+            }),
+        },
+    );
+    let mut usage = Map::new();
+    for (role, spend) in &info.by_role {
+        usage.insert(role.clone(), usage_json(spend));
+    }
+    usage.insert("total".into(), usage_json(&info.total()));
+    map.insert("usage".into(), Value::Object(usage));
+    map.insert(
+        "cost_usd".into(),
+        json!(info.cost_usd().map(|c| round_to(c, 6))),
+    );
+    map.insert("unpriced_models".into(), json!(info.unpriced_models));
+    map.insert(
+        "elapsed_seconds".into(),
+        json!(round_to(info.elapsed_secs, 3)),
+    );
+    Value::Object(map)
+}
+
+/// The text of `result.json`.
+pub fn result_json(result: &OptimizationResult, info: &RunInfo) -> String {
+    ensure_ascii(&dumps_pretty(&result_value(result, info)))
+}
+
+/// Python's `ensure_ascii`: every character outside printable ASCII becomes `\uXXXX`
+/// (a surrogate pair beyond the BMP). Applied to the finished JSON text, which is exact:
+/// outside strings JSON text is plain ASCII already, and control characters inside strings
+/// are escaped by the serializer.
+pub fn ensure_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if (' '..='~').contains(&c) || c == '\n' {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_matches_python_round_to_four_places() {
+        assert_eq!(round4(0.03125), 0.0312);
+        assert_eq!(round4(0.09375), 0.0938);
+        assert_eq!(round4(2.0 / 3.0), 0.6667);
+        assert_eq!(round4(1.0), 1.0);
+    }
+
+    #[test]
+    fn non_ascii_is_escaped_like_python_json() {
+        assert_eq!(
+            ensure_ascii("\"Figure — é 😀\u{7f}\""),
+            "\"Figure \\u2014 \\u00e9 \\ud83d\\ude00\\u007f\""
+        );
+    }
+}

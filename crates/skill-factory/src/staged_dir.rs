@@ -1,0 +1,111 @@
+//! Writing a whole folder so that readers see either the old folder or the new one, never a
+//! half-written mix: the files go into a hidden staging folder beside the target, which then
+//! replaces the target by rename. Used by export and install.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::bundle::BundledFile;
+use crate::skill_spec;
+
+/// A failed folder write: the path involved and what the operating system said.
+#[derive(Debug)]
+pub(crate) struct WriteFailure {
+    pub path: PathBuf,
+    pub detail: String,
+}
+
+fn failure(path: &Path) -> impl FnOnce(std::io::Error) -> WriteFailure + '_ {
+    move |error| WriteFailure {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    }
+}
+
+/// Unique suffixes for staging folders of one process.
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn sibling(target: &Path, kind: &str) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+    target.with_file_name(format!(".{name}.{kind}-{}-{unique}", std::process::id()))
+}
+
+/// Writes `files` as the folder `target`, replacing whatever is there (a folder or a link).
+/// The caller decides whether replacing is allowed. Every path must already be valid
+/// ([`skill_spec::validate_file_path`]); one that is not is refused here too, so no caller can
+/// write outside `target`.
+pub(crate) fn write(target: &Path, files: &[BundledFile]) -> Result<(), WriteFailure> {
+    for file in files {
+        if file.path != "SKILL.md" && skill_spec::validate_file_path(&file.path).is_some() {
+            return Err(WriteFailure {
+                path: target.join(&file.path),
+                detail: "the path leaves the skill folder; refused".to_owned(),
+            });
+        }
+    }
+    let parent = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(failure(parent))?;
+    let staging = sibling(target, "tmp");
+    let result = fill(&staging, files).and_then(|()| swap(&staging, target));
+    if result.is_err() {
+        // Best effort: the error being returned matters more than a leftover staging folder.
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    result
+}
+
+fn fill(staging: &Path, files: &[BundledFile]) -> Result<(), WriteFailure> {
+    std::fs::create_dir(staging).map_err(failure(staging))?;
+    for file in files {
+        let path = staging.join(&file.path);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(failure(dir))?;
+        }
+        let mut out = std::fs::File::create(&path).map_err(failure(&path))?;
+        out.write_all(&file.contents).map_err(failure(&path))?;
+        if file.executable {
+            make_executable(&out).map_err(failure(&path))?;
+        }
+        out.sync_all().map_err(failure(&path))?;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_executable(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(0o755))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_file: &std::fs::File) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Puts `staging` in place of `target`, moving an existing target aside first and deleting
+/// it only once the new folder is in place.
+fn swap(staging: &Path, target: &Path) -> Result<(), WriteFailure> {
+    let existing = std::fs::symlink_metadata(target).ok();
+    let Some(existing) = existing else {
+        return std::fs::rename(staging, target).map_err(failure(target));
+    };
+    let old = sibling(target, "old");
+    std::fs::rename(target, &old).map_err(failure(target))?;
+    if let Err(error) = std::fs::rename(staging, target) {
+        // Put the old folder back so a failed replace changes nothing.
+        let _ = std::fs::rename(&old, target);
+        return Err(failure(target)(error));
+    }
+    let removed = if existing.is_dir() {
+        std::fs::remove_dir_all(&old)
+    } else {
+        // A symbolic link (as `npx skills` installs) or a file: remove it, not what it points at.
+        std::fs::remove_file(&old)
+    };
+    removed.map_err(failure(&old))
+}

@@ -1,0 +1,407 @@
+//! Behaviour of the `llm_loop` optimizer: the reference tool's own cases (spec §9
+//! tests/test_optimizer.py: a harness that answers right only when the body contains
+//! `STRUCTURED-OUTPUT`, 8 tasks split 0.5 with seed 0), the strict validation gate, the
+//! reference's minibatches, and our additions: the rejected-edit memory in the prompt, invalid
+//! proposals rejected without evaluation, and identical bodies scored once.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use skill_factory::cancel::CancelToken;
+use skill_factory::harness::Harness;
+use skill_factory::metric::{GoldenMetric, GoldenMode};
+use skill_factory::optimizer::{
+    Event, EventSink, LlmLoop, LlmLoopSettings, OptimizationResult, Optimizer, RunContext,
+    StopReason,
+};
+use skill_factory::run::report::reference_report;
+use skill_factory_core::{Dataset, Rollout, Skill, Split, Task};
+use skill_factory_llm::{
+    ChatModel, ChatRequest, ChatResponse, FakeModel, FakeRule, Ledger, LlmError,
+    StopReason as Stop, TokenUsage,
+};
+
+const MARKER: &str = "STRUCTURED-OUTPUT";
+
+/// Answers the expected answer when the body holds the marker; with `HALF` in the body, only
+/// for tasks with an even number. Counts the rollouts it runs.
+#[derive(Default)]
+struct MarkerHarness {
+    runs: AtomicUsize,
+}
+
+#[async_trait]
+impl Harness for MarkerHarness {
+    fn name(&self) -> &str {
+        "marker"
+    }
+
+    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let even = task
+            .id
+            .trim_start_matches('t')
+            .parse::<u32>()
+            .is_ok_and(|n| n % 2 == 0);
+        let right = skill.body.contains(MARKER) || (skill.body.contains("HALF") && even);
+        let output = if right {
+            task.expected.clone().unwrap_or_default()
+        } else {
+            "unstructured".to_string()
+        };
+        Rollout::success(&task.id, output)
+    }
+}
+
+/// Collects every event.
+#[derive(Default)]
+struct Events(Mutex<Vec<Event>>);
+
+impl EventSink for Events {
+    fn event(&self, event: &Event) {
+        self.0.lock().unwrap().push(event.clone());
+    }
+}
+
+impl Events {
+    fn all(&self) -> Vec<Event> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+fn split() -> Split {
+    let tasks = (0..8)
+        .map(|i| {
+            Task::new(format!("t{i}"), format!("input {i}")).with_expected(format!("MAGIC {i}"))
+        })
+        .collect();
+    Dataset::from_tasks(tasks, "test")
+        .unwrap()
+        .split(0.5, 0.0, 0)
+        .unwrap()
+}
+
+fn seed() -> Skill {
+    Skill::new("echo", "Echo the input.", "Return the input unchanged.")
+}
+
+fn settings(rounds: usize, minibatch: usize, edits: usize, patience: usize) -> LlmLoopSettings {
+    LlmLoopSettings {
+        rounds,
+        minibatch_size: minibatch,
+        max_edits_per_round: edits,
+        patience,
+        seed: 0,
+        goal: String::new(),
+        min_delta: 0.0,
+    }
+}
+
+fn proposal(body: &str, rationale: &str) -> String {
+    format!("<RATIONALE>{rationale}</RATIONALE>\n<NEW_SKILL_BODY>\n{body}\n</NEW_SKILL_BODY>")
+}
+
+struct Run {
+    result: OptimizationResult,
+    events: Vec<Event>,
+    harness_runs: usize,
+}
+
+async fn optimize(model: Arc<dyn ChatModel>, settings: LlmLoopSettings, workers: usize) -> Run {
+    let split = split();
+    let harness = Arc::new(MarkerHarness::default());
+    let events = Arc::new(Events::default());
+    let context = RunContext::new(
+        harness.clone(),
+        Arc::new(GoldenMetric::new(GoldenMode::Exact)),
+        workers,
+        Arc::new(Ledger::unlimited()),
+        CancelToken::new(),
+        events.clone(),
+    );
+    let result = LlmLoop::new(model, settings)
+        .optimize(&seed(), &split.train, &split.val, &context)
+        .await;
+    Run {
+        result,
+        events: events.all(),
+        harness_runs: harness.runs.load(Ordering::SeqCst),
+    }
+}
+
+fn fake(responses: &[&str]) -> Arc<FakeModel> {
+    Arc::new(
+        FakeModel::new("opt").with_responses(responses.iter().map(|s| s.to_string()).collect()),
+    )
+}
+
+#[tokio::test]
+async fn an_improving_optimizer_reaches_a_perfect_score() {
+    let model = fake(&[&proposal(
+        &format!("Emit {MARKER} answers."),
+        "Add the marker.",
+    )]);
+    let run = optimize(model, settings(3, 2, 1, 2), 4).await;
+    let r = &run.result;
+    assert_eq!(
+        (r.baseline_score, r.best_score, r.improvement()),
+        (0.0, 1.0, 1.0)
+    );
+    assert!(r.best_skill.body.contains(MARKER));
+    assert!(r.history.iter().any(|h| h.accepted && h.iteration > 0));
+    assert_eq!(r.history[0].note, "seed (baseline)");
+    assert!(r.history[0].accepted);
+    assert_eq!(r.best_skill.name, "echo");
+}
+
+#[tokio::test]
+async fn non_improving_proposals_leave_the_seed_unchanged() {
+    let model = fake(&[&proposal("Return the input in capitals.", "Capitals.")]);
+    let run = optimize(model, settings(3, 2, 1, 3), 4).await;
+    let r = &run.result;
+    assert_eq!(r.best_score, 0.0);
+    assert_eq!(r.best_skill.body, seed().body);
+    assert!(r.history.iter().skip(1).all(|h| !h.accepted));
+    assert_eq!(r.stop, Some(StopReason::Patience { patience: 3 }));
+}
+
+#[tokio::test]
+async fn replies_without_tags_end_the_run_after_patience_one() {
+    let model = fake(&["I would add more rules."]);
+    let run = optimize(model, settings(5, 2, 1, 1), 4).await;
+    let r = &run.result;
+    assert_eq!(r.best_score, 0.0);
+    assert_eq!(r.history.len(), 2);
+    let note = &r.history.last().unwrap().note;
+    assert!(note.contains("no valid proposal"), "{note}");
+    assert!(note.contains("no <NEW_SKILL_BODY>"), "{note}");
+    assert_eq!(r.metadata["rounds_run"], 1);
+    assert_eq!(r.metadata["valset_size"], 4);
+}
+
+#[tokio::test]
+async fn the_report_has_the_reference_title_and_baseline() {
+    let model = fake(&[&proposal(MARKER, "m")]);
+    let run = optimize(model, settings(1, 2, 1, 1), 4).await;
+    let report = reference_report(&run.result);
+    assert!(report.contains("# Skill optimization report"), "{report}");
+    assert!(report.contains("Baseline"), "{report}");
+}
+
+#[tokio::test]
+async fn minibatches_are_the_references_for_the_same_seed() {
+    let model = fake(&[&proposal("Still nothing.", "n")]);
+    let run = optimize(model, settings(3, 2, 1, 5), 4).await;
+    let batches: Vec<Vec<String>> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::RoundStarted { minibatch, .. } => Some(minibatch.clone()),
+            _ => None,
+        })
+        .collect();
+    // Spec Appendix A.2: train [t0, t3, t7, t6], minibatch 2, optimizer seed 0.
+    assert_eq!(batches, [["t6", "t3"], ["t0", "t3"], ["t6", "t3"]]);
+}
+
+#[tokio::test]
+async fn a_tie_with_the_best_is_rejected() {
+    let model = fake(&[
+        &proposal("HALF the time.", "half"),
+        &proposal("HALF, and politely.", "same"),
+    ]);
+    let run = optimize(model, settings(2, 2, 1, 5), 4).await;
+    let h = &run.result.history;
+    assert_eq!((h[1].val_score, h[1].accepted), (0.5, true));
+    assert_eq!((h[2].val_score, h[2].accepted), (0.5, false));
+    assert_eq!(run.result.best_skill.body, "HALF the time.");
+}
+
+#[tokio::test]
+async fn min_delta_requires_a_strictly_larger_margin() {
+    let half = proposal("HALF the time.", "half");
+    let mut strict = settings(1, 2, 1, 1);
+    strict.min_delta = 0.5;
+    let run = optimize(fake(&[&half]), strict, 4).await;
+    assert_eq!(
+        (
+            run.result.history[1].val_score,
+            run.result.history[1].accepted
+        ),
+        (0.5, false)
+    );
+    assert_eq!(run.result.best_score, 0.0);
+
+    let mut loose = settings(1, 2, 1, 1);
+    loose.min_delta = 0.49;
+    let run = optimize(fake(&[&half]), loose, 4).await;
+    assert!(run.result.history[1].accepted);
+    assert_eq!(run.result.best_score, 0.5);
+}
+
+#[tokio::test]
+async fn rejected_edits_are_shown_in_later_reflection_prompts() {
+    let model = fake(&[
+        &proposal("Answer in French.", "Switch to French."),
+        &proposal(MARKER, "Add the marker."),
+    ]);
+    let run = optimize(model.clone(), settings(2, 2, 1, 3), 4).await;
+    let prompts: Vec<String> = model
+        .received()
+        .iter()
+        .map(|r| r.messages[0].content.clone())
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(!prompts[0].contains("REJECTED"), "{}", prompts[0]);
+    assert!(
+        prompts[1].contains(
+            "EDITS ALREADY TRIED AND REJECTED (most recent first; do not propose them again):\n- round 1, candidate 1: Switch to French. -> rejected: validation score 0.000 did not beat the best 0.000"
+        ),
+        "{}",
+        prompts[1]
+    );
+    assert_eq!(run.result.best_score, 1.0);
+}
+
+/// Answers each proposal request by its sample index, with a chosen stop reason.
+struct Scripted(Vec<(String, Stop)>);
+
+#[async_trait]
+impl ChatModel for Scripted {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn model(&self) -> &str {
+        "scripted"
+    }
+    fn endpoint(&self) -> &str {
+        ""
+    }
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let (text, stop) = self.0[request.sample_index as usize % self.0.len()].clone();
+        Ok(ChatResponse {
+            text,
+            usage: TokenUsage::default(),
+            stop_reason: stop,
+            model: "scripted".into(),
+            latency: Duration::ZERO,
+            cached: false,
+        })
+    }
+}
+
+#[tokio::test]
+async fn invalid_proposals_are_rejected_with_their_reason_and_never_evaluated() {
+    let model = Arc::new(Scripted(vec![
+        (proposal(MARKER, "cut"), Stop::MaxTokens),
+        (
+            proposal(&format!("---\nname: echo\n---\n{MARKER}"), "whole file"),
+            Stop::End,
+        ),
+        (String::new(), Stop::End),
+        (proposal(&"x".repeat(30_000), "long"), Stop::End),
+    ]));
+    let run = optimize(model, settings(1, 2, 4, 1), 4).await;
+    // Only the baseline (4 val tasks) and the minibatch (2 tasks) ran: no proposal was scored.
+    assert_eq!(run.harness_runs, 6);
+    let reasons: Vec<String> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::CandidateProposed {
+                valid: false,
+                reason,
+                ..
+            } => reason.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 4);
+    assert!(
+        reasons[0].contains("cut off at the 4096-token limit"),
+        "{reasons:?}"
+    );
+    assert!(reasons[1].contains("frontmatter"), "{reasons:?}");
+    assert_eq!(reasons[2], "the reply was empty");
+    assert!(reasons[3].contains("30000 characters"), "{reasons:?}");
+    let note = &run.result.history[1].note;
+    assert!(
+        note.starts_with("no valid proposal from optimizer LLM ("),
+        "{note}"
+    );
+    assert!(note.contains("cut off") && note.contains("empty"), "{note}");
+    assert_eq!(run.result.best_score, 0.0);
+}
+
+#[tokio::test]
+async fn identical_proposals_are_scored_once_and_repeats_reuse_earlier_results() {
+    let same = proposal("HALF the time.", "half");
+    let model = Arc::new(
+        FakeModel::new("opt")
+            .with_rules(
+                vec![FakeRule {
+                    user_contains: Some("<NEW_SKILL_BODY>".into()),
+                    reply: same.clone(),
+                    ..FakeRule::default()
+                }],
+                "test",
+            )
+            .unwrap(),
+    );
+    // Round 1: three identical proposals, one validation. Round 2: the same body again is
+    // identical to the (accepted) best, so nothing is scored.
+    let run = optimize(model, settings(2, 2, 3, 5), 4).await;
+    let baseline = 4;
+    let minibatches = 2 + 2;
+    let one_validation = 4;
+    assert_eq!(run.harness_runs, baseline + minibatches + one_validation);
+    assert_eq!(
+        run.result.history[2].note,
+        "proposal identical to current skill"
+    );
+    let repeats = run
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::CandidateScored {
+                    same_as: Some(1),
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(repeats, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_result_does_not_depend_on_the_number_of_workers() {
+    let model = || {
+        Arc::new(
+            FakeModel::new("opt")
+                .with_rules(
+                    vec![
+                        FakeRule {
+                            user_matches: Some("(?s)<CURRENT_SKILL_BODY>[^<]*HALF".into()),
+                            reply: proposal(MARKER, "marker"),
+                            ..FakeRule::default()
+                        },
+                        FakeRule {
+                            user_contains: Some("<NEW_SKILL_BODY>".into()),
+                            reply: proposal("HALF the time.", "half"),
+                            ..FakeRule::default()
+                        },
+                    ],
+                    "test",
+                )
+                .unwrap(),
+        )
+    };
+    let one = optimize(model(), settings(4, 3, 3, 4), 1).await.result;
+    let many = optimize(model(), settings(4, 3, 3, 4), 16).await.result;
+    assert_eq!(one, many);
+    assert_eq!(one.best_score, 1.0);
+}
