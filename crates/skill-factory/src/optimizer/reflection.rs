@@ -226,6 +226,10 @@ impl Reflection<'_> {
     }
 }
 
+/// The tag that closes a proposal's body, and the request's stop sequence: whatever a
+/// model would write after the body is never used, so it is never paid for.
+const BODY_CLOSE: &str = "</NEW_SKILL_BODY>";
+
 /// The request for a round's `index`-th proposal: the same prompt each time, with the
 /// index's temperature, and the index as the sample number so that caches keep them apart.
 pub fn proposal_request(prompt: &str, index: usize) -> ChatRequest {
@@ -236,6 +240,7 @@ pub fn proposal_request(prompt: &str, index: usize) -> ChatRequest {
         PROPOSAL_MAX_TOKENS,
     );
     request.sample_index = u32::try_from(index).unwrap_or(u32::MAX);
+    request.stop = vec![BODY_CLOSE.to_string()];
     request
 }
 
@@ -317,7 +322,13 @@ pub fn read_proposal(
     if py_strip(text).is_empty() {
         return Err(reject("the reply was empty".to_string(), rationale));
     }
-    let Some(body) = tagged(text, "<NEW_SKILL_BODY>", "</NEW_SKILL_BODY>") else {
+    // Providers drop the stop sequence from the text, so a reply that ended there has an
+    // open body block running to its end.
+    let stopped_at_close = || {
+        let start = text.find("<NEW_SKILL_BODY>")? + "<NEW_SKILL_BODY>".len();
+        (response.stop_reason == StopReason::End).then(|| py_strip(&text[start..]))
+    };
+    let Some(body) = tagged(text, "<NEW_SKILL_BODY>", BODY_CLOSE).or_else(stopped_at_close) else {
         return Err(reject(
             "the reply has no <NEW_SKILL_BODY>...</NEW_SKILL_BODY> block".to_string(),
             rationale,
@@ -417,6 +428,16 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_that_stopped_at_the_closing_tag_gives_the_rest_as_its_body() {
+        let p = read(
+            "<RATIONALE>Tighter.</RATIONALE>\n<NEW_SKILL_BODY>\n# Skill\n\nReply with the total.\n",
+        )
+        .unwrap();
+        assert_eq!(p.body, "# Skill\n\nReply with the total.");
+        assert_eq!(proposal_request("p", 0).stop, vec![BODY_CLOSE.to_string()]);
+    }
+
+    #[test]
     fn the_first_body_block_wins_and_a_missing_rationale_is_empty() {
         let p =
             read("<NEW_SKILL_BODY>a</NEW_SKILL_BODY><NEW_SKILL_BODY>b</NEW_SKILL_BODY>").unwrap();
@@ -433,7 +454,11 @@ mod tests {
         assert!(cut.reason.contains("cut off"), "{}", cut.reason);
         assert_eq!(reason("   "), "the reply was empty");
         assert!(reason("Here is the body: # Skill").contains("no <NEW_SKILL_BODY>"));
-        assert!(reason("<NEW_SKILL_BODY>unclosed").contains("no <NEW_SKILL_BODY>"));
+        let unclosed = read_proposal(
+            &answer("<NEW_SKILL_BODY>unclosed", StopReason::Other),
+            (MAX_BODY_CHARS, MAX_BODY_LINES),
+        );
+        assert!(unclosed.unwrap_err().reason.contains("no <NEW_SKILL_BODY>"));
         assert!(reason("<NEW_SKILL_BODY>  </NEW_SKILL_BODY>").contains("empty"));
         let failed = read_proposal(
             &Err(LlmError::Config("no key".into())),
