@@ -114,6 +114,7 @@ fn reject_http_keys(settings: &ProviderSettings) -> Result<(), LlmError> {
     )))
 }
 
+#[cfg(feature = "local")]
 /// The file name of a model path, which names the model in answers and cache keys.
 fn model_name(path: &Path) -> String {
     path.file_name()
