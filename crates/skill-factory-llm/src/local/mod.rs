@@ -29,8 +29,11 @@ use crate::settings::ProviderSettings;
 /// The provider name.
 pub const PROVIDER: &str = "local";
 
-/// Sequences decoded together when the provider block sets no `max_concurrency`.
-pub const DEFAULT_SLOTS: usize = 4;
+/// Sequences decoded together when the provider block sets no `max_concurrency`. One: greedy
+/// decoding is then exactly repeatable, because llama.cpp's CPU kernels round differently for
+/// different batch shapes and which sequences share a batch depends on timing. Batching four
+/// gains about 1.2x throughput (`bench/results/local.md`) and is one key away.
+pub const DEFAULT_SLOTS: usize = 1;
 
 /// Most sequences decoded together: each keeps its own context in memory.
 pub const MAX_SLOTS: usize = 16;
