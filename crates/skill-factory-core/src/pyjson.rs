@@ -120,9 +120,7 @@ impl Decimal {
         if x == 0.0 || !x.is_finite() {
             return None;
         }
-        // Rust's `{:e}` prints the shortest digits that round-trip, choosing the closest when
-        // several qualify: the same digits as Python's repr and JavaScript's Number#toString.
-        let formatted = format!("{:e}", x.abs());
+        let formatted = shortest_scientific(x.abs());
         let (mantissa, exponent) = formatted.split_once('e')?;
         let exponent: i32 = exponent.parse().ok()?;
         let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
@@ -131,6 +129,31 @@ impl Decimal {
             digits,
             point: exponent + 1,
         })
+    }
+}
+
+/// The shortest digits that read back as `value`, in Rust's `{:e}` form (`1.5e16`): the digits
+/// of Python's repr and JavaScript's `Number#toString`.
+///
+/// Rust and both of them agree on how many digits are needed, but when two candidates of that
+/// length are equally close to the exact binary value, Python and JavaScript round half to even
+/// and Rust's shortest formatting does not (3381651391084.65625 is `…6562` in Python and
+/// JavaScript, `…6563` from `{:e}`). Rust's fixed-precision formatting does round half to even,
+/// so the shortest length is re-rounded with it.
+fn shortest_scientific(value: f64) -> String {
+    let shortest = format!("{value:e}");
+    let digits = shortest
+        .split('e')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(char::is_ascii_digit)
+        .count();
+    let rounded = format!("{:.*e}", digits.saturating_sub(1), value);
+    if rounded.parse::<f64>() == Ok(value) {
+        rounded
+    } else {
+        shortest
     }
 }
 
@@ -360,6 +383,15 @@ mod tests {
         assert_eq!(python_float_repr(1e-05), "1e-05");
         assert_eq!(python_float_repr(1.25e-100), "1.25e-100");
         assert_eq!(python_float_repr(f64::MAX), "1.7976931348623157e+308");
+    }
+
+    #[test]
+    fn shortest_digits_break_ties_to_even_like_python_and_js() {
+        // Exactly halfway between …6562 and …6563 at the shortest length: Python's repr and
+        // node's String() both print …6562; Rust's `{:e}` alone prints …6563.
+        const TIE: f64 = 3_381_651_391_084.0 + 0.656_25;
+        assert_eq!(python_float_repr(TIE), "3381651391084.6562");
+        assert_eq!(js_number(TIE), "3381651391084.6562");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use serde_saphyr::{DuplicateKeyPolicy, MessageFormatter, NonFiniteFloatPolicy};
 
-use crate::yaml_dump;
+use crate::{pyjson, yaml_dump};
 
 /// A skill: the document an agent loads. Only `body` is ever optimized.
 #[derive(Debug, Clone, PartialEq)]
@@ -285,7 +285,7 @@ fn field_text(
         },
         Some(Value::Number(number)) => FieldText {
             text: match number.as_f64() {
-                Some(float) if number.is_f64() => yaml_dump::python_float_repr(float),
+                Some(float) if number.is_f64() => pyjson::python_float_repr(float),
                 _ => number.to_string(),
             },
             truthy: number.as_f64() != Some(0.0),

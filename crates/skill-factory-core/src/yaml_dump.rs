@@ -14,6 +14,8 @@
 
 use serde_json::{Map, Number, Value};
 
+use crate::pyjson::python_float_repr;
+
 /// Spaces added per nesting level (PyYAML `best_indent`).
 const BEST_INDENT: usize = 2;
 /// Column after which long scalars are folded (PyYAML `best_width`).
@@ -48,76 +50,6 @@ pub fn plain_scalar_is_string(text: &str) -> bool {
         || is_yaml11_float(text)
         || is_yaml11_timestamp(text)
         || matches!(text, "<<" | "=" | "!" | "&" | "*"))
-}
-
-/// Formats a float exactly like Python's `repr(float)` (and `str(float)`): the shortest digits
-/// that round-trip, in fixed notation for decimal exponents -4..16, scientific otherwise.
-pub fn python_float_repr(value: f64) -> String {
-    if !value.is_finite() {
-        return if value.is_nan() {
-            "nan".to_owned()
-        } else if value > 0.0 {
-            "inf".to_owned()
-        } else {
-            "-inf".to_owned()
-        };
-    }
-    let scientific = shortest_scientific(value.abs());
-    let (mantissa, exponent) = scientific
-        .split_once('e')
-        .unwrap_or((scientific.as_str(), "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if value.is_sign_negative() { "-" } else { "" };
-    if !(-4..16).contains(&exponent) {
-        let (first, rest) = digits.split_at(1);
-        let fraction = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        let exponent_sign = if exponent < 0 { '-' } else { '+' };
-        return format!(
-            "{sign}{first}{fraction}e{exponent_sign}{:02}",
-            exponent.unsigned_abs()
-        );
-    }
-    // Position of the decimal point counted from the first significant digit.
-    let point = exponent + 1;
-    let body = if point <= 0 {
-        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
-    } else {
-        let point = point as usize;
-        if point >= digits.len() {
-            format!("{digits}{}.0", "0".repeat(point - digits.len()))
-        } else {
-            format!("{}.{}", &digits[..point], &digits[point..])
-        }
-    };
-    format!("{sign}{body}")
-}
-
-/// The shortest digits that read back as `value`, in Rust's `{:e}` form ("1.5e16").
-///
-/// Rust and Python agree on how many digits are needed, but when two candidates of that length
-/// are equally close to the exact binary value Python rounds half to even and Rust does not
-/// (3381651391084.65625 is "…6562" in Python, "…6563" in Rust). Rust's fixed-precision formatting
-/// does round half to even, so the shortest length is re-rounded with it.
-fn shortest_scientific(value: f64) -> String {
-    let shortest = format!("{value:e}");
-    let digits = shortest
-        .split('e')
-        .next()
-        .unwrap_or("")
-        .chars()
-        .filter(char::is_ascii_digit)
-        .count();
-    let rounded = format!("{:.*e}", digits.saturating_sub(1), value);
-    if rounded.parse::<f64>() == Ok(value) {
-        rounded
-    } else {
-        shortest
-    }
 }
 
 /// How PyYAML's `SafeRepresenter` writes a float: `repr`, with `.0` forced into exponent forms
@@ -913,6 +845,7 @@ mod tests {
             (-1.25e-7, "-1.25e-07"),
             (1.7976931348623157e308, "1.7976931348623157e+308"),
             (123456.789, "123456.789"),
+            (3_381_651_391_084.0 + 0.656_25, "3381651391084.6562"),
         ];
         for (value, expected) in cases {
             assert_eq!(python_float_repr(value), expected);

@@ -48,56 +48,9 @@ pub fn repr_str_list<S: AsRef<str>>(items: &[S]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-/// Python `repr()` (and `str()`) of a float: the shortest text that reads back to the same
-/// value, in fixed notation with at least one decimal (`3.0`, `0.0001`) when the decimal
-/// exponent is in [-4, 16), else in scientific notation with a signed two-digit exponent
-/// (`1e-05`, `1.5e+16`); `inf`, `-inf`, `nan`.
-pub fn repr_float(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".to_string();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
-    }
-    // `{:e}` gives the shortest round-trip digits, which is what Python's repr uses too; only
-    // the layout differs.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific
-        .split_once('e')
-        .unwrap_or((scientific.as_str(), "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if x < 0.0 { "-" } else { "" };
-    if (-4..16).contains(&exponent) {
-        let int_len = exponent + 1;
-        let body = if int_len <= 0 {
-            format!(
-                "0.{}{}",
-                "0".repeat(int_len.unsigned_abs() as usize),
-                digits
-            )
-        } else {
-            let int_len = int_len as usize;
-            if int_len >= digits.len() {
-                format!("{}{}.0", digits, "0".repeat(int_len - digits.len()))
-            } else {
-                format!("{}.{}", &digits[..int_len], &digits[int_len..])
-            }
-        };
-        format!("{sign}{body}")
-    } else {
-        let mantissa = if digits.len() == 1 {
-            digits
-        } else {
-            format!("{}.{}", &digits[..1], &digits[1..])
-        };
-        let exp_sign = if exponent < 0 { '-' } else { '+' };
-        format!("{sign}{mantissa}e{exp_sign}{:02}", exponent.unsigned_abs())
-    }
-}
+/// Python `repr()` (and `str()`) of a float: `3.0`, `0.0001`, `1e-05`, `1.5e+16`, `inf`, `nan`
+/// (one implementation for the workspace, in `skill_factory_core::pyjson`).
+pub use skill_factory_core::pyjson::python_float_repr as repr_float;
 
 /// Python `str()` of a value decoded by `json.loads`: a string is itself, anything else is
 /// its `repr()` (`None`, `True`, `1.0`, `[1, 'a']`, `{'b': True}`).
