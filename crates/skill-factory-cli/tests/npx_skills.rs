@@ -2,9 +2,11 @@
 //! `skills`) must install exactly the files we wrote, and our `install` must produce the same
 //! folder as it does.
 //!
-//! The installer is not fetched here (tests never reach the network): `.ci/run` installs it
-//! outside the clone and points `SKILL_FACTORY_SKILLS_CLI` at it. Without it this test fails
-//! and says how to install it.
+//! The installer is not fetched here (tests never reach the network):
+//! `scripts/setup-skills-cli.sh` (run by `scripts/quickstart` and `.ci/run`) installs it outside
+//! the clone, at `${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/node/node_modules/.bin/skills`,
+//! where this test finds it; `SKILL_FACTORY_SKILLS_CLI` names another one. Without it this test
+//! fails and says how to install it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,15 +17,37 @@ use assert_cmd::Command;
 
 const SKILLS_CLI_VAR: &str = "SKILL_FACTORY_SKILLS_CLI";
 
+/// Where `scripts/setup-skills-cli.sh` installs the installer, below the user's cache folder.
+const DEFAULT_CLI_UNDER_CACHE: &str = "skill-factory-ci/node/node_modules/.bin/skills";
+
+/// The installer named by the variable, else the one at the default place; a failure that says
+/// how to install it when neither is there.
 fn skills_cli() -> PathBuf {
-    match std::env::var_os(SKILLS_CLI_VAR) {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
+    if let Some(path) = std::env::var_os(SKILLS_CLI_VAR).filter(|path| !path.is_empty()) {
+        let cli = PathBuf::from(path);
+        assert!(
+            cli.is_file(),
+            "{SKILLS_CLI_VAR}={} does not exist; run scripts/setup-skills-cli.sh (needs Node \
+             and npm) and point the variable at the path it prints, or unset it",
+            cli.display()
+        );
+        return cli;
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")));
+    let default = cache.map(|cache| cache.join(DEFAULT_CLI_UNDER_CACHE));
+    match default {
+        Some(cli) if cli.is_file() => cli,
         _ => panic!(
-            "{SKILLS_CLI_VAR} is not set. This test runs the real `skills` installer from npm \
-             (the one behind `npx skills`). Install it outside the clone and point the variable \
-             at it (.ci/run does this):\n  \
-             npm install --prefix \"${{XDG_CACHE_HOME:-$HOME/.cache}}/skill-factory-ci/node\" skills@1.5.26\n  \
-             export {SKILLS_CLI_VAR}=\"${{XDG_CACHE_HOME:-$HOME/.cache}}/skill-factory-ci/node/node_modules/.bin/skills\""
+            "the `skills` installer from npm (the one behind `npx skills`) is not installed: \
+             neither {SKILLS_CLI_VAR} is set nor is it at \
+             ${{XDG_CACHE_HOME:-$HOME/.cache}}/{DEFAULT_CLI_UNDER_CACHE}{}. This test runs it. \
+             Install it with (needs Node and npm):\n  scripts/setup-skills-cli.sh",
+            default
+                .map(|path| format!(" ({})", path.display()))
+                .unwrap_or_default()
         ),
     }
 }
@@ -40,12 +64,6 @@ fn skill_factory() -> Command {
 /// HOME in the temporary folder, no terminal, and a time limit.
 fn npx_skills_add(skill_dir: &Path, project: &Path, home: &Path) {
     let cli = skills_cli();
-    assert!(
-        cli.is_file(),
-        "{SKILLS_CLI_VAR}={} does not exist; reinstall it with `npm install --prefix <dir> \
-         skills@1.5.26`",
-        cli.display()
-    );
     let mut child = Process::new(&cli)
         .arg("add")
         .arg(skill_dir)
