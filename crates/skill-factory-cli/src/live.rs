@@ -11,6 +11,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use skill_factory::optimizer::{Event, EventSink};
 use skill_factory_llm::Ledger;
 
+use crate::output::errln;
+
 #[derive(Default)]
 struct State {
     rounds: usize,
@@ -101,7 +103,7 @@ impl LiveDisplay {
 
     fn line(&self, text: String) {
         if self.bar.is_none() {
-            eprintln!("{text}");
+            errln!("{text}");
         }
     }
 }

@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod live;
+mod output;
 mod progress;
 
 use std::process::ExitCode;
@@ -11,6 +12,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
+use crate::output::errln;
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -33,7 +35,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            errln!("error: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };
@@ -52,7 +54,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            errln!("error: {error:#}");
             ExitCode::from(2)
         }
     }

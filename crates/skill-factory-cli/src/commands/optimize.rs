@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 
 use crate::cli::OptimizeArgs;
 use crate::live::LiveDisplay;
+use crate::output::{errln, out, outln};
 
 /// The exit code of a run stopped with Ctrl-C (128 + SIGINT, as shells report it).
 const INTERRUPTED: u8 = 130;
@@ -40,7 +41,7 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| session.skill_path.display().to_string());
-    println!(
+    outln!(
         "Optimizing {seed_file} with '{}'…",
         session.config.config.optimizer.name
     );
@@ -64,14 +65,14 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     let outcome = outcome?;
 
     let result = &outcome.result;
-    print!("{}", outcome.report);
-    println!(
+    out!("{}", outcome.report);
+    outln!(
         "Baseline {:.3} → best {:.3} ({:+.1} pts)",
         result.baseline_score,
         result.best_score,
         result.improvement() * 100.0
     );
-    println!("Artifacts: {}", outcome.folder.path.display());
+    outln!("Artifacts: {}", outcome.folder.path.display());
 
     let output = &session.config.config.output;
     if let Some(dir) = args.emit.as_ref().or(output.emit_skill_dir.as_ref()) {
@@ -81,9 +82,9 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         bundle.skill = result.best_skill.clone();
         let exported = export_bundle(&bundle, dir, collection)?;
         for warning in &exported.warnings {
-            eprintln!("{warning}");
+            errln!("{warning}");
         }
-        println!("{}", install_hint(&exported.skill_dir));
+        outln!("{}", install_hint(&exported.skill_dir));
     }
 
     if result.stop == Some(StopReason::Cancelled) {
@@ -93,7 +94,7 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         // Compared at the 4 decimals of result.json, so 0.55 − 0.5 counts as 0.05.
         let gained = round4(result.improvement());
         if gained < wanted - 1e-12 {
-            eprintln!(
+            errln!(
                 "The improvement {:+.1} points is below --min-improvement {wanted} ({:+.1} points).",
                 gained * 100.0,
                 wanted * 100.0
@@ -111,11 +112,11 @@ fn watch_interrupts(cancel: CancelToken) -> JoinHandle<()> {
             return;
         }
         cancel.cancel();
-        eprintln!(
+        errln!(
             "\nStopping after the calls in flight; the report will still be written. Press Ctrl-C again to quit at once."
         );
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("Interrupted.");
+            errln!("Interrupted.");
             std::process::exit(i32::from(INTERRUPTED));
         }
     })

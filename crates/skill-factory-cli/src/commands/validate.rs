@@ -6,6 +6,7 @@ use skill_factory::skill_spec::Severity;
 use skill_factory::validate::validate_path;
 
 use crate::cli::ValidateArgs;
+use crate::output::outln;
 
 /// Runs the command: one line per finding (or `ok`), then a summary. Exit 2 on any error.
 pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
@@ -15,15 +16,15 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     for report in &reports {
         let path = report.path.display();
         if report.findings.is_empty() {
-            println!("{path}: ok");
+            outln!("{path}: ok");
         }
         for finding in &report.findings {
-            println!("{path}: {finding}");
+            outln!("{path}: {finding}");
         }
         errors += report.count(Severity::Error);
         warnings += report.count(Severity::Warning);
     }
-    println!(
+    outln!(
         "Checked {} skill{}: {errors} error{}, {warnings} warning{}.",
         reports.len(),
         plural(reports.len()),
