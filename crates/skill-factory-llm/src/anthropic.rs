@@ -1,17 +1,13 @@
 //! The Anthropic Messages wire format (`POST /v1/messages`), spoken by Anthropic's API and by
 //! llama.cpp's `llama-server`.
 
-use std::time::Instant;
-
 use async_trait::async_trait;
 use reqwest::header::HeaderName;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::http::{ApiKey, ClientOptions, Transport};
-use crate::request::{
-    ChatModel, ChatRequest, ChatResponse, LlmError, Role, StopReason, TokenUsage,
-};
+use crate::request::{ChatModel, ChatRequest, ChatResponse, LlmError, StopReason, TokenUsage};
 
 /// Anthropic's own endpoint, used when a provider block gives no `base_url`.
 pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -74,14 +70,10 @@ impl ChatModel for AnthropicClient {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let started = Instant::now();
         let body = request_body(&self.model, request);
-        let mut response = self
-            .transport
-            .call(&body, |text| parse_response(text, &self.model))
-            .await?;
-        response.latency = started.elapsed();
-        Ok(response)
+        self.transport
+            .chat(&body, |text| parse_response(text, &self.model))
+            .await
     }
 }
 
@@ -91,13 +83,7 @@ pub(crate) fn request_body(model: &str, request: &ChatRequest) -> Value {
     let messages: Vec<Value> = request
         .messages
         .iter()
-        .map(|m| {
-            let role = match m.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            json!({"role": role, "content": m.content})
-        })
+        .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
         .collect();
     let mut body = json!({
         "model": model,
@@ -143,12 +129,7 @@ struct Usage {
 
 /// Concatenates every `text` block, trimmed; reads usage and the stop reason.
 pub(crate) fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, String> {
-    let message: MessageResponse = serde_json::from_str(text).map_err(|e| {
-        format!(
-            "expected a Messages API object ({e}); body: {}",
-            crate::http::truncate(text, 200)
-        )
-    })?;
+    let message: MessageResponse = crate::http::parse_body(text, "a Messages API object")?;
     let reply: String = message
         .content
         .iter()
@@ -166,17 +147,13 @@ pub(crate) fn parse_response(text: &str, requested_model: &str) -> Result<ChatRe
             input_tokens: u.input_tokens.unwrap_or(0),
             output_tokens: u.output_tokens.unwrap_or(0),
         });
-    Ok(ChatResponse {
-        text: reply.trim().to_string(),
+    Ok(crate::http::wire_response(
+        &reply,
         usage,
         stop_reason,
-        model: message
-            .model
-            .filter(|m| !m.is_empty())
-            .unwrap_or_else(|| requested_model.to_string()),
-        latency: Default::default(),
-        cached: false,
-    })
+        message.model,
+        requested_model,
+    ))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use crate::limit::Outcome;
-use crate::request::LlmError;
+use crate::request::{ChatResponse, LlmError, StopReason, TokenUsage};
 use crate::retry::{AttemptError, RetryPolicy, retry_after, with_retries};
 use crate::schedule::{ProviderGate, Scheduler};
 
@@ -232,6 +232,19 @@ impl Transport {
         })
     }
 
+    /// [`Transport::call`] for a chat answer, with the latency of the whole call (retries
+    /// included) filled in.
+    pub(crate) async fn chat(
+        &self,
+        body: &serde_json::Value,
+        parse: impl Fn(&str) -> Result<ChatResponse, String>,
+    ) -> Result<ChatResponse, LlmError> {
+        let started = std::time::Instant::now();
+        let mut response = self.call(body, parse).await?;
+        response.latency = started.elapsed();
+        Ok(response)
+    }
+
     async fn post_once(
         &self,
         client: &reqwest::Client,
@@ -314,6 +327,37 @@ pub(crate) fn error_message(body: &str) -> String {
         "(empty body)".to_string()
     } else {
         truncate(body, 300)
+    }
+}
+
+/// A successful response body read as the wire format's JSON object; the error says what was
+/// `expected` and shows the start of the body.
+pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(
+    text: &str,
+    expected: &str,
+) -> Result<T, String> {
+    serde_json::from_str(text)
+        .map_err(|e| format!("expected {expected} ({e}); body: {}", truncate(text, 200)))
+}
+
+/// The answer of a wire format as every client reports it: the text trimmed, and the model the
+/// server says answered, or the one requested when it says none. The client sets the latency.
+pub(crate) fn wire_response(
+    text: &str,
+    usage: TokenUsage,
+    stop_reason: StopReason,
+    answered_by: Option<String>,
+    requested_model: &str,
+) -> ChatResponse {
+    ChatResponse {
+        text: text.trim().to_string(),
+        usage,
+        stop_reason,
+        model: answered_by
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| requested_model.to_string()),
+        latency: Duration::default(),
+        cached: false,
     }
 }
 

@@ -1,17 +1,13 @@
 //! The OpenAI chat-completions wire format: OpenAI itself, Azure OpenAI, and every compatible
 //! server (OpenRouter, Together, Groq, DeepSeek, vLLM, LM Studio, Ollama, llama-server, ...).
 
-use std::time::Instant;
-
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderName};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::http::{ApiKey, ClientOptions, Transport};
-use crate::request::{
-    ChatModel, ChatRequest, ChatResponse, LlmError, Role, StopReason, TokenUsage,
-};
+use crate::request::{ChatModel, ChatRequest, ChatResponse, LlmError, StopReason, TokenUsage};
 
 /// The Azure OpenAI API version used when a provider block names none.
 pub const DEFAULT_AZURE_API_VERSION: &str = "2024-10-21";
@@ -91,14 +87,10 @@ impl ChatModel for OpenAiClient {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let started = Instant::now();
         let body = request_body(&self.model, request);
-        let mut response = self
-            .transport
-            .call(&body, |text| parse_response(text, &self.model))
-            .await?;
-        response.latency = started.elapsed();
-        Ok(response)
+        self.transport
+            .chat(&body, |text| parse_response(text, &self.model))
+            .await
     }
 }
 
@@ -110,11 +102,7 @@ pub(crate) fn request_body(model: &str, request: &ChatRequest) -> Value {
         messages.push(json!({"role": "system", "content": system}));
     }
     for message in &request.messages {
-        let role = match message.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        messages.push(json!({"role": role, "content": message.content}));
+        messages.push(json!({"role": message.role.as_str(), "content": message.content}));
     }
     let mut body = json!({
         "model": model,
@@ -161,12 +149,7 @@ struct Usage {
 
 /// Reads the first choice's content (null → ""), trimmed, the usage and the finish reason.
 pub(crate) fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, String> {
-    let completion: Completion = serde_json::from_str(text).map_err(|e| {
-        format!(
-            "expected a chat completion object ({e}); body: {}",
-            crate::http::truncate(text, 200)
-        )
-    })?;
+    let completion: Completion = crate::http::parse_body(text, "a chat completion object")?;
     let choice = completion.choices.into_iter().next().ok_or_else(|| {
         format!(
             "the completion has no choices; body: {}",
@@ -185,23 +168,19 @@ pub(crate) fn parse_response(text: &str, requested_model: &str) -> Result<ChatRe
             input_tokens: u.prompt_tokens.unwrap_or(0),
             output_tokens: u.completion_tokens.unwrap_or(0),
         });
-    Ok(ChatResponse {
-        text: content.trim().to_string(),
+    Ok(crate::http::wire_response(
+        &content,
         usage,
         stop_reason,
-        model: completion
-            .model
-            .filter(|m| !m.is_empty())
-            .unwrap_or_else(|| requested_model.to_string()),
-        latency: Default::default(),
-        cached: false,
-    })
+        completion.model,
+        requested_model,
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::Message;
+    use crate::request::{Message, Role};
 
     #[test]
     fn body_puts_a_non_empty_system_prompt_first() {

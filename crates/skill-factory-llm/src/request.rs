@@ -15,6 +15,16 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// The role as every wire format and chat template spells it: `user`, `assistant`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Message {

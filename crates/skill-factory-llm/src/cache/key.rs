@@ -6,7 +6,7 @@ use std::fmt;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::request::{ChatRequest, Role};
+use crate::request::ChatRequest;
 
 /// Bumped whenever the serialization below changes, or the wire formats change in a way that
 /// changes answers to the same request: old entries then simply stop matching.
@@ -28,13 +28,7 @@ impl CacheKey {
         let messages: Vec<[&str; 2]> = request
             .messages
             .iter()
-            .map(|m| {
-                let role = match m.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                [role, m.content.as_str()]
-            })
+            .map(|m| [m.role.as_str(), m.content.as_str()])
             .collect();
         let temperature = if request.temperature == 0.0 {
             0.0
@@ -93,7 +87,7 @@ impl fmt::Display for CacheKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::Message;
+    use crate::request::{Message, Role};
 
     fn base() -> ChatRequest {
         ChatRequest {

@@ -7,7 +7,7 @@
 
 use minijinja::{Environment, Error, ErrorKind, Value, context, syntax::SyntaxConfig};
 
-use crate::request::{Message, Role};
+use crate::request::Message;
 
 /// ChatML, for GGUF files that carry no template of their own.
 const CHATML: &str = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
@@ -73,11 +73,9 @@ impl ChatTemplate {
             turns.push(context! { role => "system", content => system });
         }
         for message in messages {
-            let role = match message.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            turns.push(context! { role => role, content => message.content.as_str() });
+            turns.push(
+                context! { role => message.role.as_str(), content => message.content.as_str() },
+            );
         }
         let template = self.env.get_template("chat").map_err(|e| e.to_string())?;
         template
@@ -100,6 +98,7 @@ fn raise_exception(message: String) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::Role;
 
     /// The template of SmolLM2-135M-Instruct, as its GGUF file carries it.
     const SMOLLM2: &str = "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
