@@ -394,12 +394,7 @@ fn client_options(
         ..ClientOptions::default()
     };
     if let Some(seconds) = settings.timeout {
-        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
-            return Err(LlmError::Config(format!(
-                "provider key `timeout` must be a number of seconds above 0 (at most 86400), got {seconds}"
-            )));
-        }
-        options.timeout = Duration::from_secs_f64(seconds);
+        options.timeout = seconds_key("timeout", seconds)?;
     }
     if let Some(attempts) = settings.max_retries {
         if attempts == 0 {
@@ -430,33 +425,43 @@ fn client_options(
         options.requests_per_minute = Some(per_minute);
     }
     if let Some(seconds) = settings.call_timeout {
-        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
-            return Err(LlmError::Config(format!(
-                "provider key `call_timeout` must be a number of seconds above 0 (at most 86400), got {seconds}"
-            )));
-        }
-        options.call_timeout = Some(Duration::from_secs_f64(seconds));
+        options.call_timeout = Some(seconds_key("call_timeout", seconds)?);
     }
     Ok(options)
+}
+
+/// A duration key of a provider block (`timeout`, `call_timeout`): above 0, at most a day.
+pub(crate) fn seconds_key(key: &str, seconds: f64) -> Result<Duration, LlmError> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(LlmError::Config(format!(
+            "provider key `{key}` must be a number of seconds above 0 (at most 86400), got {seconds}"
+        )))
+    }
+}
+
+/// The keys among `keys` that the block sets, joined for a message; `None` when it sets none.
+pub(crate) fn keys_set(keys: &[(&str, bool)]) -> Option<String> {
+    let present: Vec<&str> = keys
+        .iter()
+        .filter_map(|&(key, set)| set.then_some(key))
+        .collect();
+    (!present.is_empty()).then(|| present.join(", "))
 }
 
 /// Script keys on a real provider are a leftover from switching away from `fake`; saying so
 /// beats silently ignoring them.
 fn reject_fake_keys(info: &ProviderInfo, settings: &ProviderSettings) -> Result<(), LlmError> {
-    let present: Vec<&str> = [
+    let Some(present) = keys_set(&[
         ("responses", settings.responses.is_some()),
         ("rules", settings.rules.is_some()),
         ("script", settings.script.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(key, set)| set.then_some(key))
-    .collect();
-    if present.is_empty() {
+    ]) else {
         return Ok(());
-    }
+    };
     Err(LlmError::Config(format!(
-        "provider keys {} only apply to the fake provider, but this block uses '{}': remove them or set name: fake",
-        present.join(", "),
+        "provider keys {present} only apply to the fake provider, but this block uses '{}': remove them or set name: fake",
         info.name
     )))
 }

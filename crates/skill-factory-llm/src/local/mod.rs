@@ -84,12 +84,8 @@ pub fn build_local(
         Some(n) => n,
         None => DEFAULT_SLOTS,
     };
-    if let Some(seconds) = settings.timeout
-        && !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0)
-    {
-        return Err(LlmError::Config(format!(
-            "provider key `timeout` must be a number of seconds above 0 (at most 86400), got {seconds}"
-        )));
+    if let Some(seconds) = settings.timeout {
+        crate::providers::seconds_key("timeout", seconds)?;
     }
     imp::build(&path, info, slots, settings)
 }
@@ -97,23 +93,18 @@ pub fn build_local(
 /// Keys of a hosted provider make no sense for a file on disk; saying so beats ignoring them.
 fn reject_http_keys(settings: &ProviderSettings) -> Result<(), LlmError> {
     // `api_key` is not among them: replaying a recording gives every client a placeholder key.
-    let present: Vec<&str> = [
+    let Some(present) = crate::providers::keys_set(&[
         ("base_url", settings.base_url.is_some()),
         ("api_version", settings.api_version.is_some()),
         ("deployment", settings.deployment.is_some()),
         ("responses", settings.responses.is_some()),
         ("rules", settings.rules.is_some()),
         ("script", settings.script.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(key, set)| set.then_some(key))
-    .collect();
-    if present.is_empty() {
+    ]) else {
         return Ok(());
-    }
+    };
     Err(LlmError::Config(format!(
-        "provider keys {} do not apply to the local provider, which runs a GGUF file in process: remove them (keys it reads: model, max_concurrency, timeout, seed)",
-        present.join(", ")
+        "provider keys {present} do not apply to the local provider, which runs a GGUF file in process: remove them (keys it reads: model, max_concurrency, timeout, seed)"
     )))
 }
 
