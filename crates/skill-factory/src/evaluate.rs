@@ -124,11 +124,7 @@ async fn evaluate_staged(
             let item = if stop() {
                 TaskEvaluation {
                     rollout: Rollout::failure(&task.id, NOT_RUN),
-                    result: MetricResult::new(
-                        "evaluate",
-                        0.0,
-                        format!("rollout failed: {NOT_RUN}"),
-                    ),
+                    result: crate::metric::rollout_failed("evaluate", NOT_RUN),
                 }
             } else {
                 let rollout = harness.run(&skill, &task).await;

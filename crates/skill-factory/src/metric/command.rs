@@ -112,11 +112,7 @@ impl Metric for CommandMetric {
 
     async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
         if let Some(error) = &rollout.error {
-            return Ok(MetricResult::new(
-                NAME,
-                0.0,
-                format!("rollout failed: {error}"),
-            ));
+            return Ok(super::rollout_failed(NAME, error));
         }
         let stdin = request(task, rollout).to_string();
         let outcome = process::run(ChildSpec {

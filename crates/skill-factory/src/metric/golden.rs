@@ -171,11 +171,7 @@ impl Metric for GoldenMetric {
             )));
         };
         if let Some(error) = &rollout.error {
-            return Ok(MetricResult::new(
-                NAME,
-                0.0,
-                format!("rollout failed: {error}"),
-            ));
+            return Ok(super::rollout_failed(NAME, error));
         }
         Ok(self.result(&rollout.output, want))
     }

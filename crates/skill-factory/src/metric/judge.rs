@@ -214,11 +214,7 @@ impl Metric for LlmJudgeMetric {
 
     async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
         if let Some(error) = &rollout.error {
-            return Ok(MetricResult::new(
-                NAME,
-                0.0,
-                format!("rollout failed: {error}"),
-            ));
+            return Ok(super::rollout_failed(NAME, error));
         }
         let request = self.request(task, &rollout.output);
         let response = self

@@ -28,6 +28,12 @@ use skill_factory_core::{MetricResult, Rollout, Task};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotApplicable(pub String);
 
+/// What every metric gives a rollout that failed (an error instead of an output): 0, with the
+/// error as feedback, as the reference tool scores it.
+pub(crate) fn rollout_failed(metric: &str, error: &str) -> MetricResult {
+    MetricResult::new(metric, 0.0, format!("rollout failed: {error}"))
+}
+
 /// Scores one rollout of one task.
 #[async_trait]
 pub trait Metric: Send + Sync {

@@ -551,11 +551,7 @@ impl Metric for ProgrammaticMetric {
 
     async fn score(&self, _task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
         if let Some(error) = &rollout.error {
-            return Ok(MetricResult::new(
-                NAME,
-                0.0,
-                format!("rollout failed: {error}"),
-            ));
+            return Ok(super::rollout_failed(NAME, error));
         }
         let mut total = 0.0;
         let mut lines = Vec::with_capacity(self.checks.len());

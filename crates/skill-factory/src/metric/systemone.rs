@@ -209,11 +209,7 @@ impl Metric for SystemOneMetric {
 
     async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
         if let Some(error) = &rollout.error {
-            return Ok(MetricResult::new(
-                NAME,
-                0.0,
-                format!("rollout failed: {error}"),
-            ));
+            return Ok(super::rollout_failed(NAME, error));
         }
         let state = self.state(task, rollout);
         let state_hash = sha24(&state);
