@@ -122,10 +122,7 @@ async fn evaluate_staged(
             // running unthrottled is still correct.
             let rollout_slot = rollouts.acquire_owned().await.ok();
             let item = if stop() {
-                TaskEvaluation {
-                    rollout: Rollout::failure(&task.id, NOT_RUN),
-                    result: crate::metric::rollout_failed("evaluate", NOT_RUN),
-                }
+                unscored(&task, NOT_RUN)
             } else {
                 let rollout = harness.run(&skill, &task).await;
                 let _slot = match scoring {
@@ -152,17 +149,18 @@ async fn evaluate_staged(
         .into_iter()
         .zip(tasks)
         .map(|(slot, task)| {
-            slot.unwrap_or_else(|| TaskEvaluation {
-                rollout: Rollout::failure(&task.id, "evaluation worker stopped unexpectedly"),
-                result: MetricResult::new(
-                    "evaluate",
-                    0.0,
-                    "rollout failed: evaluation worker stopped unexpectedly",
-                ),
-            })
+            slot.unwrap_or_else(|| unscored(task, "evaluation worker stopped unexpectedly"))
         })
         .collect();
     Evaluation { items }
+}
+
+/// A task the evaluation did not run to the end: a failed rollout saying `reason`, scored 0.
+fn unscored(task: &Task, reason: &str) -> TaskEvaluation {
+    TaskEvaluation {
+        rollout: Rollout::failure(&task.id, reason),
+        result: crate::metric::rollout_failed("evaluate", reason),
+    }
 }
 
 /// Runs and scores one task.

@@ -78,6 +78,25 @@ impl Checker<'_> {
         }
     }
 
+    /// A list of named, weighted entries (judge criteria, System One checks): not empty
+    /// (`problem` and `fix` say so), each name given once, each weight above 0.
+    fn weighted_entries(
+        &self,
+        keys: &[&str],
+        entries: &[(&str, f64)],
+        problem: &str,
+        fix: &str,
+    ) -> Result<(), ConfigError> {
+        if entries.is_empty() {
+            return Err(self.invalid(at(keys), problem.to_owned(), fix));
+        }
+        self.unique_names(&at(keys), entries.iter().map(|&(name, _)| name))?;
+        for (i, &(_, weight)) in entries.iter().enumerate() {
+            self.weight(at(keys).index(i).key("weight"), weight)?;
+        }
+        Ok(())
+    }
+
     fn unique_names<'n>(
         &self,
         base: &KeyPath,
@@ -212,21 +231,17 @@ fn metric(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
     }
     if let Some(judge) = &m.judge {
         check.weight(at(&["metric", "judge", "weight"]), judge.weight)?;
-        if judge.criteria.is_empty() {
-            return Err(check.invalid(
-                at(&["metric", "judge", "criteria"]),
-                "judge needs a non-empty 'criteria' list".to_owned(),
-                "add e.g. 'criteria: [{name: correctness, description: Is the answer right?}]'",
-            ));
-        }
-        let base = at(&["metric", "judge", "criteria"]);
-        check.unique_names(&base, judge.criteria.iter().map(|c| c.name.as_str()))?;
-        for (i, criterion) in judge.criteria.iter().enumerate() {
-            check.weight(
-                at(&["metric", "judge", "criteria"]).index(i).key("weight"),
-                criterion.weight,
-            )?;
-        }
+        let criteria: Vec<(&str, f64)> = judge
+            .criteria
+            .iter()
+            .map(|c| (c.name.as_str(), c.weight))
+            .collect();
+        check.weighted_entries(
+            &["metric", "judge", "criteria"],
+            &criteria,
+            "judge needs a non-empty 'criteria' list",
+            "add e.g. 'criteria: [{name: correctness, description: Is the answer right?}]'",
+        )?;
     }
     if let Some(systemone) = &m.systemone {
         check.weight(at(&["metric", "systemone", "weight"]), systemone.weight)?;
@@ -240,23 +255,17 @@ fn metric(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
                 "use e.g. 0.5, or remove it to score with the probabilities themselves",
             ));
         }
-        if systemone.checks.is_empty() {
-            return Err(check.invalid(
-                at(&["metric", "systemone", "checks"]),
-                "systemone needs a non-empty 'checks' list".to_owned(),
-                "add e.g. 'checks: [{name: strict_json, question: Is the output only JSON?}]'",
-            ));
-        }
-        let base = at(&["metric", "systemone", "checks"]);
-        check.unique_names(&base, systemone.checks.iter().map(|c| c.name.as_str()))?;
-        for (i, c) in systemone.checks.iter().enumerate() {
-            check.weight(
-                at(&["metric", "systemone", "checks"])
-                    .index(i)
-                    .key("weight"),
-                c.weight,
-            )?;
-        }
+        let checks: Vec<(&str, f64)> = systemone
+            .checks
+            .iter()
+            .map(|c| (c.name.as_str(), c.weight))
+            .collect();
+        check.weighted_entries(
+            &["metric", "systemone", "checks"],
+            &checks,
+            "systemone needs a non-empty 'checks' list",
+            "add e.g. 'checks: [{name: strict_json, question: Is the output only JSON?}]'",
+        )?;
     }
     command_metric(config, check)
 }

@@ -307,8 +307,15 @@ impl Search<'_> {
                 }
             }
         }
-        if !any_valid {
-            let note = format!("{NO_VALID_PROPOSAL} ({})", problems.join("; "));
+        // A round with nothing new to score records why and keeps the best skill.
+        let nothing_to_score = if !any_valid {
+            Some(format!("{NO_VALID_PROPOSAL} ({})", problems.join("; ")))
+        } else if to_score.is_empty() {
+            Some(IDENTICAL_PROPOSAL.to_string())
+        } else {
+            None
+        };
+        if let Some(note) = nothing_to_score {
             let record = CandidateRecord {
                 iteration: round,
                 skill: best,
@@ -316,18 +323,6 @@ impl Search<'_> {
                 val_score: best_score,
                 accepted: false,
                 note,
-            };
-            self.record(round, record, None);
-            return Ok(());
-        }
-        if to_score.is_empty() {
-            let record = CandidateRecord {
-                iteration: round,
-                skill: best,
-                train_score: train.score(),
-                val_score: best_score,
-                accepted: false,
-                note: IDENTICAL_PROPOSAL.to_string(),
             };
             self.record(round, record, None);
             return Ok(());
