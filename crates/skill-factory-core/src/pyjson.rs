@@ -63,28 +63,57 @@ pub fn python_float_repr(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "inf" } else { "-inf" }.to_owned();
     }
-    let Some(Decimal {
-        negative,
-        digits,
-        point,
-    }) = Decimal::shortest(x)
-    else {
-        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
-    };
-    let mut out = String::new();
-    if negative {
-        out.push('-');
+    match Decimal::shortest(x) {
+        Some(decimal) => PYTHON_LAYOUT.write(&decimal),
+        None => if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned(),
     }
-    // `point` is where the decimal point sits relative to the digits ("0.DIGITS × 10^point").
-    if (-3..=16).contains(&point) {
-        push_positional(&mut out, &digits, point);
-        if point >= digits.len() as i32 {
-            out.push_str(".0");
+}
+
+/// How a dialect lays out the shortest digits of a finite, non-zero float.
+struct Layout {
+    /// The decimal-point positions written without an exponent (see [`Decimal::point`]).
+    positional: std::ops::RangeInclusive<i32>,
+    /// Whether a whole number keeps a `.0` (Python `10.0`) or not (JavaScript `10`).
+    point_zero: bool,
+    /// The fewest exponent digits: Python `1e-05`, JavaScript `1e-7`.
+    exponent_digits: usize,
+}
+
+/// Python's `repr`: positional when 1e-4 ≤ |x| < 1e16.
+const PYTHON_LAYOUT: Layout = Layout {
+    positional: -3..=16,
+    point_zero: true,
+    exponent_digits: 2,
+};
+
+/// JavaScript's `Number#toString`: positional when 1e-6 ≤ |x| < 1e21.
+const JS_LAYOUT: Layout = Layout {
+    positional: -5..=21,
+    point_zero: false,
+    exponent_digits: 1,
+};
+
+impl Layout {
+    fn write(&self, decimal: &Decimal) -> String {
+        let Decimal {
+            negative,
+            digits,
+            point,
+        } = decimal;
+        let mut out = String::new();
+        if *negative {
+            out.push('-');
         }
-    } else {
-        push_exponential(&mut out, &digits, point - 1, 2);
+        if self.positional.contains(point) {
+            push_positional(&mut out, digits, *point);
+            if self.point_zero && *point >= digits.len() as i32 {
+                out.push_str(".0");
+            }
+        } else {
+            push_exponential(&mut out, digits, point - 1, self.exponent_digits);
+        }
+        out
     }
-    out
 }
 
 /// How numbers are written by the two dialects.
@@ -198,24 +227,7 @@ fn js_number(x: f64) -> String {
         // JSON.stringify writes non-finite numbers as null.
         return "null".to_owned();
     }
-    let Some(Decimal {
-        negative,
-        digits,
-        point,
-    }) = Decimal::shortest(x)
-    else {
-        return "0".to_owned();
-    };
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if (-5..=21).contains(&point) {
-        push_positional(&mut out, &digits, point);
-    } else {
-        push_exponential(&mut out, &digits, point - 1, 1);
-    }
-    out
+    Decimal::shortest(x).map_or_else(|| "0".to_owned(), |decimal| JS_LAYOUT.write(&decimal))
 }
 
 fn push_number(out: &mut String, number: &Number, style: NumberStyle) {
