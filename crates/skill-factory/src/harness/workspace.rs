@@ -94,25 +94,16 @@ impl RolloutDir {
     }
 }
 
-/// A folder name for a skill: its name in lower case with every run of other characters
-/// turned into one `-` (`My Skill!` → `my-skill`), `skill` when nothing is left. Agents
-/// expect skill folders in this form, and a name must not reach outside its folder.
+/// A folder name for a skill: the slug export gives it ([`crate::export::slugify`]: `My Skill!`
+/// → `my-skill`), cut to 64 characters, `skill` when nothing is left. Agents expect skill
+/// folders in this form, and a name must not reach outside its folder.
 pub fn skill_folder_name(name: &str) -> String {
-    let mut folder = String::new();
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            folder.push(c.to_ascii_lowercase());
-        } else if !folder.is_empty() && !folder.ends_with('-') {
-            folder.push('-');
-        }
-    }
+    let Ok(mut folder) = crate::export::slugify(name) else {
+        return "skill".to_string();
+    };
+    // A slug is ASCII, so cutting it by bytes keeps whole characters.
     folder.truncate(MAX_FOLDER_NAME);
-    let folder = folder.trim_end_matches('-');
-    if folder.is_empty() {
-        "skill".to_string()
-    } else {
-        folder.to_string()
-    }
+    folder.trim_end_matches('-').to_string()
 }
 
 #[cfg(test)]
