@@ -5,6 +5,8 @@
 //! hand the text over together with the path to name in error messages. It must not depend on
 //! any other Skill Factory crate.
 
+#![warn(missing_docs)]
+
 pub mod dataset;
 pub mod pyjson;
 pub mod pyrandom;

@@ -14,6 +14,8 @@
 //! This crate knows nothing about skills, tasks or metrics; it depends on no other Skill Factory
 //! crate.
 
+#![warn(missing_docs)]
+
 pub mod anthropic;
 pub mod budget;
 pub mod cache;

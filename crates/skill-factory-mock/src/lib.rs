@@ -12,6 +12,8 @@
 //! It depends on no other Skill Factory crate, so that it checks the wire format the way a
 //! real server would, not the way our client happens to write it.
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod responder;
 pub mod server;

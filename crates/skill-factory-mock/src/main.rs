@@ -18,7 +18,7 @@ struct Args {
     /// Milliseconds to wait before every answer.
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
-    /// JSONL of known answers: {"input": <user message>, "output": <reply>} per line
+    /// JSONL of known answers, one `{"input": <user message>, "output": <reply>}` per line
     /// (`expected` is accepted for `output`, so a dataset file works as is).
     #[arg(long)]
     answers: Option<PathBuf>,

@@ -4,6 +4,8 @@
 //!
 //! Depends on `skill-factory-core` (plain data) and `skill-factory-llm` (model clients) only.
 
+#![warn(missing_docs)]
+
 pub mod bundle;
 pub mod cancel;
 pub mod config;
