@@ -521,7 +521,7 @@ mod tests {
     }
 
     #[test]
-    fn providers_are_listed_in_the_reference_order_then_fake() {
+    fn providers_are_listed_in_the_reference_order_then_local_and_fake() {
         assert_eq!(
             provider_names(),
             [

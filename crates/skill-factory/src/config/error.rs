@@ -146,7 +146,7 @@ pub enum ConfigError {
         key: String,
     },
     /// A classifier-mode config given to the skill-mode loader.
-    #[error("{} is a classifier-mode config (kind: classifier); run it with 'skill-factory optimize --kind classifier' or the 'skill-factory lab' commands", path.display())]
+    #[error("{} is a classifier-mode config (kind: classifier), which this build does not run yet; run it with the Python tool's 'skill-factory optimize --kind classifier' or 'skill-factory lab' commands", path.display())]
     ClassifierConfig {
         /// The config file.
         path: PathBuf,

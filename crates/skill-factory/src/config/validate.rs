@@ -240,7 +240,7 @@ fn metric(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             &["metric", "judge", "criteria"],
             &criteria,
             "judge needs a non-empty 'criteria' list",
-            "add e.g. 'criteria: [{name: correctness, description: Is the answer right?}]'",
+            "add e.g. 'criteria: [{name: correctness, description: \"Is the answer right?\"}]'",
         )?;
     }
     if let Some(systemone) = &m.systemone {
@@ -264,7 +264,7 @@ fn metric(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             &["metric", "systemone", "checks"],
             &checks,
             "systemone needs a non-empty 'checks' list",
-            "add e.g. 'checks: [{name: strict_json, question: Is the output only JSON?}]'",
+            "add e.g. 'checks: [{name: strict_json, question: \"Is the output only JSON?\"}]'",
         )?;
     }
     command_metric(config, check)

@@ -48,7 +48,10 @@ pub struct HarnessConfig {
     /// Every harness but `api`: variables set over the inherited environment.
     #[serde(default, deserialize_with = "crate::config::scalar::string_map")]
     pub env: BTreeMap<String, String>,
-    /// Rollouts run at once by `evaluate` (default 16).
+    /// Rollouts in flight at once during `evaluate` and `optimize` (default 16; `optimize`
+    /// takes `optimizer.max_workers` instead when that is larger). Model requests in flight
+    /// across the run are capped at twice this: the rollouts plus the judge calls grading
+    /// finished ones.
     #[serde(default = "default_max_workers")]
     pub max_workers: usize,
 }

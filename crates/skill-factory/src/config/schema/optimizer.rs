@@ -30,7 +30,9 @@ pub struct OptimizerConfig {
     /// Seed of minibatch sampling (and of GEPA), separate from the split seed (default 0).
     #[serde(default)]
     pub seed: u64,
-    /// Rollouts run at once during every evaluation of `optimize`; at least 1 (default 1).
+    /// The reference tool's cap of rollouts in flight during `optimize`; at least 1 (default
+    /// 1). `optimize` runs the larger of it and `harness.max_workers`, so it only matters
+    /// when set higher.
     #[serde(default = "default_max_workers")]
     pub max_workers: usize,
     /// Backend-specific settings (the `skillopt` bridge).
