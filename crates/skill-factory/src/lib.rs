@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod evaluate;
 pub mod export;
+pub mod gallery;
 pub mod harness;
 pub mod install;
 pub mod metric;

@@ -368,7 +368,7 @@ pub fn config_snapshot(session: &Session, runs_dir: &Path) -> String {
 }
 
 /// Removes null members of objects, recursively, so the snapshot shows only what is set.
-fn prune_nulls(value: &mut Value) {
+pub(crate) fn prune_nulls(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.retain(|_, v| !v.is_null());
