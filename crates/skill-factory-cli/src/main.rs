@@ -49,6 +49,7 @@ fn main() -> ExitCode {
             Command::Install(args) => commands::install::run(args),
             Command::Cache(args) => commands::cache::run(args),
             Command::Models(args) => commands::models::run(args),
+            Command::Gallery(args) => commands::gallery::run(args),
         }
     });
     match outcome {

@@ -3,6 +3,7 @@
 pub mod cache;
 pub mod evaluate;
 pub mod export;
+pub mod gallery;
 pub mod install;
 pub mod list;
 pub mod models;
