@@ -8,6 +8,9 @@ use super::error::{ConfigError, Place};
 use super::locate::{Locator, Step, render_path};
 use super::schema::{Command, HarnessType, InputVia, RunConfig, SkillMode};
 
+/// The most rollouts a config may put in flight at once.
+const MAX_WORKERS: usize = 65_536;
+
 /// A key path under construction: `at(&["metric", "judge"]).index(1)`.
 struct KeyPath(Vec<Step>);
 
@@ -65,6 +68,19 @@ impl Checker<'_> {
         } else {
             Err(self.invalid(path, "0 is not allowed".to_owned(), "use 1 or more"))
         }
+    }
+
+    /// A count of rollouts in flight: at least 1, and not so many that it can only be a typo
+    /// (the async semaphores behind it refuse more than about 2^61 permits).
+    fn workers(&self, path: KeyPath, value: usize) -> Result<(), ConfigError> {
+        if value > MAX_WORKERS {
+            return Err(self.invalid(
+                path,
+                format!("{value} rollouts in flight is more than {MAX_WORKERS}"),
+                "use a number such as 16 (the model providers' rate limits are the real cap)",
+            ));
+        }
+        self.at_least_one(path, value)
     }
 
     fn positive_seconds(&self, path: KeyPath, value: Option<f64>) -> Result<(), ConfigError> {
@@ -168,7 +184,7 @@ fn optimizer(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
     let o = &config.optimizer;
     check.at_least_one(at(&["optimizer", "rounds"]), o.rounds)?;
     check.at_least_one(at(&["optimizer", "minibatch_size"]), o.minibatch_size)?;
-    check.at_least_one(at(&["optimizer", "max_workers"]), o.max_workers)?;
+    check.workers(at(&["optimizer", "max_workers"]), o.max_workers)?;
     if !(o.min_delta.is_finite() && o.min_delta >= 0.0) {
         return Err(check.invalid(
             at(&["optimizer", "min_delta"]),
@@ -286,7 +302,7 @@ fn harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             "use e.g. 2048",
         ));
     }
-    check.at_least_one(at(&["harness", "max_workers"]), h.max_workers)?;
+    check.workers(at(&["harness", "max_workers"]), h.max_workers)?;
     check.positive_seconds(at(&["harness", "timeout"]), h.timeout)?;
     if h.harness_type == HarnessType::Subprocess && h.command.as_ref().is_none_or(|c| c.is_empty())
     {

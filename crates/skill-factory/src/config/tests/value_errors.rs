@@ -189,6 +189,24 @@ fn counts_must_be_at_least_one() {
 }
 
 #[test]
+fn rollouts_in_flight_have_an_upper_bound_instead_of_a_crash() {
+    for (extra, key) in [
+        (
+            "harness: {max_workers: 18446744073709551615}\n",
+            "harness.max_workers",
+        ),
+        (
+            "optimizer: {max_workers: 2305843009213693952}\n",
+            "optimizer.max_workers",
+        ),
+    ] {
+        let (e, m) = error_of(extra);
+        assert_eq!(e.key_path().as_deref(), Some(key), "{m}");
+        assert_mentions(&m, &["more than 65536", "line 3"]);
+    }
+}
+
+#[test]
 fn other_ranges_are_checked() {
     let cases = [
         (
