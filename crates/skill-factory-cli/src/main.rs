@@ -55,7 +55,11 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            errln!("error: {error:#}");
+            // Not `{error:#}`: many errors quote their cause, which would then show twice.
+            errln!(
+                "error: {}",
+                skill_factory_llm::http::error_chain(error.as_ref())
+            );
             ExitCode::from(2)
         }
     }

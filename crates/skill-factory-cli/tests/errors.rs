@@ -166,3 +166,17 @@ fn list_shows_optimizers_and_every_provider() {
         .stdout(predicate::str::contains("Optimizers: llm_loop"))
         .stdout(predicate::str::contains("anthropic, openai, openai-compatible, azure, openrouter, together, groq, deepseek, vllm, lmstudio, ollama"));
 }
+
+#[test]
+fn an_error_that_quotes_its_cause_shows_the_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["evaluate", "-c"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot read config file"), "{stderr}");
+    assert_eq!(stderr.matches("(os error").count(), 1, "{stderr}");
+}

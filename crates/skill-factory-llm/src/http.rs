@@ -369,9 +369,10 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     }
 }
 
-/// An error and its causes, innermost last: reqwest's top-level message alone ("error sending
-/// request") does not say that the connection was refused.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+/// An error and its causes, innermost last, joined by `: `; a cause whose text an outer message
+/// already quotes is left out. reqwest's top-level message alone ("error sending request")
+/// does not say that the connection was refused, and many errors quote their source.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut parts = vec![error.to_string()];
     let mut source = error.source();
     while let Some(cause) = source {
