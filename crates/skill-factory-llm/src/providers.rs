@@ -450,14 +450,19 @@ pub(crate) fn keys_set(keys: &[(&str, bool)]) -> Option<String> {
     (!present.is_empty()).then(|| present.join(", "))
 }
 
-/// Script keys on a real provider are a leftover from switching away from `fake`; saying so
-/// beats silently ignoring them.
-fn reject_fake_keys(info: &ProviderInfo, settings: &ProviderSettings) -> Result<(), LlmError> {
-    let Some(present) = keys_set(&[
+/// The keys only the `fake` provider reads, each with whether the block sets it.
+pub(crate) fn fake_keys(settings: &ProviderSettings) -> [(&'static str, bool); 3] {
+    [
         ("responses", settings.responses.is_some()),
         ("rules", settings.rules.is_some()),
         ("script", settings.script.is_some()),
-    ]) else {
+    ]
+}
+
+/// Script keys on a real provider are a leftover from switching away from `fake`; saying so
+/// beats silently ignoring them.
+fn reject_fake_keys(info: &ProviderInfo, settings: &ProviderSettings) -> Result<(), LlmError> {
+    let Some(present) = keys_set(&fake_keys(settings)) else {
         return Ok(());
     };
     Err(LlmError::Config(format!(

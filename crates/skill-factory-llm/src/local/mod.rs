@@ -93,14 +93,13 @@ pub fn build_local(
 /// Keys of a hosted provider make no sense for a file on disk; saying so beats ignoring them.
 fn reject_http_keys(settings: &ProviderSettings) -> Result<(), LlmError> {
     // `api_key` is not among them: replaying a recording gives every client a placeholder key.
-    let Some(present) = crate::providers::keys_set(&[
+    let mut keys = vec![
         ("base_url", settings.base_url.is_some()),
         ("api_version", settings.api_version.is_some()),
         ("deployment", settings.deployment.is_some()),
-        ("responses", settings.responses.is_some()),
-        ("rules", settings.rules.is_some()),
-        ("script", settings.script.is_some()),
-    ]) else {
+    ];
+    keys.extend(crate::providers::fake_keys(settings));
+    let Some(present) = crate::providers::keys_set(&keys) else {
         return Ok(());
     };
     Err(LlmError::Config(format!(
