@@ -1,13 +1,13 @@
 //! `skill-factory optimize` end to end: the real binary on the shipped offline example, the
 //! run folder it leaves, `result.json` as a reader of the reference tool's file sees it, exit
-//! codes, export, Ctrl-C, and a reference example config run against a loopback mock.
+//! codes, export and Ctrl-C. The reference tool's own configs are run in `reference_configs.rs`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serde_json::Value;
-use skill_factory_mock::{MockConfig, MockServer, load_answers};
+use skill_factory_mock::{MockConfig, MockServer};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -440,68 +440,6 @@ async fn ctrl_c_stops_after_the_calls_in_flight_and_still_writes_report_and_resu
         "{} requests",
         server.request_count()
     );
-}
-
-/// The reference tool's ticket-classifier config (its provider blocks pointed at a mock by an
-/// added `base_url`, nothing else changed) optimizes to completion.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_reference_example_config_optimizes_against_a_mock() {
-    let fixtures =
-        repo_root().join("crates/skill-factory/tests/fixtures/reference-configs/ticket-classifier");
-    let tmp = tempfile::tempdir().unwrap();
-    for file in ["config.yaml", "dataset.jsonl", "seed_skill.md"] {
-        std::fs::copy(fixtures.join(file), tmp.path().join(file)).unwrap();
-    }
-    let server = MockServer::start(MockConfig {
-        answers: load_answers(&tmp.path().join("dataset.jsonl")).unwrap(),
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let original = std::fs::read_to_string(tmp.path().join("config.yaml")).unwrap();
-    let mut edited = String::new();
-    for line in original.lines() {
-        edited.push_str(line);
-        edited.push('\n');
-        if ["provider:", "optimizer_provider:", "judge_provider:"].contains(&line) {
-            edited.push_str(&format!("  base_url: \"{}\"\n", server.base_url()));
-        }
-    }
-    assert_eq!(edited.matches("base_url").count(), 3);
-    let config = tmp.path().join("config.yaml");
-    std::fs::write(&config, edited).unwrap();
-    let cwd = tmp.path().to_path_buf();
-    let output = tokio::task::spawn_blocking(move || {
-        bin()
-            .current_dir(cwd)
-            .env("ANTHROPIC_API_KEY", "sk-ant-dummy-for-the-mock")
-            .args(["optimize", "-c"])
-            .arg(&config)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    // output.dir (runs/ticket-classifier) is relative to the config, then a timestamped run.
-    let folder = artifacts(&stdout);
-    assert!(
-        folder.starts_with(tmp.path().join("runs/ticket-classifier")),
-        "{}",
-        folder.display()
-    );
-    let result = read_json(&folder.join("result.json"));
-    // The mock answers every task right, so the seed is perfect and no edit can beat it.
-    assert_eq!(result["baseline_score"], 1.0);
-    assert_eq!(result["stop_reason"], "patience");
-    // The export went to output.emit_skill_dir (dist, beside the config).
-    assert!(tmp.path().join("dist/ticket-classifier/SKILL.md").is_file());
 }
 
 /// `result.json` without what differs from run to run by nature (ids, times).

@@ -1,18 +1,21 @@
-//! The Python tool's own example configs run through `skill-factory evaluate` unchanged apart
-//! from a `base_url` that points each provider block at a loopback mock server.
+//! The Python tool's own example configs (all five, with their datasets and seeds, byte for
+//! byte) run through `skill-factory evaluate` and `optimize` unchanged apart from a `base_url`
+//! that points each provider block at a loopback mock server.
 //!
 //! The fixtures are shared with the engine's config tests
-//! (`crates/skill-factory/tests/fixtures/reference-configs`). The mock answers every task
-//! with its expected answer, so a config that is read the way the reference tool reads it
-//! scores 1.000: golden, programmatic checks and the judge (which scores 10 when the output
-//! equals the reference answer) all pass.
+//! (`crates/skill-factory/tests/fixtures/reference-configs`). For `evaluate` the mock answers
+//! every task with its expected answer, so a config that is read the way the reference tool
+//! reads it scores 1.000: golden, programmatic checks and the judge (which scores 10 when the
+//! output equals the reference answer) all pass. For `optimize` the mock is skill sensitive
+//! (it answers more tasks right the more rules its optimizer has added), so the search has
+//! edits to accept and to reject.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use serde_json::Value;
-use skill_factory_mock::{MockConfig, MockServer, ReceivedRequest, load_answers};
+use skill_factory_mock::{Answering, MockConfig, MockServer, ReceivedRequest, load_answers};
 
 /// The top-level keys that hold a provider block in a skill-mode config.
 const PROVIDER_KEYS: &[&str] = &["provider", "target", "optimizer_provider", "judge_provider"];
@@ -70,7 +73,8 @@ fn point_providers_at(config: &str, base: &str) -> String {
             out.push_str(line);
             continue;
         };
-        let value = value.trim();
+        // A trailing comment (`provider:   # the target`) is not part of the value.
+        let value = value.split(" #").next().unwrap_or_default().trim();
         if value.starts_with('{') {
             let name = flow_name(value).unwrap_or("anthropic");
             let close = line
@@ -147,21 +151,26 @@ fn task_inputs(dataset: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Runs `evaluate` on the fixture `example/config_file` pointed at a fresh mock; checks the
-/// score line and that the mock saw one target call and one judge call per task, on
-/// `expected_path`.
-async fn evaluates_reference_config(example: &str, config_file: &str, expected_path: &str) {
+/// A copy of the fixture `example` in a temporary folder, its `config_file` pointed at a
+/// fresh mock that knows the dataset's answers.
+struct Pointed {
+    dir: tempfile::TempDir,
+    work: PathBuf,
+    config: PathBuf,
+    server: MockServer,
+}
+
+async fn pointed_at_a_mock(example: &str, config_file: &str, answering: Answering) -> Pointed {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join(example);
     copy_dir(&fixtures().join(example), &work);
-    let dataset = work.join("dataset.jsonl");
     let server = MockServer::start(MockConfig {
-        answers: load_answers(&dataset).unwrap(),
+        answers: load_answers(&work.join("dataset.jsonl")).unwrap(),
+        answering,
         ..MockConfig::default()
     })
     .await
     .unwrap();
-
     let original = std::fs::read_to_string(work.join(config_file)).unwrap();
     let edited = point_providers_at(&original, &server.base_url());
     // Only base_url lines or entries were added: taking them out gives the original back.
@@ -173,22 +182,48 @@ async fn evaluates_reference_config(example: &str, config_file: &str, expected_p
         }
     }
     assert_eq!(restored, original, "the edit must only add base_url");
-    assert!(edited.contains("base_url"), "{edited}");
+    assert_eq!(
+        edited.matches("base_url").count(),
+        3,
+        "every role points at the mock: {edited}"
+    );
     let config = work.join(config_file);
     std::fs::write(&config, &edited).unwrap();
+    Pointed {
+        dir,
+        work,
+        config,
+        server,
+    }
+}
 
-    let cwd = dir.path().to_path_buf();
-    let out = tokio::task::spawn_blocking(move || {
+/// Runs `skill-factory <command> -c <config>` from the folder above the example, as a user
+/// of the reference tool would.
+async fn run(pointed: &Pointed, command: &str) -> std::process::Output {
+    let cwd = pointed.dir.path().to_path_buf();
+    let config = pointed.config.clone();
+    let command = command.to_string();
+    tokio::task::spawn_blocking(move || {
         bin()
             .current_dir(cwd)
             .env("ANTHROPIC_API_KEY", "sk-ant-dummy-for-the-mock")
-            .args(["evaluate", "-c"])
+            .env("OPENAI_API_KEY", "sk-dummy-for-the-mock")
+            .args([command.as_str(), "-c"])
             .arg(&config)
             .output()
             .unwrap()
     })
     .await
-    .unwrap();
+    .unwrap()
+}
+
+/// Runs `evaluate` on the fixture `example/config_file` pointed at a fresh mock; checks the
+/// score line and that the mock saw one target call and one judge call per task, on
+/// `expected_path`.
+async fn evaluates_reference_config(example: &str, config_file: &str, expected_path: &str) {
+    let pointed = pointed_at_a_mock(example, config_file, Answering::Always).await;
+    let dataset = pointed.work.join("dataset.jsonl");
+    let out = run(&pointed, "evaluate").await;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         out.status.success(),
@@ -203,8 +238,7 @@ async fn evaluates_reference_config(example: &str, config_file: &str, expected_p
         "{example}/{config_file}: {stdout}"
     );
 
-    let received = server.received();
-    server.stop().await;
+    let received = pointed.server.received();
     assert!(
         received.iter().all(|r| r.path == expected_path),
         "{example}/{config_file}: paths {:?}",
@@ -245,8 +279,129 @@ async fn reference_invoice_lmstudio_config_evaluates_against_an_openai_style_moc
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn reference_invoice_fast_config_evaluates_against_an_anthropic_mock() {
+    evaluates_reference_config("invoice-extractor", "config.fast.yaml", "/v1/messages").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn reference_ticket_config_evaluates_against_an_anthropic_mock() {
     evaluates_reference_config("ticket-classifier", "config.yaml", "/v1/messages").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_ticket_lmstudio_config_evaluates_against_an_openai_style_mock() {
+    evaluates_reference_config(
+        "ticket-classifier",
+        "config.lmstudio.yaml",
+        "/v1/chat/completions",
+    )
+    .await;
+}
+
+/// The model calls the Python tool makes for an `llm_loop` run of `rounds` rounds: target and
+/// judge for each validation task of the baseline, then per round target and judge for each
+/// minibatch task, one call per proposal, and target and judge for each validation task of
+/// each proposal.
+fn reference_calls(val: u64, minibatch: u64, edits: u64, rounds: u64) -> u64 {
+    2 * val + rounds * (2 * minibatch + edits + edits * 2 * val)
+}
+
+/// Runs `optimize` on a reference config against a skill sensitive mock and checks what a
+/// user of the reference tool expects to find: exit 0, the run under the config's
+/// `output.dir`, edits accepted and rejected by the validation gate, the best skill exported
+/// to `output.emit_skill_dir`, and never more model calls than the Python tool makes.
+async fn optimizes_reference_config(
+    example: &str,
+    config_file: &str,
+    expected_path: &str,
+    (val, minibatch, edits): (u64, u64, u64),
+    (output_dir, emit_dir): (&str, &str),
+) -> Value {
+    let pointed = pointed_at_a_mock(example, config_file, Answering::SkillSensitive).await;
+    let out = run(&pointed, "optimize").await;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{example}/{config_file}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let folder = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Artifacts: "))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no Artifacts line in {stdout}"));
+    assert!(
+        folder.starts_with(pointed.work.join(output_dir)),
+        "output.dir is relative to the config: {}",
+        folder.display()
+    );
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("result.json")).unwrap())
+            .unwrap();
+    let history = result["history"].as_array().unwrap();
+    let accepted = history
+        .iter()
+        .skip(1)
+        .filter(|r| r["accepted"] == true)
+        .count();
+    let rejected = history
+        .iter()
+        .skip(1)
+        .filter(|r| r["accepted"] == false)
+        .count();
+    assert!(accepted >= 1, "an edit beat the seed: {result:#}");
+    assert!(rejected >= 1, "an edit was turned down: {result:#}");
+    assert!(
+        result["best_score"].as_f64() > result["baseline_score"].as_f64(),
+        "{result:#}"
+    );
+    let skill = pointed.work.join(emit_dir).join(example).join("SKILL.md");
+    let exported = std::fs::read_to_string(&skill).unwrap();
+    assert!(
+        exported.contains(result["best_skill"]["body"].as_str().unwrap().trim()),
+        "the best skill is exported to {}",
+        skill.display()
+    );
+
+    let received = pointed.server.received();
+    assert!(received.iter().all(|r| r.path == expected_path));
+    let rounds = result["metadata"]["rounds_run"].as_u64().unwrap();
+    let limit = reference_calls(val, minibatch, edits, rounds);
+    assert!(
+        received.len() as u64 <= limit,
+        "{} model calls, the Python tool makes {limit} for {rounds} rounds",
+        received.len()
+    );
+    result
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_invoice_config_optimizes_against_an_anthropic_mock() {
+    // 12 tasks at val_fraction 0.34: 4 validation tasks; minibatch 4, 2 proposals a round.
+    let result = optimizes_reference_config(
+        "invoice-extractor",
+        "config.yaml",
+        "/v1/messages",
+        (4, 4, 2),
+        ("runs/invoice-extractor", "dist"),
+    )
+    .await;
+    assert_eq!(result["metadata"]["valset_size"], 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_ticket_lmstudio_config_optimizes_against_an_openai_style_mock() {
+    // 15 tasks at val_fraction 0.34: 5 validation tasks; minibatch 3, 1 proposal a round.
+    let result = optimizes_reference_config(
+        "ticket-classifier",
+        "config.lmstudio.yaml",
+        "/v1/chat/completions",
+        (5, 3, 1),
+        ("runs/ticket-local", "dist-local"),
+    )
+    .await;
+    assert_eq!(result["metadata"]["valset_size"], 5);
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::MockError;
+use crate::responder::Answering;
 
 /// A way a request can fail on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +123,8 @@ pub struct MockConfig {
     pub fault_sequence: Vec<Fault>,
     /// Known answers: the last user message → the reply.
     pub answers: HashMap<String, String>,
+    /// Whether a known answer depends on the skill in the system prompt.
+    pub answering: Answering,
     /// When set, requests must carry this key (`Authorization: Bearer`, `x-api-key` or
     /// `api-key`); others get 401.
     pub require_api_key: Option<String>,

@@ -21,6 +21,7 @@ pub mod systemone;
 pub mod wire;
 
 pub use config::{Fault, FaultPlan, MockConfig, load_answers, parse_answers};
+pub use responder::Answering;
 pub use server::{MockServer, ReceivedRequest};
 pub use systemone::{StubRequest, SystemOneStub};
 

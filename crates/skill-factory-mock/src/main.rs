@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use skill_factory_mock::{FaultPlan, MockConfig, MockServer, load_answers};
+use skill_factory_mock::{Answering, FaultPlan, MockConfig, MockServer, load_answers};
 
 /// A mock model server speaking the OpenAI (`POST /v1/chat/completions`) and Anthropic
 /// (`POST /v1/messages`) wire formats on 127.0.0.1, with deterministic answers.
@@ -40,6 +40,10 @@ struct Args {
     /// Seed of the per-request fault choice.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Give a known answer only to some requests, more of them the more rules the skill (the
+    /// system prompt) has, so that an optimization has edits to accept and reject.
+    #[arg(long)]
+    skill_sensitive: bool,
     /// Require this API key (Bearer, x-api-key or api-key); others get 401.
     #[arg(long)]
     require_api_key: Option<String>,
@@ -73,6 +77,11 @@ async fn run(args: Args) -> Result<(), String> {
             seed: args.seed,
         },
         answers,
+        answering: if args.skill_sensitive {
+            Answering::SkillSensitive
+        } else {
+            Answering::Always
+        },
         require_api_key: args.require_api_key,
         ..MockConfig::default()
     };

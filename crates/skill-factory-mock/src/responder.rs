@@ -3,6 +3,10 @@
 //! reflection prompts, else a canned line picked by a hash of the request.
 //! Identical requests always get identical answers.
 //!
+//! With [`Answering::SkillSensitive`] a known answer is given only to some requests, more of
+//! them the more rules the mock optimizer has added to the skill (the system prompt), so that
+//! a skill's score depends on its text and an optimization has edits to accept and reject.
+//!
 //! A judge prompt is recognised, and its verdict derived, from the user message alone: two
 //! tools that send the same judge user prompt under differently worded system prompts (ours
 //! and the Python tool's) get the same verdict, so their scores can be compared.
@@ -44,13 +48,42 @@ const RULES: &[&str] = &[
     "Keep the answer on a single line.",
 ];
 
+/// How the mock uses its known answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Answering {
+    /// Every request whose user message is known gets its answer, whatever the skill.
+    #[default]
+    Always,
+    /// A request whose user message is known gets its answer with a chance that grows with
+    /// the rules in its system prompt (lines the mock optimizer adds, ending `(rule <tag>)`):
+    /// 30% with none, 25 points more per rule, always from the third on. Which requests get
+    /// it is a hash of the system prompt and the user message, so every skill has its own
+    /// reproducible set of right answers; the others get a canned (wrong) line.
+    SkillSensitive,
+}
+
+/// The share of known answers, in percent, a skill sensitive mock gives a system prompt.
+pub fn answer_rate(system: &str) -> usize {
+    let rules = system.matches("(rule ").count();
+    (30 + 25 * rules).min(100)
+}
+
 /// The reply to a conversation.
-pub fn respond(conversation: &Conversation, answers: &HashMap<String, String>) -> String {
+pub fn respond(
+    conversation: &Conversation,
+    answers: &HashMap<String, String>,
+    answering: Answering,
+) -> String {
     if let Some(answer) = answers
         .get(&conversation.user)
         .or_else(|| answers.get(conversation.user.trim()))
     {
-        return answer.clone();
+        let digest = sha256(&format!("{}\n{}", conversation.system, conversation.user));
+        let draw = usize::from(u16::from_be_bytes([digest[0], digest[1]])) % 100;
+        if answering == Answering::Always || draw < answer_rate(&conversation.system) {
+            return answer.clone();
+        }
+        return CANNED[usize::from(digest[2]) % CANNED.len()].to_string();
     }
     if is_judge_prompt(&conversation.user) {
         return judge_reply(&conversation.user);
@@ -178,7 +211,11 @@ mod tests {
     fn known_answers_win() {
         let answers = HashMap::from([("2+2?".to_string(), "4".to_string())]);
         assert_eq!(
-            respond(&conversation("You are a judge", "2+2?"), &answers),
+            respond(
+                &conversation("You are a judge", "2+2?"),
+                &answers,
+                Answering::Always
+            ),
             "4"
         );
     }
@@ -191,6 +228,7 @@ mod tests {
                 &judge_prompt("4", "4"),
             ),
             &HashMap::new(),
+            Answering::Always,
         );
         let verdict: Value = serde_json::from_str(&reply).unwrap();
         assert_eq!(verdict["scores"], json!({"correctness": 10, "format": 10}));
@@ -206,7 +244,13 @@ mod tests {
             "",
         ]
         .iter()
-        .map(|system| respond(&conversation(system, &prompt), &HashMap::new()))
+        .map(|system| {
+            respond(
+                &conversation(system, &prompt),
+                &HashMap::new(),
+                Answering::Always,
+            )
+        })
         .collect();
         assert_eq!(replies[0], judge_reply(&prompt));
         assert!(replies.iter().all(|r| *r == replies[0]), "{replies:?}");
@@ -217,8 +261,8 @@ mod tests {
         let prompt = "GOAL: g\n<CURRENT_SKILL_BODY>\n# Skill\n\nDo it.\n</CURRENT_SKILL_BODY>\n\nAnswer:\n<RATIONALE>...</RATIONALE>\n<NEW_SKILL_BODY>\nbody\n</NEW_SKILL_BODY>";
         let mut request = conversation("You optimize prompts.", prompt);
         request.temperature = Some(0.2);
-        let first = respond(&request, &HashMap::new());
-        assert_eq!(first, respond(&request, &HashMap::new()));
+        let first = respond(&request, &HashMap::new(), Answering::Always);
+        assert_eq!(first, respond(&request, &HashMap::new(), Answering::Always));
         assert!(first.starts_with("<RATIONALE>Mock optimizer"), "{first}");
         assert!(
             first.contains("<NEW_SKILL_BODY>\n# Skill\n\nDo it.\n\n- "),
@@ -226,7 +270,7 @@ mod tests {
         );
         assert!(first.ends_with("</NEW_SKILL_BODY>"), "{first}");
         request.temperature = Some(0.6);
-        assert_ne!(first, respond(&request, &HashMap::new()));
+        assert_ne!(first, respond(&request, &HashMap::new(), Answering::Always));
     }
 
     #[test]
@@ -234,6 +278,7 @@ mod tests {
         let reply = respond(
             &conversation("You are a judge.", "What is 2+2?"),
             &HashMap::new(),
+            Answering::Always,
         );
         assert!(CANNED.contains(&reply.as_str()), "{reply}");
     }
@@ -251,11 +296,54 @@ mod tests {
 
     #[test]
     fn unknown_requests_get_a_stable_canned_line() {
-        let a = respond(&conversation("sys", "anything"), &HashMap::new());
+        let a = respond(
+            &conversation("sys", "anything"),
+            &HashMap::new(),
+            Answering::Always,
+        );
         assert_eq!(
             a,
-            respond(&conversation("sys", "anything"), &HashMap::new())
+            respond(
+                &conversation("sys", "anything"),
+                &HashMap::new(),
+                Answering::Always
+            )
         );
         assert!(CANNED.contains(&a.as_str()));
+    }
+
+    #[test]
+    fn a_skill_sensitive_mock_answers_more_tasks_right_the_more_rules_the_skill_has() {
+        let answers: HashMap<String, String> = (0..400)
+            .map(|i| (format!("task {i}"), format!("answer {i}")))
+            .collect();
+        let right = |system: &str| {
+            (0..400)
+                .filter(|i| {
+                    respond(
+                        &conversation(system, &format!("task {i}")),
+                        &answers,
+                        Answering::SkillSensitive,
+                    ) == format!("answer {i}")
+                })
+                .count()
+        };
+        let seed = right("# Skill\n\nDo it.");
+        let one = right("# Skill\n\nDo it.\n\n- Check. (rule 0a0b0c)");
+        let three = right("- a (rule 1)\n- b (rule 2)\n- c (rule 3)");
+        assert!((90..150).contains(&seed), "about 30% of 400: {seed}");
+        assert!((190..250).contains(&one), "about 55% of 400: {one}");
+        assert_eq!(three, 400);
+        assert_eq!(seed, right("# Skill\n\nDo it."), "reproducible");
+        let always = (0..400)
+            .filter(|i| {
+                respond(
+                    &conversation("# Skill\n\nDo it.", &format!("task {i}")),
+                    &answers,
+                    Answering::Always,
+                ) == format!("answer {i}")
+            })
+            .count();
+        assert_eq!(always, 400);
     }
 }

@@ -1,5 +1,5 @@
-//! The reference tool's example configs (comments removed) load unchanged, with the values
-//! the reference tool reads from them.
+//! The reference tool's example configs (all five, byte for byte, comments included) load
+//! unchanged, with the values the reference tool reads from them.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -257,8 +257,89 @@ fn reference_configs_are_not_classifier_configs() {
     for relative in [
         "invoice-extractor/config.yaml",
         "invoice-extractor/config.lmstudio.yaml",
+        "invoice-extractor/config.fast.yaml",
         "ticket-classifier/config.yaml",
+        "ticket-classifier/config.lmstudio.yaml",
     ] {
         assert!(!is_classifier_config(&fixture(relative)), "{relative}");
+    }
+}
+
+#[test]
+fn invoice_extractor_fast_config_loads_with_reference_values() {
+    let loaded = load("invoice-extractor/config.fast.yaml");
+    let dir = fixture("invoice-extractor");
+    let c = &loaded.config;
+    assert_eq!(loaded.name, "invoice-extractor");
+    let o = &c.optimizer;
+    assert_eq!(
+        (
+            o.rounds,
+            o.minibatch_size,
+            o.max_edits_per_round,
+            o.patience
+        ),
+        (3, 3, 1, 2)
+    );
+    assert_eq!(
+        c.metric.judge.as_ref().map(|j| j.criteria.clone()),
+        Some(vec![
+            criterion(
+                "correctness",
+                "Are vendor, date, total, currency all correct and normalized?",
+                3.0
+            ),
+            criterion(
+                "format",
+                "Is the output strictly one JSON object, no prose or code fences?",
+                2.0
+            ),
+        ])
+    );
+    assert_eq!((c.harness.max_tokens, c.harness.max_workers), (1024, 4));
+    assert_eq!(c.output.dir, Some(dir.join("runs/invoice-extractor-fast")));
+    assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist")));
+    let roles = roles_without_env(&loaded);
+    assert_eq!(
+        name_model(&roles.target),
+        ("anthropic".into(), "claude-haiku-4-5-20251001".into())
+    );
+    assert_eq!(
+        name_model(&roles.optimizer),
+        ("anthropic".into(), "claude-sonnet-5".into())
+    );
+}
+
+#[test]
+fn ticket_classifier_lmstudio_config_loads_flow_style_criteria() {
+    let loaded = load("ticket-classifier/config.lmstudio.yaml");
+    let dir = fixture("ticket-classifier");
+    let c = &loaded.config;
+    assert_eq!((c.val_fraction, c.seed), (0.34, 3));
+    assert_eq!(
+        (
+            c.optimizer.rounds,
+            c.optimizer.minibatch_size,
+            c.optimizer.max_edits_per_round,
+            c.optimizer.patience
+        ),
+        (4, 3, 1, 2)
+    );
+    assert_eq!(
+        c.metric.judge.as_ref().map(|j| j.criteria.clone()),
+        Some(vec![
+            criterion("correctness", "Is the chosen category the best fit?", 3.0),
+            criterion("format", "A single bare label with no extra text?", 2.0),
+        ])
+    );
+    assert_eq!((c.harness.max_tokens, c.harness.max_workers), (32, 1));
+    assert_eq!(c.output.dir, Some(dir.join("runs/ticket-local")));
+    assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist-local")));
+    let roles = roles_without_env(&loaded);
+    for role in [&roles.target, &roles.optimizer, &roles.judge] {
+        assert_eq!(
+            name_model(role),
+            ("lmstudio".into(), "gemma-4-31b-it-mlx".into())
+        );
     }
 }
