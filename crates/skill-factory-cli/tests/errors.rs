@@ -136,8 +136,53 @@ fn unknown_provider_suggests_the_closest_name() {
         .arg(&config)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("Unknown provider 'antropic'"))
-        .stderr(predicate::str::contains("anthropic"));
+        .stderr(predicate::str::contains(format!(
+            "{} line 3: provider: Unknown provider 'antropic'",
+            config.display()
+        )))
+        .stderr(predicate::str::contains("Did you mean 'anthropic'?"));
+}
+
+#[test]
+fn a_bad_value_in_a_role_block_names_the_file_line_and_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_run(
+        dir.path(),
+        "skill: skill.md\ndataset: data.jsonl\nprovider: {name: fake, responses: [a]}\njudge_provider:\n  name: openai\n  model: m\n  max_concurrency: 0\nmetric:\n  judge:\n    criteria: [{name: c, description: d}]\n",
+        GOOD_SKILL,
+        GOOD_DATA,
+    );
+    bin()
+        .args(["evaluate", "-c"])
+        .arg(&config)
+        .env("OPENAI_API_KEY", "sk-test")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{} line 5: judge_provider: provider key `max_concurrency` must be at least 1",
+            config.display()
+        )));
+}
+
+#[test]
+fn an_error_in_an_inherited_block_says_which_role_uses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_run(
+        dir.path(),
+        "skill: skill.md\ndataset: data.jsonl\nprovider:\n  name: openai\n  model: m\noptimizer:\n  budget: {max_usd: 1}\nmetric:\n  golden: {mode: exact}\n",
+        GOOD_SKILL,
+        GOOD_DATA,
+    );
+    bin()
+        .args(["optimize", "-c"])
+        .arg(&config)
+        .env("OPENAI_API_KEY", "sk-test")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{} line 4: provider: optimizer.budget.max_usd is set, but no price is known for openai/m",
+            config.display()
+        )));
 }
 
 #[test]
@@ -164,7 +209,13 @@ fn list_shows_optimizers_and_every_provider() {
         .assert()
         .success()
         .stdout(predicate::str::contains("Optimizers: llm_loop"))
-        .stdout(predicate::str::contains("anthropic, openai, openai-compatible, azure, openrouter, together, groq, deepseek, vllm, lmstudio, ollama"));
+        .stdout(predicate::str::contains("anthropic, openai, openai-compatible, azure, openrouter, together, groq, deepseek, vllm, lmstudio, ollama"))
+        .stdout(predicate::str::contains(
+            "Harnesses:  api, subprocess, claude_code, codex, gemini_cli (skill_mode: prompt, installed)",
+        ))
+        .stdout(predicate::str::contains(
+            "Metrics:    golden (exact, normalized, token_f1, json_equal, numeric), programmatic (is_valid_json, json_has_keys, matches_regex, contains, not_contains, max_length, json_schema), judge, systemone (",
+        ));
 }
 
 #[test]

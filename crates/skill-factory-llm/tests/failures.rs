@@ -1,5 +1,6 @@
 //! Retries, timeouts, error reports and the concurrency cap, against failures the mock
-//! injects on purpose.
+//! injects on purpose. Every failure is tried through both wire formats (OpenAI chat
+//! completions and Anthropic Messages), each against a fresh mock.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,6 +39,30 @@ fn openai(mock: &MockServer, options: ClientOptions) -> OpenAiClient {
     .unwrap()
 }
 
+/// The two wire formats a client can speak.
+#[derive(Debug, Clone, Copy)]
+enum Wire {
+    OpenAi,
+    Anthropic,
+}
+
+const WIRES: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
+
+fn client(wire: Wire, mock: &MockServer, options: ClientOptions) -> Box<dyn ChatModel> {
+    match wire {
+        Wire::OpenAi => Box::new(openai(mock, options)),
+        Wire::Anthropic => Box::new(
+            AnthropicClient::new(
+                &mock.base_url(),
+                ApiKey::new(KEY, "ANTHROPIC_API_KEY"),
+                "claude-test",
+                options,
+            )
+            .unwrap(),
+        ),
+    }
+}
+
 async fn mock(config: MockConfig) -> MockServer {
     MockServer::start(config).await.expect("mock server starts")
 }
@@ -48,72 +73,81 @@ fn ask() -> ChatRequest {
 
 #[tokio::test]
 async fn a_429_is_retried_after_the_servers_retry_after() {
-    let mock = mock(MockConfig {
-        fault_sequence: vec![Fault::RateLimit],
-        faults: FaultPlan {
-            retry_after_secs: 1,
-            ..FaultPlan::default()
-        },
-        ..MockConfig::default()
-    })
-    .await;
-    // The default policy's back-off would be at most 0.5 s: a wait of about 1 s shows that
-    // Retry-After was read.
-    let client = openai(&mock, ClientOptions::default());
-    let started = Instant::now();
+    for wire in WIRES {
+        let mock = mock(MockConfig {
+            fault_sequence: vec![Fault::RateLimit],
+            faults: FaultPlan {
+                retry_after_secs: 1,
+                ..FaultPlan::default()
+            },
+            ..MockConfig::default()
+        })
+        .await;
+        // The default policy's back-off would be at most 0.5 s: a wait of about 1 s shows
+        // that Retry-After was read.
+        let client = client(wire, &mock, ClientOptions::default());
+        let started = Instant::now();
 
-    let response = client.chat(&ask()).await.unwrap();
+        let response = client.chat(&ask()).await.unwrap();
 
-    let waited = started.elapsed();
-    assert!(!response.text.is_empty());
-    assert_eq!(mock.request_count(), 2);
-    assert!(
-        waited >= Duration::from_millis(950),
-        "retried after {waited:?}"
-    );
-    assert!(waited < Duration::from_secs(3), "retried after {waited:?}");
+        let waited = started.elapsed();
+        assert!(!response.text.is_empty(), "{wire:?}");
+        assert_eq!(mock.request_count(), 2, "{wire:?}");
+        assert!(
+            waited >= Duration::from_millis(950),
+            "{wire:?} retried after {waited:?}"
+        );
+        assert!(
+            waited < Duration::from_secs(3),
+            "{wire:?} retried after {waited:?}"
+        );
+    }
 }
 
 #[tokio::test]
 async fn a_500_is_retried_then_succeeds() {
-    let mock = mock(MockConfig {
-        fault_sequence: vec![Fault::ServerError, Fault::ServerError],
-        ..MockConfig::default()
-    })
-    .await;
-    let response = openai(&mock, options(4, Duration::from_secs(5)))
-        .chat(&ask())
-        .await
-        .unwrap();
-    assert!(!response.text.is_empty());
-    assert_eq!(mock.request_count(), 3);
+    for wire in WIRES {
+        let mock = mock(MockConfig {
+            fault_sequence: vec![Fault::ServerError, Fault::ServerError],
+            ..MockConfig::default()
+        })
+        .await;
+        let response = client(wire, &mock, options(4, Duration::from_secs(5)))
+            .chat(&ask())
+            .await
+            .unwrap();
+        assert!(!response.text.is_empty(), "{wire:?}");
+        assert_eq!(mock.request_count(), 3, "{wire:?}");
+    }
 }
 
 #[tokio::test]
 async fn a_persistent_500_fails_naming_the_attempts_and_the_last_error() {
-    let mock = mock(MockConfig {
-        faults: FaultPlan {
-            server_error: 1.0,
-            ..FaultPlan::default()
-        },
-        ..MockConfig::default()
-    })
-    .await;
-    let error = openai(&mock, options(3, Duration::from_secs(5)))
-        .chat(&ask())
-        .await
-        .unwrap_err();
-    assert_eq!(mock.request_count(), 3);
-    assert!(
-        matches!(error, LlmError::Exhausted { attempts: 3, .. }),
-        "{error:?}"
-    );
-    assert!(matches!(error.last(), LlmError::Status { status: 500, .. }));
-    let text = error.to_string();
-    assert!(
-        text.contains("after 3 attempts") && text.contains("HTTP 500"),
-        "{text}"
-    );
+    for wire in WIRES {
+        let mock = mock(MockConfig {
+            faults: FaultPlan {
+                server_error: 1.0,
+                ..FaultPlan::default()
+            },
+            ..MockConfig::default()
+        })
+        .await;
+        let error = client(wire, &mock, options(3, Duration::from_secs(5)))
+            .chat(&ask())
+            .await
+            .unwrap_err();
+        assert_eq!(mock.request_count(), 3, "{wire:?}");
+        assert!(
+            matches!(error, LlmError::Exhausted { attempts: 3, .. }),
+            "{wire:?}: {error:?}"
+        );
+        assert!(matches!(error.last(), LlmError::Status { status: 500, .. }));
+        let text = error.to_string();
+        assert!(
+            text.contains("after 3 attempts") && text.contains("HTTP 500"),
+            "{wire:?}: {text}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -123,18 +157,7 @@ async fn a_401_fails_at_once_without_leaking_the_key() {
         ..MockConfig::default()
     })
     .await;
-    for client in [
-        Box::new(openai(&mock, options(4, Duration::from_secs(5)))) as Box<dyn ChatModel>,
-        Box::new(
-            AnthropicClient::new(
-                &mock.base_url(),
-                ApiKey::new(KEY, "ANTHROPIC_API_KEY"),
-                "c",
-                options(4, Duration::from_secs(5)),
-            )
-            .unwrap(),
-        ),
-    ] {
+    for client in WIRES.map(|wire| client(wire, &mock, options(4, Duration::from_secs(5)))) {
         let before = mock.request_count();
         let error = client.chat(&ask()).await.unwrap_err();
         assert_eq!(
@@ -160,71 +183,74 @@ async fn a_401_fails_at_once_without_leaking_the_key() {
 
 #[tokio::test]
 async fn a_hanging_server_hits_the_per_attempt_timeout() {
-    let mock = mock(MockConfig {
-        faults: FaultPlan {
-            hang: 1.0,
-            ..FaultPlan::default()
-        },
-        ..MockConfig::default()
-    })
-    .await;
-    let started = Instant::now();
-    let error = openai(&mock, options(2, Duration::from_millis(300)))
-        .chat(&ask())
-        .await
-        .unwrap_err();
-    let waited = started.elapsed();
-    assert!(
-        matches!(error.last(), LlmError::Timeout { .. }),
-        "{error:?}"
-    );
-    assert!(error.to_string().contains("after 2 attempts"), "{error}");
-    assert_eq!(mock.request_count(), 2);
-    assert!(
-        waited >= Duration::from_millis(600) && waited < Duration::from_secs(3),
-        "{waited:?}"
-    );
-    mock.stop().await;
+    for wire in WIRES {
+        let mock = mock(MockConfig {
+            faults: FaultPlan {
+                hang: 1.0,
+                ..FaultPlan::default()
+            },
+            ..MockConfig::default()
+        })
+        .await;
+        let started = Instant::now();
+        let error = client(wire, &mock, options(2, Duration::from_millis(300)))
+            .chat(&ask())
+            .await
+            .unwrap_err();
+        let waited = started.elapsed();
+        assert!(
+            matches!(error.last(), LlmError::Timeout { .. }),
+            "{wire:?}: {error:?}"
+        );
+        assert!(
+            error.to_string().contains("after 2 attempts"),
+            "{wire:?}: {error}"
+        );
+        assert_eq!(mock.request_count(), 2, "{wire:?}");
+        assert!(
+            waited >= Duration::from_millis(600) && waited < Duration::from_secs(3),
+            "{wire:?}: {waited:?}"
+        );
+        mock.stop().await;
+    }
 }
 
 #[tokio::test]
 async fn a_malformed_body_is_retried_then_reported() {
-    let mock = mock(MockConfig {
-        faults: FaultPlan {
-            malformed: 1.0,
-            ..FaultPlan::default()
-        },
-        ..MockConfig::default()
-    })
-    .await;
-    let error = openai(&mock, options(3, Duration::from_secs(5)))
-        .chat(&ask())
-        .await
-        .unwrap_err();
-    assert_eq!(mock.request_count(), 3);
-    assert!(
-        matches!(error.last(), LlmError::Malformed { .. }),
-        "{error:?}"
-    );
-    assert!(error.to_string().contains("malformed"), "{error}");
+    for wire in WIRES {
+        let mock = mock(MockConfig {
+            faults: FaultPlan {
+                malformed: 1.0,
+                ..FaultPlan::default()
+            },
+            ..MockConfig::default()
+        })
+        .await;
+        let error = client(wire, &mock, options(3, Duration::from_secs(5)))
+            .chat(&ask())
+            .await
+            .unwrap_err();
+        assert_eq!(mock.request_count(), 3, "{wire:?}");
+        assert!(
+            matches!(error.last(), LlmError::Malformed { .. }),
+            "{wire:?}: {error:?}"
+        );
+        assert!(error.to_string().contains("malformed"), "{wire:?}: {error}");
+    }
 }
 
 #[tokio::test]
 async fn a_malformed_body_once_is_recovered_by_the_retry() {
-    let mock = mock(MockConfig {
-        fault_sequence: vec![Fault::Malformed],
-        ..MockConfig::default()
-    })
-    .await;
-    let client = AnthropicClient::new(
-        &mock.base_url(),
-        ApiKey::placeholder(),
-        "c",
-        options(2, Duration::from_secs(5)),
-    )
-    .unwrap();
-    assert!(client.chat(&ask()).await.is_ok());
-    assert_eq!(mock.request_count(), 2);
+    for wire in WIRES {
+        let mock = mock(MockConfig {
+            fault_sequence: vec![Fault::Malformed],
+            ..MockConfig::default()
+        })
+        .await;
+        let client = client(wire, &mock, options(2, Duration::from_secs(5)));
+        assert!(client.chat(&ask()).await.is_ok(), "{wire:?}");
+        assert_eq!(mock.request_count(), 2, "{wire:?}");
+    }
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use skill_factory_core::{DatasetError, SkillError, SplitError};
 use skill_factory_llm::{CacheError, LlmError, RecordError};
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, Place};
 
 /// Why a run could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -44,8 +44,12 @@ pub enum EngineError {
         cause: SplitError,
     },
     /// A model client cannot be built as configured (unknown provider, no key, ...).
-    #[error("{role} provider: {cause}")]
+    #[error("{place}: {key}{}: {cause}", inherited_text(role, key))]
     Provider {
+        /// The config file and the line of the block.
+        place: Place,
+        /// The block's top-level key (`provider`, `optimizer_provider`, ...).
+        key: &'static str,
         /// Which role (`target`, `judge`, `optimizer`).
         role: &'static str,
         /// Why.
@@ -106,5 +110,15 @@ impl From<ConfigError> for EngineError {
 impl From<DatasetError> for EngineError {
     fn from(error: DatasetError) -> Self {
         EngineError::Dataset(Box::new(error))
+    }
+}
+
+/// ` (used by the judge, which has no block of its own)` when a role's settings come from the
+/// target's block, so the message says why that block is named.
+fn inherited_text(role: &str, key: &str) -> String {
+    if role == "target" || key.starts_with(role) {
+        String::new()
+    } else {
+        format!(" (used by the {role}, which has no block of its own)")
     }
 }

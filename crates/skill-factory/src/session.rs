@@ -140,8 +140,19 @@ impl Session {
         let client = self
             .layers()?
             .build(settings, &model, &env)
-            .map_err(|cause| EngineError::Provider { role, cause })?;
+            .map_err(|cause| self.provider_error(role, cause))?;
         self.budgeted(role, settings, client)
+    }
+
+    /// A model client error, placed at the config block the role's settings come from.
+    fn provider_error(&self, role: &'static str, cause: LlmError) -> EngineError {
+        let key = self.config.config.provider_block_key(role);
+        EngineError::Provider {
+            place: self.config.place_of(key),
+            key,
+            role,
+            cause,
+        }
     }
 
     /// Wraps a client so that the run's [`Ledger`] admits each of its calls and books its
@@ -153,10 +164,7 @@ impl Session {
         settings: &ProviderSettings,
         client: Arc<dyn ChatModel>,
     ) -> Result<Arc<dyn ChatModel>, EngineError> {
-        let provider_error = |detail: String| EngineError::Provider {
-            role,
-            cause: LlmError::Config(detail),
-        };
+        let provider_error = |detail: String| self.provider_error(role, LlmError::Config(detail));
         if let Some(pricing) = settings.pricing {
             pricing.check().map_err(provider_error)?;
         }

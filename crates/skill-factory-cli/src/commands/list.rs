@@ -2,6 +2,9 @@
 
 use std::process::ExitCode;
 
+use skill_factory::config::HarnessType;
+use skill_factory::metric::golden::GoldenMode;
+use skill_factory::metric::programmatic::Check;
 use skill_factory_llm::providers::provider_names;
 use skill_factory_llm::systemone::systemone_provider_names;
 
@@ -14,11 +17,17 @@ pub fn run() -> anyhow::Result<ExitCode> {
         skill_factory::optimizer::AVAILABLE.join(", ")
     );
     outln!("Providers:  {}", provider_names().join(", "));
+    let harnesses: Vec<&str> = HarnessType::ALL.iter().map(|h| h.name()).collect();
     outln!(
-        "Harnesses:  api, subprocess, claude_code, codex, gemini_cli (skill_mode: prompt, installed)"
+        "Harnesses:  {} (skill_mode: prompt, installed)",
+        harnesses.join(", ")
     );
+    let modes: Vec<&str> = GoldenMode::ALL.iter().map(|m| m.as_str()).collect();
+    // The keys of a config's `metric` block, each with what it can be set to.
     outln!(
-        "Metrics:    golden (exact, normalized, token_f1, json_equal, numeric), programmatic (is_valid_json, json_has_keys, json_schema, matches_regex, contains, not_contains, max_length), llm_judge, systemone ({}), command",
+        "Metrics:    golden ({}), programmatic ({}), judge, systemone ({}), command",
+        modes.join(", "),
+        Check::NAMES.join(", "),
         systemone_provider_names().join(", ")
     );
     Ok(ExitCode::SUCCESS)

@@ -5,12 +5,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use skill_factory_llm::ProviderSettings;
 
 use super::env::read_dotenv_files;
-use super::error::ConfigError;
+use super::error::{ConfigError, Place};
 use super::kind::text_is_classifier;
+use super::locate::{Locator, Step};
 use super::parse::parse_config;
 use super::schema::RunConfig;
 
@@ -28,6 +30,8 @@ pub struct LoadedConfig {
     pub name: String,
     /// Values read from `.env` files (see [`Self::env`]).
     dotenv: BTreeMap<String, String>,
+    /// The file's text, for placing errors found after loading (see [`Self::place_of`]).
+    text: Arc<str>,
 }
 
 impl fmt::Debug for LoadedConfig {
@@ -61,6 +65,15 @@ impl LoadedConfig {
             .dir
             .clone()
             .unwrap_or_else(|| self.dir.join("runs").join(&self.name))
+    }
+
+    /// Where the top-level key `key` is written in the config file: the file and the line of
+    /// its value, or the file alone when the config does not have the key.
+    pub fn place_of(&self, key: &str) -> Place {
+        Place {
+            file: self.path.clone(),
+            line: Locator::new(&self.text).line(&[Step::Key(key.to_string())]),
+        }
     }
 
     /// The values read from `.env` files, for passing on to child processes.
@@ -127,6 +140,7 @@ pub(crate) fn load_config_in(path: &Path, cwd: Option<&Path>) -> Result<LoadedCo
         dir: config_dir(path),
         name: config_name(path),
         dotenv,
+        text: text.into(),
     })
 }
 

@@ -47,6 +47,28 @@ impl RunConfig {
         non_empty(self.provider.as_ref()).or_else(|| non_empty(self.target.as_ref()))
     }
 
+    /// The top-level key of the block a role's settings come from, for placing errors: the
+    /// role's own block when the config has one, else the target's (`provider`, or `target`
+    /// when only that is given), which the role inherits.
+    pub fn provider_block_key(&self, role: &str) -> &'static str {
+        let own = match role {
+            "optimizer" => Some(("optimizer_provider", &self.optimizer_provider)),
+            "judge" => Some(("judge_provider", &self.judge_provider)),
+            _ => None,
+        };
+        if let Some((key, block)) = own
+            && non_empty(block.as_ref()).is_some()
+        {
+            return key;
+        }
+        if non_empty(self.provider.as_ref()).is_none() && non_empty(self.target.as_ref()).is_some()
+        {
+            "target"
+        } else {
+            "provider"
+        }
+    }
+
     /// The target's settings: its block, the name defaulting to `anthropic` and the model to
     /// `SKILL_FACTORY_TARGET_MODEL`, else `claude-sonnet-5`.
     pub fn target_provider(&self, env: EnvLookup) -> ProviderSettings {

@@ -116,6 +116,15 @@ pub enum HarnessType {
 }
 
 impl HarnessType {
+    /// Every harness type, in documentation order.
+    pub const ALL: [HarnessType; 5] = [
+        HarnessType::Api,
+        HarnessType::Subprocess,
+        HarnessType::ClaudeCode,
+        HarnessType::Codex,
+        HarnessType::GeminiCli,
+    ];
+
     /// The name written in configs (`api`, `claude_code`, ...).
     pub fn name(self) -> &'static str {
         match self {
