@@ -44,17 +44,8 @@ pub enum EngineError {
         cause: SplitError,
     },
     /// A model client cannot be built as configured (unknown provider, no key, ...).
-    #[error("{place}: {key}{}: {cause}", inherited_text(role, key))]
-    Provider {
-        /// The config file and the line of the block.
-        place: Place,
-        /// The block's top-level key (`provider`, `optimizer_provider`, ...).
-        key: &'static str,
-        /// Which role (`target`, `judge`, `optimizer`).
-        role: &'static str,
-        /// Why.
-        cause: LlmError,
-    },
+    #[error(transparent)]
+    Provider(Box<ProviderFailure>),
     /// The harness block cannot be built.
     #[error("{}: {key}: {detail}", config.display())]
     Harness {
@@ -121,4 +112,18 @@ fn inherited_text(role: &str, key: &str) -> String {
     } else {
         format!(" (used by the {role}, which has no block of its own)")
     }
+}
+
+/// Why a role's model client cannot be built, placed at the config block it comes from.
+#[derive(Debug, thiserror::Error)]
+#[error("{place}: {key}{}: {cause}", inherited_text(role, key))]
+pub struct ProviderFailure {
+    /// The config file and the line of the block.
+    pub place: Place,
+    /// The block's top-level key (`provider`, `optimizer_provider`, ...).
+    pub key: &'static str,
+    /// Which role (`target`, `judge`, `optimizer`).
+    pub role: &'static str,
+    /// Why.
+    pub cause: LlmError,
 }

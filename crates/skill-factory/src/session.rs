@@ -14,7 +14,7 @@ use skill_factory_llm::{
 };
 
 use crate::config::{HarnessType, LoadedConfig, SystemOneConfig, load_config};
-use crate::error::EngineError;
+use crate::error::{EngineError, ProviderFailure};
 use crate::harness::{
     AgentCli, AgentOptions, ApiHarness, Harness, ProcessSettings, Program, SubprocessHarness,
 };
@@ -147,12 +147,12 @@ impl Session {
     /// A model client error, placed at the config block the role's settings come from.
     fn provider_error(&self, role: &'static str, cause: LlmError) -> EngineError {
         let key = self.config.config.provider_block_key(role);
-        EngineError::Provider {
+        EngineError::Provider(Box::new(ProviderFailure {
             place: self.config.place_of(key),
             key,
             role,
             cause,
-        }
+        }))
     }
 
     /// Wraps a client so that the run's [`Ledger`] admits each of its calls and books its
