@@ -508,9 +508,12 @@ async fn result_json_is_the_same_with_one_worker_or_sixteen() {
 
 /// Killed without warning in the middle of a round, a run still leaves a folder that can be
 /// read: the result, report and best skill of the last finished step, and complete log lines.
+/// Starts `optimize` against a slow mock, kills it (SIGKILL) once `events.jsonl` holds
+/// `marker`, and returns the run folder, after checking what every killed run must leave: a
+/// `result.json` that says it was running, a report in the reference's layout, the best
+/// skill, and logs of complete JSON lines.
 #[cfg(unix)]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_killed_mid_round_leaves_a_readable_folder() {
+async fn killed_when_the_log_shows(marker: &str) -> (tempfile::TempDir, PathBuf) {
     let server = MockServer::start(MockConfig {
         latency: Duration::from_millis(150),
         ..MockConfig::default()
@@ -538,11 +541,10 @@ async fn a_run_killed_mid_round_leaves_a_readable_folder() {
     let folder = runs.join("latest");
     let events = folder.join("events.jsonl");
     let started = Instant::now();
-    while !std::fs::read_to_string(&events).is_ok_and(|t| t.contains("\"event\":\"round_started\""))
-    {
+    while !std::fs::read_to_string(&events).is_ok_and(|t| t.contains(marker)) {
         assert!(
             started.elapsed() < Duration::from_secs(30),
-            "no round started"
+            "the log never showed {marker}"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -551,7 +553,6 @@ async fn a_run_killed_mid_round_leaves_a_readable_folder() {
 
     let result = read_json(&folder.join("result.json"));
     assert_eq!(result["stop_reason"], "running");
-    assert_eq!(result["history"][0]["note"], "seed (baseline)");
     let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
     assert!(
         report.starts_with("# Skill optimization report — llm_loop\n"),
@@ -559,11 +560,40 @@ async fn a_run_killed_mid_round_leaves_a_readable_folder() {
     );
     assert!(report.contains("**running**"), "{report}");
     assert!(folder.join("best_skill.md").is_file());
+    assert!(folder.join("scores.svg").is_file());
     for log in ["events.jsonl", "rollouts.jsonl"] {
-        let text = std::fs::read_to_string(folder.join(log)).unwrap();
-        assert!(text.ends_with('\n'), "{log} ends mid-line");
+        let text = std::fs::read_to_string(folder.join(log)).unwrap_or_default();
+        assert!(
+            text.is_empty() || text.ends_with('\n'),
+            "{log} ends mid-line"
+        );
         for line in text.lines() {
             serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{log}: {e}: {line}"));
         }
     }
+    (tmp, folder)
+}
+
+/// A run killed in the middle of a round leaves the result, report and best skill of the last
+/// finished step.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_mid_round_leaves_a_readable_folder() {
+    let (_tmp, folder) = killed_when_the_log_shows("\"event\":\"round_started\"").await;
+    let result = read_json(&folder.join("result.json"));
+    assert_eq!(result["history"][0]["note"], "seed (baseline)");
+}
+
+/// A run killed while the seed's baseline is being scored (before any score is known) still
+/// leaves every file a reader lists a run by.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_during_the_baseline_leaves_a_readable_folder() {
+    let (_tmp, folder) = killed_when_the_log_shows("\"event\":\"evaluation_started\"").await;
+    let result = read_json(&folder.join("result.json"));
+    assert_eq!(result["history"], serde_json::json!([]));
+    assert_eq!(result["candidates"], 0);
+    assert_eq!(result["best_skill"]["name"], "ticket-classifier");
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(report.contains("baseline is being scored"), "{report}");
 }

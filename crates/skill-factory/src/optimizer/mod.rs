@@ -128,6 +128,21 @@ pub struct OptimizationResult {
 }
 
 impl OptimizationResult {
+    /// The result of a search that has not scored anything yet: the seed as the best skill,
+    /// no history, no scores. A run folder holds it until the baseline is known.
+    pub fn starting(optimizer: &str, seed: &Skill) -> Self {
+        Self {
+            optimizer: optimizer.to_string(),
+            best_skill: seed.clone(),
+            baseline_score: 0.0,
+            best_score: 0.0,
+            best_candidate: 0,
+            history: Vec::new(),
+            metadata: Map::new(),
+            stop: None,
+        }
+    }
+
     /// Best minus baseline.
     pub fn improvement(&self) -> f64 {
         self.best_score - self.baseline_score

@@ -11,15 +11,16 @@
 //! | `report.md` | the reference's report, then test scores, spending, why the run stopped, the chart |
 //! | `best_skill.md` | the best skill's SKILL.md |
 //! | `result.json` | the reference's fields, then ours ([`result`]) |
-//! | `config.yaml` | the config as run: roles resolved, paths absolute, API keys removed |
+//! | `config.yaml` | the config as run: roles resolved, paths absolute, API keys and secret-looking `env` values removed |
 //! | `events.jsonl` | one line per event, append-only ([`events`]) |
 //! | `rollouts.jsonl` | every rollout in full |
 //! | `candidates/NNN.md` | the seed (`000`) and every proposal, valid or not |
 //! | `scores.svg` | validation score per round ([`chart`]) |
 //!
-//! `report.md`, `best_skill.md`, `result.json` and `scores.svg` are first written after the
-//! baseline and rewritten (atomically) after every round, so a run killed at any point still
-//! leaves a readable folder; its `result.json` then says `"stop_reason": "running"`.
+//! `report.md`, `best_skill.md`, `result.json` and `scores.svg` are first written before the
+//! baseline (with no scores yet) and rewritten (atomically) after the baseline and after every
+//! round, so a run killed at any point still leaves a readable folder; its `result.json` then
+//! says `"stop_reason": "running"`.
 
 pub mod chart;
 pub mod events;
@@ -188,6 +189,12 @@ pub async fn optimize(
         base: base.clone(),
         ledger: ledger.clone(),
     });
+    // Written before the baseline, which may take long (agent harnesses): a run killed
+    // before its first round still leaves a folder every reader lists.
+    recorder.checkpoint(&OptimizationResult::starting(
+        optimizer.name(),
+        &session.skill,
+    ));
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![recorder.clone()];
     sinks.extend(options.display.clone());
     let workers = max_workers(&session.config.config);
@@ -338,7 +345,7 @@ impl EventSink for Recorder {
 }
 
 /// The config as it ran, as YAML: every role's provider block resolved (inheritance and
-/// defaults applied), API keys removed, paths absolute so the file runs from anywhere, and
+/// defaults applied), API keys and secret-looking `env` values removed ([`remove_secrets`]), paths absolute so the file runs from anywhere, and
 /// keys left at nothing omitted.
 pub fn config_snapshot(session: &Session, runs_dir: &Path) -> String {
     let loaded = &session.config;
@@ -361,10 +368,52 @@ pub fn config_snapshot(session: &Session, runs_dir: &Path) -> String {
     }
     let mut value = serde_json::to_value(&config).unwrap_or(Value::Null);
     prune_nulls(&mut value);
+    remove_secrets(&mut value);
     let yaml = serde_saphyr::to_string(&value).unwrap_or_default();
     format!(
-        "# The config of this run as it ran: provider roles resolved, paths absolute, API keys removed.\n{yaml}"
+        "# The config of this run as it ran: provider roles resolved, paths absolute, API keys and secret-looking environment values removed.\n{yaml}"
     )
+}
+
+/// What an environment variable whose value the snapshot withholds is written as.
+pub const WITHHELD: &str = "<withheld: set it in the environment>";
+
+/// Removes every `api_key` (provider blocks, `metric.systemone`, wherever a block has one)
+/// and withholds the value of every `env` entry whose name looks like a secret
+/// (`..._KEY`, `..._TOKEN`, `SECRET`, `PASSWORD`, ...): the snapshot is meant to be shared.
+pub(crate) fn remove_secrets(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("api_key");
+            if let Some(Value::Object(env)) = map.get_mut("env") {
+                for (name, value) in env.iter_mut() {
+                    if looks_secret(name) {
+                        *value = Value::String(WITHHELD.into());
+                    }
+                }
+            }
+            map.values_mut().for_each(remove_secrets);
+        }
+        Value::Array(items) => items.iter_mut().for_each(remove_secrets),
+        _ => {}
+    }
+}
+
+/// Whether an environment variable name suggests its value is a credential.
+fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+        "COOKIE",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
 }
 
 /// Removes null members of objects, recursively, so the snapshot shows only what is set.
@@ -376,5 +425,36 @@ pub(crate) fn prune_nulls(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(prune_nulls),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn secrets_are_removed_wherever_the_config_holds_them() {
+        let mut config = json!({
+            "provider": {"name": "openai", "model": "m", "api_key": "sk-1"},
+            "judge_provider": {"name": "anthropic", "api_key": "sk-2"},
+            "metric": {
+                "systemone": {"provider": "typesafe", "api_key": "ts-3", "checks": []},
+                "command": {"command": ["score"], "env": {"SCORER_API_KEY": "k-4", "LEVEL": "strict"}},
+            },
+            "harness": {"type": "subprocess", "env": {
+                "GITHUB_TOKEN": "ghp-5", "db_password": "pw-6", "AGENT_MODE": "eval",
+            }},
+        });
+        remove_secrets(&mut config);
+        let text = config.to_string();
+        for secret in ["sk-1", "sk-2", "ts-3", "k-4", "ghp-5", "pw-6"] {
+            assert!(!text.contains(secret), "{secret} left in {text}");
+        }
+        assert!(!text.contains("api_key"), "{text}");
+        assert_eq!(config["harness"]["env"]["AGENT_MODE"], "eval");
+        assert_eq!(config["metric"]["command"]["env"]["LEVEL"], "strict");
+        assert_eq!(config["harness"]["env"]["GITHUB_TOKEN"], WITHHELD);
+        assert_eq!(config["metric"]["systemone"]["provider"], "typesafe");
     }
 }

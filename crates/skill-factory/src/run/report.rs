@@ -118,6 +118,7 @@ pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> 
         Some(stop) => {
             let _ = writeln!(text, "**{}**: {}.", stop.code(), stop.detail());
         }
+        None if result.history.is_empty() => text.push_str("**running**: the seed's baseline is being scored (or the run was killed before it was); no score is known yet.\n"),
         None => text.push_str("**running**: the run has not finished (or was killed); this report shows its last completed round.\n"),
     }
 
