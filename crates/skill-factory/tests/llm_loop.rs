@@ -265,8 +265,19 @@ async fn rejected_edits_are_shown_in_later_reflection_prompts() {
     assert_eq!(run.result.best_score, 1.0);
 }
 
-/// Answers each proposal request by its sample index, with a chosen stop reason.
-struct Scripted(Vec<(String, Stop)>);
+/// Answers each proposal request by its sample index, with a chosen stop reason, and keeps
+/// the prompts it was sent.
+struct Scripted(Vec<(String, Stop)>, Mutex<Vec<String>>);
+
+impl Scripted {
+    fn new(replies: Vec<(String, Stop)>) -> Self {
+        Self(replies, Mutex::new(Vec::new()))
+    }
+
+    fn prompts(&self) -> Vec<String> {
+        self.1.lock().unwrap().clone()
+    }
+}
 
 #[async_trait]
 impl ChatModel for Scripted {
@@ -280,6 +291,10 @@ impl ChatModel for Scripted {
         ""
     }
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.1
+            .lock()
+            .unwrap()
+            .push(request.messages[0].content.clone());
         let (text, stop) = self.0[request.sample_index as usize % self.0.len()].clone();
         Ok(ChatResponse {
             text,
@@ -293,8 +308,28 @@ impl ChatModel for Scripted {
 }
 
 #[tokio::test]
+async fn an_edit_that_beat_the_best_but_lost_to_a_better_one_is_remembered_as_such() {
+    // Round 1: the first proposal doubles the score (0.0 -> 0.5), the second makes it
+    // perfect and is kept. Round 2's prompt must not claim the first failed to improve.
+    let model = Arc::new(Scripted::new(vec![
+        (proposal("HALF the time.", "half"), Stop::End),
+        (proposal(MARKER, "marker"), Stop::End),
+    ]));
+    let run = optimize(model.clone(), settings(2, 2, 2, 3), 4).await;
+    assert_eq!(run.result.history[1].val_score, 1.0);
+    assert!(run.result.history[1].accepted);
+    let prompts = model.prompts();
+    let round_two = prompts.last().unwrap();
+    assert!(
+        round_two.contains("- round 1, candidate 1: half -> rejected: validation score 0.500 beat the best 0.000, but another edit of the same round scored higher (1.000) and was kept"),
+        "{round_two}"
+    );
+    assert!(!round_two.contains("0.500 did not beat"), "{round_two}");
+}
+
+#[tokio::test]
 async fn invalid_proposals_are_rejected_with_their_reason_and_never_evaluated() {
-    let model = Arc::new(Scripted(vec![
+    let model = Arc::new(Scripted::new(vec![
         (proposal(MARKER, "cut"), Stop::MaxTokens),
         (
             proposal(&format!("---\nname: echo\n---\n{MARKER}"), "whole file"),

@@ -388,14 +388,21 @@ impl Search<'_> {
             if (position == winner && accepted) || !scores[position].complete {
                 continue;
             }
+            let score = scores[position].score();
+            // An edit that beat the best but lost to a better one of the same round must not
+            // be remembered as a failure to improve: the next prompt would mislead.
+            let reason = if accepted && score > best_score + self.settings.min_delta {
+                format!(
+                    "validation score {score:.3} beat the best {best_score:.3}, but another edit of the same round scored higher ({winner_score:.3}) and was kept"
+                )
+            } else {
+                format!("validation score {score:.3} did not beat the best {best_score:.3}{gate}")
+            };
             self.remember(RejectedEdit {
                 round,
                 candidate: *id,
                 rationale: rationale.clone(),
-                reason: format!(
-                    "validation score {:.3} did not beat the best {best_score:.3}{gate}",
-                    scores[position].score()
-                ),
+                reason,
             });
         }
         let (winner_id, _, rationale) = &to_score[winner];
