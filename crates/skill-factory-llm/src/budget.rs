@@ -257,8 +257,8 @@ impl Ledger {
         LlmError::Budget(first.detail.clone())
     }
 
-    /// Books the outcome of an admitted call for `role`. `model` names it for the list of
-    /// unpriced models.
+    /// Books the outcome of an admitted model call for `role`. `model` names it for the list
+    /// of unpriced models.
     pub fn book(
         &self,
         role: &str,
@@ -266,23 +266,42 @@ impl Ledger {
         pricing: Option<Pricing>,
         outcome: Result<&ChatResponse, &LlmError>,
     ) {
+        let call = match outcome {
+            Ok(response) if response.cached => Call::Cached,
+            Ok(response) => Call::Answered {
+                input_tokens: response.usage.input_tokens,
+                output_tokens: response.usage.output_tokens,
+                usd: pricing.map(|price| price.cost(response.usage)),
+            },
+            Err(_) => Call::Failed,
+        };
+        self.book_call(role, model, call);
+    }
+
+    /// Books the outcome of any admitted call (a model's, a System One request, an agent
+    /// run) for `role`; `label` names what was called, for the list of unpriced ones.
+    pub fn book_call(&self, role: &str, label: &str, call: Call) {
         let mut spend = Spend::default();
-        match outcome {
-            Ok(response) if response.cached => {
+        match call {
+            Call::Cached => {
                 // A replayed answer cost nothing: give its slot back.
                 self.reserved.fetch_sub(1, Ordering::SeqCst);
                 spend.cached_calls = 1;
             }
-            Ok(response) => {
+            Call::Answered {
+                input_tokens,
+                output_tokens,
+                usd,
+            } => {
                 spend.calls = 1;
-                spend.input_tokens = response.usage.input_tokens;
-                spend.output_tokens = response.usage.output_tokens;
-                match pricing {
-                    Some(price) => spend.usd = price.cost(response.usage),
+                spend.input_tokens = input_tokens;
+                spend.output_tokens = output_tokens;
+                match usd {
+                    Some(usd) => spend.usd = usd,
                     None => spend.unpriced_calls = 1,
                 }
             }
-            Err(_) => {
+            Call::Failed => {
                 spend.calls = 1;
                 spend.failed_calls = 1;
             }
@@ -295,9 +314,27 @@ impl Ledger {
             .or_default()
             .add(&spend);
         if spend.unpriced_calls > 0 {
-            books.unpriced_models.insert(model.to_string());
+            books.unpriced_models.insert(label.to_string());
         }
     }
+}
+
+/// What became of one admitted call, for [`Ledger::book_call`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Call {
+    /// Answered from a cache: free, and its `max_calls` slot is given back.
+    Cached,
+    /// Answered; `usd` is its price, `None` when unknown.
+    Answered {
+        /// Prompt tokens billed.
+        input_tokens: u64,
+        /// Completion tokens billed.
+        output_tokens: u64,
+        /// Dollars, when the price is known.
+        usd: Option<f64>,
+    },
+    /// Failed after its retries.
+    Failed,
 }
 
 /// `2` for 2.0, `0.5` for 0.5: limits read as they were written.

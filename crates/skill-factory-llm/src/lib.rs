@@ -36,7 +36,7 @@ pub mod settings;
 pub mod systemone;
 
 pub use anthropic::AnthropicClient;
-pub use budget::{BudgetLimit, BudgetLimits, BudgetedModel, Exhaustion, Ledger, Spend};
+pub use budget::{BudgetLimit, BudgetLimits, BudgetedModel, Call, Exhaustion, Ledger, Spend};
 pub use cache::{CacheError, CacheKey, CacheMode, CacheStats, CacheStore, CachedModel};
 pub use cost::{Pricing, known_pricing, pricing_for};
 pub use fake::{FakeModel, FakeScript};

@@ -7,7 +7,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use skill_factory_core::{Dataset, Skill, Split};
-use skill_factory_llm::systemone::{AnswerCache, SystemOneClient, SystemOneSettings};
+use skill_factory_llm::systemone::{
+    AnswerCache, BudgetedDecisions, CachedDecisions, DecisionModel, SystemOneClient,
+    SystemOneSettings,
+};
 use skill_factory_llm::{
     BudgetedModel, CacheMode, CacheStore, ChatModel, Ledger, LlmError, ModelLayers,
     ProviderSettings, RECORD_ENV, REPLAY_ENV, Recorder, Replay, Scheduler, pricing_for,
@@ -16,7 +19,8 @@ use skill_factory_llm::{
 use crate::config::{HarnessType, LoadedConfig, SystemOneConfig, load_config};
 use crate::error::{EngineError, ProviderFailure};
 use crate::harness::{
-    AgentCli, AgentOptions, ApiHarness, Harness, ProcessSettings, Program, SubprocessHarness,
+    AgentCli, AgentOptions, ApiHarness, BudgetedHarness, Harness, ProcessSettings, Program,
+    SubprocessHarness,
 };
 use crate::metric::{
     Check, CommandMetric, CompositeMetric, Criterion, GoldenMetric, GoldenMode, LlmJudgeMetric,
@@ -238,7 +242,10 @@ impl Session {
             };
             bad(key, e)
         })?;
-        Ok(Arc::new(built))
+        Ok(Arc::new(BudgetedHarness::new(
+            Arc::new(built),
+            self.ledger.clone(),
+        )))
     }
 
     /// The variables a child process gets on top of the inherited environment: the `.env`
@@ -369,8 +376,25 @@ impl Session {
                 )
             })
             .collect();
+        if self.ledger.limits().max_usd.is_some() {
+            return Err(bad(
+                "metric.systemone",
+                "optimizer.budget.max_usd is set, but the price of System One requests is not known, so that budget could not be kept; bound them with max_calls instead".to_string(),
+            ));
+        }
+        let (provider, url) = (client.provider().to_string(), client.url().to_string());
+        let mut model: Arc<dyn DecisionModel> = Arc::new(client);
+        // The run's model cache and budget stand in front of System One as of every model.
+        if let Some(store) = self.layers()?.cache() {
+            model = Arc::new(CachedDecisions::new(model, store.clone(), &provider, &url));
+        }
+        let model = Arc::new(BudgetedDecisions::new(
+            model,
+            self.ledger.clone(),
+            &provider,
+        ));
         SystemOneMetric::new(
-            Arc::new(client),
+            model,
             Arc::new(cache),
             checks,
             config.threshold,

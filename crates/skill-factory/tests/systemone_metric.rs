@@ -316,3 +316,90 @@ async fn a_config_wires_the_metric_to_the_http_host_and_its_cache_file() {
     again.score(bad, &rollout).await.unwrap();
     assert_eq!(stub.request_count(), 1);
 }
+
+/// Without an `answers.jsonl`, System One answers still land in the run's SQLite model cache:
+/// a later session asks nothing again, each request is booked in the ledger (a hit for free),
+/// `--no-cache` asks again, and `max_usd` is refused because System One has no price here.
+#[tokio::test]
+async fn system_one_goes_through_the_model_cache_and_the_budget_like_any_model() {
+    let stub = SystemOneStub::start(
+        |state, _id, _question| {
+            if state.contains("good") { 0.9 } else { 0.1 }
+        },
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "skill.md",
+        "---\nname: s\ndescription: d\n---\nEcho.\n",
+    );
+    write(
+        dir.path(),
+        "data.jsonl",
+        "{\"id\": \"a\", \"input\": \"a good item\"}\n{\"id\": \"b\", \"input\": \"a bad item\"}\n",
+    );
+    let systemone = format!(
+        "metric:\n  systemone:\n    provider: custom\n    base_url: {}\n    checks:\n      - {{name: good, question: Is the item good?}}\n",
+        stub.url()
+    );
+    write(
+        dir.path(),
+        "config.yaml",
+        &format!(
+            "skill: skill.md\ndataset: data.jsonl\nharness: {{type: subprocess, command: [cat]}}\n{systemone}"
+        ),
+    );
+    let config = dir.path().join("config.yaml");
+    let scores = |cache_off: bool| {
+        let config = config.clone();
+        async move {
+            let mut session = Session::open(&config, None).unwrap();
+            if cache_off {
+                session.disable_cache();
+            }
+            let metric = session.metric().unwrap();
+            let harness = session.harness().unwrap();
+            let mut scores = Vec::new();
+            for task in &session.dataset.tasks {
+                let rollout = harness.run(&session.skill, task).await;
+                scores.push(metric.score(task, &rollout).await.unwrap().score);
+            }
+            (scores, session.ledger.by_role()["systemone"])
+        }
+    };
+    let (first, spend) = scores(false).await;
+    assert_eq!(first, [0.9, 0.1]);
+    assert_eq!((spend.calls, spend.cached_calls), (2, 0));
+    assert_eq!(stub.request_count(), 2);
+    let (second, spend) = scores(false).await;
+    assert_eq!(second, first);
+    assert_eq!((spend.calls, spend.cached_calls), (0, 2));
+    assert_eq!(stub.request_count(), 2, "the second session asked nothing");
+    scores(true).await;
+    assert_eq!(
+        stub.request_count(),
+        4,
+        "without the cache every request goes out"
+    );
+
+    write(
+        dir.path(),
+        "config.yaml",
+        &format!(
+            "skill: skill.md\ndataset: data.jsonl\nharness: {{type: subprocess, command: [cat]}}\noptimizer: {{budget: {{max_usd: 1}}}}\n{systemone}"
+        ),
+    );
+    let mut session = Session::open(&config, None).unwrap();
+    session.ledger = skill_factory::run::ledger_for(&session.config.config);
+    let refused = session
+        .metric()
+        .err()
+        .expect("max_usd is refused")
+        .to_string();
+    assert!(
+        refused.contains("metric.systemone: optimizer.budget.max_usd is set"),
+        "{refused}"
+    );
+}

@@ -7,6 +7,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::request::ChatRequest;
+use crate::systemone::Question;
 
 /// Bumped whenever the serialization below changes, or the wire formats change in a way that
 /// changes answers to the same request: old entries then simply stop matching.
@@ -50,6 +51,35 @@ impl CacheKey {
             messages,
             request.sample_index,
         ]);
+        Self::of(&canonical)
+    }
+
+    /// The key of one System One request: every `(id, question)` asked about `state` of
+    /// `model` at `provider`'s `endpoint`. Kept apart from chat keys by its first element.
+    pub fn decision(
+        provider: &str,
+        endpoint: &str,
+        model: &str,
+        state: &str,
+        questions: &[(String, Question)],
+    ) -> Self {
+        let questions: Vec<(&str, serde_json::Value)> = questions
+            .iter()
+            .map(|(id, question)| (id.as_str(), question.wire()))
+            .collect();
+        Self::of(&json!([
+            "skill-factory systemone",
+            KEY_FORMAT,
+            provider,
+            endpoint,
+            model,
+            state,
+            questions,
+        ]))
+    }
+
+    /// The SHA-256 of a canonical JSON value.
+    fn of(canonical: &serde_json::Value) -> Self {
         let digest = Sha256::digest(canonical.to_string().as_bytes());
         let mut bytes = [0u8; 32];
         bytes.copy_from_slice(&digest);

@@ -293,10 +293,61 @@ fn file_type_name(file_type: i128) -> String {
     name.to_string()
 }
 
+/// Bytes read from each end of a model file for its [`fingerprint`].
+const FINGERPRINT_SPAN: u64 = 1 << 20;
+
+/// A short identity of a model file's contents: the SHA-256 of its size, its first MiB (the
+/// header: architecture, quantization, tokenizer) and its last MiB (weights), as 16 hex
+/// digits. Two files with the same name but different weights get different fingerprints,
+/// and a copy of a file anywhere gets the same one, without hashing gigabytes.
+pub fn fingerprint(path: &Path) -> io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut file = File::open(path)?;
+    let size = file.metadata()?.len();
+    let mut hasher = Sha256::new();
+    hasher.update(size.to_le_bytes());
+    let mut buffer = Vec::new();
+    (&mut file)
+        .take(FINGERPRINT_SPAN)
+        .read_to_end(&mut buffer)?;
+    hasher.update(&buffer);
+    if size > FINGERPRINT_SPAN {
+        buffer.clear();
+        file.seek(SeekFrom::Start(
+            size.saturating_sub(FINGERPRINT_SPAN).max(FINGERPRINT_SPAN),
+        ))?;
+        file.take(FINGERPRINT_SPAN).read_to_end(&mut buffer)?;
+        hasher.update(&buffer);
+    }
+    Ok(hex::encode(&hasher.finalize()[..8]))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use std::io::Cursor;
+
+    #[test]
+    fn a_fingerprint_follows_the_contents_not_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let mut big = vec![7u8; 3 << 20];
+        let a = write("model.gguf", &big);
+        let copy = write("copy.gguf", &big);
+        *big.last_mut().unwrap() = 8;
+        let other_weights = write("other-model.gguf", &big);
+        let small = write("small.gguf", b"GGUF tiny");
+        let fp = |p: &Path| fingerprint(p).unwrap();
+        assert_eq!(fp(&a), fp(&copy));
+        assert_ne!(fp(&a), fp(&other_weights), "the last MiB differs");
+        assert_eq!(fp(&a).len(), 16);
+        assert_ne!(fp(&small), fp(&a));
+        assert!(fingerprint(&dir.path().join("missing.gguf")).is_err());
+    }
 
     /// Builds a GGUF header in memory: the tests need no model file.
     pub(crate) struct HeaderBuilder {

@@ -164,11 +164,18 @@ mod imp {
                 path.display()
             );
         }
+        let seed = settings.seed.unwrap_or(0);
+        let fingerprint = gguf::fingerprint(path).map_err(|e| {
+            LlmError::Config(format!("cannot read model file {}: {e}", path.display()))
+        })?;
         Ok(Arc::new(LocalModel {
             path: path.to_path_buf(),
             name: model_name(path),
+            // What the cache keys by besides the file name: which weights, and which seed
+            // draws their samples.
+            identity: format!("gguf:{fingerprint}:seed={seed}"),
             engine,
-            seed: settings.seed.unwrap_or(0),
+            seed,
             timeout: settings.timeout.map(Duration::from_secs_f64),
         }))
     }
@@ -178,6 +185,7 @@ mod imp {
     pub(super) struct LocalModel {
         path: PathBuf,
         name: String,
+        identity: String,
         engine: Arc<super::engine::Engine>,
         seed: u64,
         timeout: Option<Duration>,
@@ -206,8 +214,10 @@ mod imp {
             &self.name
         }
 
+        /// No URL: the identity of the weights and the seed, so that cache keys tell two files
+        /// of the same name, and two seeds, apart.
         fn endpoint(&self) -> &str {
-            ""
+            &self.identity
         }
 
         async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {

@@ -23,6 +23,8 @@ pub struct Answers {
     pub served_model: String,
     /// Input tokens billed, when the host reported them.
     pub input_tokens: Option<u64>,
+    /// Whether the answers were replayed from the model cache (they cost nothing).
+    pub cached: bool,
 }
 
 /// Reads a response body already parsed as JSON. `ids` are the question ids asked; the error
@@ -75,6 +77,7 @@ pub fn parse_answers(
         probabilities,
         served_model,
         input_tokens,
+        cached: false,
     })
 }
 

@@ -108,6 +108,7 @@ impl DecisionModel for FakeSystemOne {
             probabilities,
             served_model: self.served.clone(),
             input_tokens: Some((state.chars().count() as u64 / 4).max(1)),
+            cached: false,
         })
     }
 }

@@ -12,12 +12,14 @@
 //!   redirects, keys never in messages);
 //! * [`answer`]: reading and checking a response, all or nothing;
 //! * [`cache`]: the append-only `answers.jsonl` answer cache;
+//! * [`layers`]: the run's SQLite model cache and budget in front of a decision model;
 //! * [`fake`]: a deterministic in-process model for tests.
 
 pub mod answer;
 pub mod cache;
 pub mod client;
 pub mod fake;
+pub mod layers;
 pub mod provider;
 pub mod question;
 
@@ -25,6 +27,7 @@ pub use answer::Answers;
 pub use cache::{AnswerCache, AnswerKey, CachedAnswer};
 pub use client::{DecisionModel, SystemOneClient};
 pub use fake::{FakeRequest, FakeSystemOne};
+pub use layers::{BudgetedDecisions, CachedDecisions, SYSTEMONE_ROLE};
 pub use provider::{
     Endpoint, SYSTEMONE_PROVIDERS, SystemOneProvider, SystemOneSettings, systemone_provider_names,
 };

@@ -7,7 +7,8 @@
 //! * [`subprocess`]: a child process per rollout, either the user's own command
 //!   ([`template`] placeholders) or an agent CLI preset ([`agent`]: [`claude_code`],
 //!   [`codex`], [`gemini_cli`]), with the skill in the prompt or installed as a real skill
-//!   folder ([`workspace`]).
+//!   folder ([`workspace`]);
+//! * [`budgeted`]: the run's budget in front of a process harness.
 
 use async_trait::async_trait;
 use skill_factory_core::{Rollout, Skill, Task};
@@ -23,6 +24,7 @@ pub trait Harness: Send + Sync {
 
 pub mod agent;
 pub mod api;
+pub mod budgeted;
 pub mod claude_code;
 pub mod codex;
 pub mod gemini_cli;
@@ -32,4 +34,5 @@ pub mod workspace;
 
 pub use agent::{AgentCli, AgentOptions};
 pub use api::ApiHarness;
+pub use budgeted::{BudgetedHarness, HARNESS_ROLE};
 pub use subprocess::{ProcessSettings, Program, SubprocessHarness};
