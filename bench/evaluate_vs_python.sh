@@ -18,7 +18,7 @@
 #   LATENCY_MS=50      the mock's delay before every answer
 #   RUNS=5             timed runs per tool (the median is reported; at least 3)
 #   PEER_VENV=...      where the Python tool's venv lives
-#                      (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-bench/peer)
+#                      (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer, made by scripts/setup-peer.sh)
 #   OURS_BIN=...       time this skill-factory binary instead of the workspace's release build
 #                      (to compare two builds against the same Python baseline)
 # Needs: cargo, python3 with venv, PyPI reachable the first time; hyperfine when present

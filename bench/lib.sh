@@ -8,10 +8,8 @@
 #   bench_requests               chat requests the mock has received so far (GET /stats)
 #   bench_median                 the median of the numbers on stdin, 3 decimals
 #
-# Environment: PEER_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-bench/peer,
-# shared with bench/evaluate_vs_python.sh), CARGO_TARGET_DIR.
-
-BENCH_PEER_VERSION=0.2.0
+# Environment: PEER_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer, the
+# venv scripts/setup-peer.sh makes, shared with the tests), CARGO_TARGET_DIR.
 
 bench_build() {
     cargo build --release --quiet -p skill-factory-cli -p skill-factory-mock
@@ -21,13 +19,9 @@ bench_build() {
 }
 
 bench_peer() {
-    PEER_VENV=${PEER_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-bench/peer}
-    if ! { [[ -x "$PEER_VENV/bin/skill-factory" ]] &&
-        "$PEER_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('skill-factory') != '$BENCH_PEER_VERSION')" 2>/dev/null; }; then
-        python3 -m venv "$PEER_VENV"
-        "$PEER_VENV/bin/pip" install --quiet "skill-factory[openai,anthropic]==$BENCH_PEER_VERSION"
-    fi
-    PYTHON_TOOL=$PEER_VENV/bin/skill-factory
+    local python
+    python=$(scripts/setup-peer.sh)
+    PYTHON_TOOL=$(dirname "$python")/skill-factory
 }
 
 bench_start_mock() {

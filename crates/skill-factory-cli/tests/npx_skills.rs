@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
+mod support;
+
 const SKILLS_CLI_VAR: &str = "SKILL_FACTORY_SKILLS_CLI";
 
 /// Where `scripts/setup-skills-cli.sh` installs the installer, below the user's cache folder.
@@ -23,33 +25,12 @@ const DEFAULT_CLI_UNDER_CACHE: &str = "skill-factory-ci/node/node_modules/.bin/s
 /// The installer named by the variable, else the one at the default place; a failure that says
 /// how to install it when neither is there.
 fn skills_cli() -> PathBuf {
-    if let Some(path) = std::env::var_os(SKILLS_CLI_VAR).filter(|path| !path.is_empty()) {
-        let cli = PathBuf::from(path);
-        assert!(
-            cli.is_file(),
-            "{SKILLS_CLI_VAR}={} does not exist; run scripts/setup-skills-cli.sh (needs Node \
-             and npm) and point the variable at the path it prints, or unset it",
-            cli.display()
-        );
-        return cli;
-    }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")));
-    let default = cache.map(|cache| cache.join(DEFAULT_CLI_UNDER_CACHE));
-    match default {
-        Some(cli) if cli.is_file() => cli,
-        _ => panic!(
-            "the `skills` installer from npm (the one behind `npx skills`) is not installed: \
-             neither {SKILLS_CLI_VAR} is set nor is it at \
-             ${{XDG_CACHE_HOME:-$HOME/.cache}}/{DEFAULT_CLI_UNDER_CACHE}{}. This test runs it. \
-             Install it with (needs Node and npm):\n  scripts/setup-skills-cli.sh",
-            default
-                .map(|path| format!(" ({})", path.display()))
-                .unwrap_or_default()
-        ),
-    }
+    support::external_tool(
+        SKILLS_CLI_VAR,
+        DEFAULT_CLI_UNDER_CACHE,
+        "the `skills` installer from npm (the one behind `npx skills`)",
+        "scripts/setup-skills-cli.sh   (needs Node and npm)",
+    )
 }
 
 fn skill_factory() -> Command {

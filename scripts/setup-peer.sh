@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Python `skill-factory` 0.2.0 (with its OpenAI and Anthropic extras) in a venv
+# outside the clone, where the compatibility test crates/skill-factory-cli/tests/python_reader.rs
+# and the benchmarks in bench/ look for it:
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer/bin/python
+# Nothing to do when that version is there. Prints the venv's python on stdout; everything else
+# goes to stderr. PEER_VENV overrides the place.
+set -euo pipefail
+
+VERSION=0.2.0
+VENV="${PEER_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer}"
+PY="$VENV/bin/python"
+
+if ! "$PY" -c "import importlib.metadata as m, sys; sys.exit(m.version('skill-factory') != '$VERSION')" 2>/dev/null; then
+  python3 -m venv "$VENV" >&2 || {
+    echo "error: python3 -m venv failed; install Python's venv module (Debian: apt-get install python3-venv)" >&2
+    exit 2
+  }
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "skill-factory[openai,anthropic]==$VERSION" >&2
+fi
+echo "$PY"
