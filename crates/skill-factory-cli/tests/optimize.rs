@@ -69,6 +69,79 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// Not on a terminal (a CI log, a pipe), the live display is one plain line per milestone on
+/// stderr, with the spending so far, and no control characters.
+#[test]
+fn off_a_terminal_the_live_display_prints_one_line_per_milestone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ran = optimize(&[], &offline_invoice(), &tmp.path().join("runs"));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let lines: Vec<&str> = ran.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("Tasks: 11 train, 5 val, 0 test; up to 16 model calls in flight."),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        lines[1].starts_with("Baseline: val 0.433 · 5 calls · "),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        lines[2].starts_with("Round 1/4: candidate 1 val 0.733, accepted (Outputs were prose"),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("Round 3/4: candidate 5 val 0.733, rejected (")),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        lines.contains(&"Stopped: 2 rounds in a row without improvement (optimizer.patience = 2)."),
+        "{}",
+        ran.stderr
+    );
+    assert!(!ran.stderr.contains(['\r', '\u{1b}']), "{:?}", ran.stderr);
+}
+
+/// On a terminal the live display is one progress line, redrawn in place: round, proposals,
+/// best score against the seed's, and the spending. `script` gives the run a pseudo-terminal.
+#[cfg(unix)]
+#[test]
+fn on_a_terminal_the_live_display_redraws_one_progress_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let command = format!(
+        "'{}' optimize -c '{}' -o '{}' >/dev/null",
+        assert_cmd::cargo::cargo_bin("skill-factory").display(),
+        offline_invoice().display(),
+        tmp.path().join("runs").display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("COLUMNS", "200")
+        .output()
+        .expect("script (util-linux) runs a command on a pseudo-terminal");
+    assert!(out.status.success(), "{out:?}");
+    let drawn = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        drawn.contains("\u{1b}[2K"),
+        "the line is redrawn in place: {drawn:?}"
+    );
+    assert!(
+        drawn.contains("round 0/4 · 0 proposals · scoring the seed"),
+        "{drawn:?}"
+    );
+    assert!(drawn.contains("best 1.000 (seed 0.433)"), "{drawn:?}");
+    assert!(drawn.contains(" calls · "), "{drawn:?}");
+    assert!(
+        !drawn.contains("Baseline: val"),
+        "no plain lines on a terminal: {drawn:?}"
+    );
+}
+
 #[test]
 fn the_offline_example_improves_and_writes_every_file_of_the_run_folder() {
     let tmp = tempfile::tempdir().unwrap();

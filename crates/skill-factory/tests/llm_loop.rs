@@ -440,3 +440,113 @@ async fn the_result_does_not_depend_on_the_number_of_workers() {
     assert_eq!(one, many);
     assert_eq!(one.best_score, 1.0);
 }
+
+/// Tracks what is in flight: the most requests at once, and the most distinct skill bodies
+/// being rolled out at once.
+#[derive(Default)]
+struct InFlight {
+    now: Mutex<Vec<String>>,
+    most_requests: AtomicUsize,
+    most_bodies: AtomicUsize,
+}
+
+impl InFlight {
+    fn enter(&self, body: &str) {
+        let mut now = self.now.lock().unwrap();
+        now.push(body.to_string());
+        let mut bodies = now.clone();
+        bodies.sort();
+        bodies.dedup();
+        self.most_requests.fetch_max(now.len(), Ordering::SeqCst);
+        self.most_bodies.fetch_max(bodies.len(), Ordering::SeqCst);
+    }
+
+    fn leave(&self, body: &str) {
+        let mut now = self.now.lock().unwrap();
+        let at = now.iter().position(|b| b == body).unwrap();
+        now.remove(at);
+    }
+}
+
+/// A harness whose rollouts take 30 ms each and are watched by an [`InFlight`].
+struct SlowHarness(Arc<InFlight>);
+
+#[async_trait]
+impl Harness for SlowHarness {
+    fn name(&self) -> &str {
+        "slow"
+    }
+
+    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+        self.0.enter(&skill.body);
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        self.0.leave(&skill.body);
+        Rollout::success(&task.id, "unstructured")
+    }
+}
+
+/// A proposer that takes 50 ms a request, is watched by an [`InFlight`], and answers each
+/// sample index with its own body.
+struct SlowProposer(Arc<InFlight>);
+
+#[async_trait]
+impl ChatModel for SlowProposer {
+    fn provider(&self) -> &str {
+        "slow"
+    }
+    fn model(&self) -> &str {
+        "slow"
+    }
+    fn endpoint(&self) -> &str {
+        ""
+    }
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.0.enter("proposal");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.0.leave("proposal");
+        Ok(ChatResponse {
+            text: proposal(&format!("Variant {}.", request.sample_index), "variant"),
+            usage: TokenUsage::default(),
+            stop_reason: Stop::End,
+            model: "slow".into(),
+            latency: Duration::ZERO,
+            cached: false,
+        })
+    }
+}
+
+/// A round's proposals are requested at once, and its candidates' validations run at once:
+/// with 3 proposals, the model sees 3 requests in flight, and the harness runs the 3
+/// candidates' rollouts side by side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rounds_proposals_and_their_validations_run_concurrently() {
+    let split = split();
+    let rollouts = Arc::new(InFlight::default());
+    let requests = Arc::new(InFlight::default());
+    let context = RunContext::new(
+        Arc::new(SlowHarness(rollouts.clone())),
+        Arc::new(GoldenMetric::new(GoldenMode::Exact)),
+        16,
+        Arc::new(Ledger::unlimited()),
+        CancelToken::new(),
+        Arc::new(Events::default()),
+    );
+    let result = LlmLoop::new(
+        Arc::new(SlowProposer(requests.clone())),
+        settings(1, 2, 3, 1),
+    )
+    .optimize(&seed(), &split.train, &split.val, &context)
+    .await;
+    assert_eq!(result.metadata["rounds_run"], 1);
+    assert_eq!(requests.most_requests.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        rollouts.most_bodies.load(Ordering::SeqCst),
+        3,
+        "the three candidates are validated side by side"
+    );
+    assert_eq!(
+        rollouts.most_requests.load(Ordering::SeqCst),
+        12,
+        "every validation rollout of the round in flight at once (3 candidates x 4 tasks)"
+    );
+}
