@@ -1,6 +1,10 @@
 //! `skill-factory optimize` and the model cache: a rerun costs nothing, a run killed with
 //! SIGKILL resumes to the same result without repeating a finished call, and a storm of faults
 //! still ends in a complete run folder.
+//!
+//! The mock is skill sensitive (it answers more tasks right the more rules its optimizer has
+//! added to the skill), so runs accept and reject edits and "the same best skill and scores"
+//! compares real searches, not a seed that nothing can beat.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -8,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use skill_factory_llm::{CacheMode, CacheStore};
-use skill_factory_mock::{FaultPlan, MockConfig, MockServer, load_answers};
+use skill_factory_mock::{Answering, FaultPlan, MockConfig, MockServer, load_answers};
 
 /// A developer's real keys, overrides or recordings must not leak into the tests.
 const FOREIGN_VARIABLES: [&str; 8] = [
@@ -92,6 +96,25 @@ fn result_without_timestamps(config: &Path) -> Value {
     result
 }
 
+/// Asserts that the search of a `result.json` went somewhere: an edit beat the seed and one
+/// was turned down.
+fn assert_edits_were_accepted_and_rejected(result: &Value) {
+    let history = result["history"].as_array().unwrap();
+    assert!(
+        history.iter().skip(1).any(|r| r["accepted"] == true),
+        "{result:#}"
+    );
+    assert!(
+        history.iter().skip(1).any(|r| r["accepted"] == false),
+        "{result:#}"
+    );
+    assert!(
+        result["best_score"].as_f64() > result["baseline_score"].as_f64(),
+        "{result:#}"
+    );
+    assert_ne!(result["best_skill"]["body"], history[0]["body"]);
+}
+
 fn cache_of(config: &Path) -> PathBuf {
     config.parent().unwrap().join(".skill-factory/cache.sqlite")
 }
@@ -107,6 +130,7 @@ fn entries(path: &Path) -> usize {
 async fn mock(latency: Duration, faults: FaultPlan) -> MockServer {
     MockServer::start(MockConfig {
         answers: load_answers(&example().join("dataset.jsonl")).unwrap(),
+        answering: Answering::SkillSensitive,
         latency,
         faults,
         ..MockConfig::default()
@@ -122,6 +146,7 @@ async fn a_second_optimize_sends_no_requests_and_finds_the_same_best_skill_and_s
     let config = write_config(dir.path(), &server.base_url(), "");
     let first_run = optimize(&config).await;
     let first = result_without_timestamps(&config);
+    assert_edits_were_accepted_and_rejected(&first);
     let asked = server.request_count();
     assert!(asked > 20, "three rounds ask the models: {asked}");
 
@@ -153,6 +178,7 @@ async fn a_killed_optimize_reruns_to_the_same_result_without_repeating_a_finishe
     );
     optimize(&straight).await;
     let expected = result_without_timestamps(&straight);
+    assert_edits_were_accepted_and_rejected(&expected);
     let all_calls = server.request_count();
 
     // The same run, killed with SIGKILL once part of its answers are in, then rerun.
@@ -220,8 +246,18 @@ async fn an_optimize_of_three_rounds_survives_a_storm_of_429_500_hangs_and_broke
         serde_json::from_str(&std::fs::read_to_string(folder.join("result.json")).unwrap())
             .unwrap();
     assert!(result["best_skill"]["body"].is_string(), "{result}");
+    assert_eq!(result["stop_reason"], "rounds", "{result:#}");
+    assert_eq!(result["metadata"]["rounds_run"], 3, "all three rounds ran");
     let rollouts = std::fs::read_to_string(folder.join("rollouts.jsonl")).unwrap();
     assert!(rollouts.lines().count() > 10, "{rollouts}");
+    let failed = rollouts
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).unwrap()["error"].is_string())
+        .count();
+    assert_eq!(
+        result["failed_rollouts"], failed,
+        "the run counts its failed rollouts"
+    );
     for line in rollouts.lines() {
         let rollout: Value = serde_json::from_str(line).unwrap();
         match rollout["error"].as_str() {

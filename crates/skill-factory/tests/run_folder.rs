@@ -239,3 +239,33 @@ async fn a_failing_judge_is_dropped_for_the_task_and_the_reason_recorded_not_a_c
     assert_eq!(usage["judge"]["failed_calls"], usage["target"]["calls"]);
     assert_eq!(usage["judge"]["failed_calls"], 8);
 }
+
+#[tokio::test]
+async fn failed_rollouts_are_counted_in_the_result_and_the_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = fixture(tmp.path(), "optimizer: {rounds: 1, minibatch_size: 2}\n");
+    // Without the fallback answer the vague seed gets no reply at all: each of its rollouts
+    // (3 validation tasks, 2 of the minibatch) fails; the PRECISE body's all succeed.
+    let target = std::fs::read_to_string(tmp.path().join("target.yaml")).unwrap();
+    std::fs::write(
+        tmp.path().join("target.yaml"),
+        target.replace("responses: [\"no idea\"]\n", ""),
+    )
+    .unwrap();
+    let outcome = run(&config).await;
+    let result = result_json(&outcome);
+    assert_eq!(result["failed_rollouts"], 5, "{result:#}");
+    let rollouts = std::fs::read_to_string(outcome.folder.file("rollouts.jsonl")).unwrap();
+    let failed = rollouts
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).unwrap()["error"].is_string())
+        .count();
+    assert_eq!(failed, 5);
+    assert!(
+        report(&outcome)
+            .contains("Failed rollouts: 5 (scored 0; each one's reason is in rollouts.jsonl)."),
+        "{}",
+        report(&outcome)
+    );
+    assert_eq!(outcome.result.best_score, 1.0);
+}

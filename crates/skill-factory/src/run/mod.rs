@@ -30,6 +30,7 @@ pub mod result;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
@@ -188,6 +189,7 @@ pub async fn optimize(
         log,
         base: base.clone(),
         ledger: ledger.clone(),
+        failed_rollouts: AtomicUsize::new(0),
     });
     // Written before the baseline, which may take long (agent harnesses): a run killed
     // before its first round still leaves a folder every reader lists.
@@ -300,6 +302,8 @@ struct Recorder {
     log: EventLog,
     base: RunInfo,
     ledger: Arc<Ledger>,
+    /// Rollouts that failed (a failed result is never reused, so each is counted once).
+    failed_rollouts: AtomicUsize,
 }
 
 impl Recorder {
@@ -309,6 +313,7 @@ impl Recorder {
             by_role: self.ledger.by_role(),
             unpriced_models: self.ledger.unpriced_models(),
             elapsed_secs: self.ledger.elapsed().as_secs_f64(),
+            failed_rollouts: self.failed_rollouts.load(Ordering::Relaxed),
             ..self.base.clone()
         }
     }
@@ -331,6 +336,12 @@ impl Recorder {
 
 impl EventSink for Recorder {
     fn event(&self, event: &Event) {
+        if let Event::Rollout(record) = event
+            && !record.reused
+            && record.item.rollout.error.is_some()
+        {
+            self.failed_rollouts.fetch_add(1, Ordering::Relaxed);
+        }
         self.log.event(event);
     }
 

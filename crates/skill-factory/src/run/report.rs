@@ -104,6 +104,13 @@ pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> 
     spend_row(&mut text, "**total**", &info.total());
     text.push('\n');
     let _ = write!(text, "Wall time: {:.1} s.", info.elapsed_secs);
+    if info.failed_rollouts > 0 {
+        let _ = write!(
+            text,
+            " Failed rollouts: {} (scored 0; each one's reason is in rollouts.jsonl).",
+            info.failed_rollouts
+        );
+    }
     if !info.unpriced_models.is_empty() {
         let _ = write!(
             text,

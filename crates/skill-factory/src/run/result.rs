@@ -11,7 +11,8 @@
 //! `finished_at` (null while running), `stop_reason` (`running`, `rounds`, `patience`,
 //! `budget`, `cancelled`), `stop_detail`, `splits` (task counts), `test` (held-out scores
 //! and the val→test gap, or null without a test split), `usage` (calls and tokens per role
-//! and in total), `cost_usd` (null when a model has no known price) and `unpriced_models`.
+//! and in total), `cost_usd` (null when a model has no known price), `unpriced_models`,
+//! `elapsed_seconds` and `failed_rollouts` (rollouts that failed and were scored 0).
 
 use std::collections::BTreeMap;
 
@@ -67,6 +68,8 @@ pub struct RunInfo {
     pub unpriced_models: Vec<String>,
     /// Wall time in seconds.
     pub elapsed_secs: f64,
+    /// Rollouts that failed (scored 0) over the whole run.
+    pub failed_rollouts: usize,
 }
 
 impl RunInfo {
@@ -186,6 +189,7 @@ pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
         "elapsed_seconds".into(),
         json!(round_to(info.elapsed_secs, 3)),
     );
+    map.insert("failed_rollouts".into(), json!(info.failed_rollouts));
     Value::Object(map)
 }
 
