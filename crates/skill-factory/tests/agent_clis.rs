@@ -6,7 +6,9 @@
 //! Each fake follows the skill it was given: a skill whose text says `UPPERCASE` makes it
 //! answer the task in upper case. In installed mode it finds the skill the way the real agent
 //! does, in `.claude/skills/*/SKILL.md` or `.agents/skills/*/SKILL.md` under its working
-//! directory.
+//! directory, and like a real agent skips a skill whose frontmatter `name` is not its folder's
+//! name. `FAKE_MODE` makes any of them misbehave as real programs do: a huge answer, bytes that
+//! are not UTF-8, a crash by signal, a hang.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -27,7 +29,25 @@ record() {
     for a in "$@"; do printf '%s\0' "$a" >> "$REC/argv"; done
 }
 installed_skill() {
-    cat "$1"/*/SKILL.md 2>/dev/null
+    for file in "$1"/*/SKILL.md; do
+        [ -f "$file" ] || continue
+        folder=$(basename "$(dirname "$file")")
+        if grep -qx "name: $folder" "$file"; then
+            cat "$file"
+        else
+            echo "skipping $file: its name is not its folder's ($folder)" >&2
+        fi
+    done
+}
+misbehave() {
+    [ -n "${FAKE_MODE:-}" ] || return 0
+    cat > /dev/null
+    case "$FAKE_MODE" in
+        huge) yes 'the answer is long' | head -c 12000000; exit 0 ;;
+        binary) printf 'caf\351 \377\376 done\n'; exit 0 ;;
+        crash) echo "fatal: out of memory" >&2; kill -SEGV $$ ;;
+        hang) sleep 30 ;;
+    esac
 }
 answer() {
     # $1 = skill text, $2 = task
@@ -41,6 +61,7 @@ usage() { echo "error: $*" >&2; exit 2; }
 
 const FAKE_CLAUDE: &str = r#"
 record "$@"
+misbehave
 [ "$1" = "-p" ] || usage "expected -p first"
 [ "$2" = "--output-format" ] && [ "$3" = "text" ] || usage "expected --output-format text"
 shift 3
@@ -62,6 +83,7 @@ answer "$system$(installed_skill .claude/skills)" "$input"
 
 const FAKE_CODEX: &str = r#"
 record "$@"
+misbehave
 [ "$1" = "exec" ] || usage "expected the exec subcommand"
 [ "$2" = "--skip-git-repo-check" ] || usage "not inside a trusted directory and --skip-git-repo-check was not specified"
 shift 2
@@ -78,6 +100,7 @@ answer "$prompt$(installed_skill .agents/skills)" "$task"
 
 const FAKE_GEMINI: &str = r#"
 record "$@"
+misbehave
 [ "$1" = "--output-format" ] && [ "$2" = "text" ] || usage "expected --output-format text"
 shift 2
 prompt=""
@@ -143,13 +166,33 @@ impl Fakes {
         extra: &[&str],
         mode: SkillMode,
     ) -> SubprocessHarness {
+        self.build(cli, model, extra, mode, None, Duration::from_secs(20))
+    }
+
+    /// A harness whose fake misbehaves as `FAKE_MODE` says, with a rollout timeout.
+    fn misbehaving(&self, cli: AgentCli, fake_mode: &str, timeout: Duration) -> SubprocessHarness {
+        self.build(cli, None, &[], SkillMode::Prompt, Some(fake_mode), timeout)
+    }
+
+    fn build(
+        &self,
+        cli: AgentCli,
+        model: Option<&str>,
+        extra: &[&str],
+        mode: SkillMode,
+        fake_mode: Option<&str>,
+        timeout: Duration,
+    ) -> SubprocessHarness {
         let executable = match cli {
             AgentCli::ClaudeCode => self.executable("claude"),
             AgentCli::Codex => self.executable("codex"),
             AgentCli::GeminiCli => self.executable("gemini"),
         };
-        let mut settings = ProcessSettings::with_timeout(Duration::from_secs(20));
+        let mut settings = ProcessSettings::with_timeout(timeout);
         settings.env = BTreeMap::from([("REC".to_string(), self.dir.path().display().to_string())]);
+        if let Some(fake_mode) = fake_mode {
+            settings.env.insert("FAKE_MODE".into(), fake_mode.into());
+        }
         settings.skill_mode = mode;
         SubprocessHarness::new(
             Program::Agent {
@@ -165,6 +208,8 @@ impl Fakes {
         .unwrap()
     }
 }
+
+const CLIS: [AgentCli; 3] = [AgentCli::ClaudeCode, AgentCli::Codex, AgentCli::GeminiCli];
 
 fn skill(body: &str) -> Skill {
     Skill::parse(&format!(
@@ -426,27 +471,78 @@ async fn a_missing_agent_binary_says_which_one() {
 
 #[tokio::test]
 async fn an_agent_that_hangs_is_stopped_at_the_timeout() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("claude");
-    std::fs::write(&script, "#!/bin/sh\ncat > /dev/null\nsleep 30\n").unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let harness = SubprocessHarness::new(
-        Program::Agent {
-            cli: AgentCli::ClaudeCode,
-            options: AgentOptions {
-                executable: script.display().to_string(),
-                model: None,
-                extra_args: Vec::new(),
-            },
-        },
-        ProcessSettings::with_timeout(Duration::from_millis(400)),
-    )
-    .unwrap();
-    let started = std::time::Instant::now();
-    let rollout = run(&harness, "b", "x").await;
-    assert_eq!(
-        rollout.error.as_deref(),
-        Some("command timed out after 0.4s")
-    );
-    assert!(started.elapsed() < Duration::from_secs(3));
+    let fakes = Fakes::new();
+    for cli in CLIS {
+        let harness = fakes.misbehaving(cli, "hang", Duration::from_millis(400));
+        let started = std::time::Instant::now();
+        let rollout = run(&harness, "b", "x").await;
+        assert_eq!(
+            rollout.error.as_deref(),
+            Some("command timed out after 0.4s"),
+            "{cli:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(3), "{cli:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_agent_that_crashes_fails_its_rollout_with_the_signal_and_its_last_words() {
+    let fakes = Fakes::new();
+    for cli in CLIS {
+        let rollout = run(
+            &fakes.misbehaving(cli, "crash", Duration::from_secs(20)),
+            "b",
+            "x",
+        )
+        .await;
+        assert_eq!(
+            rollout.error.as_deref(),
+            Some("exit -11: fatal: out of memory"),
+            "{cli:?}"
+        );
+        assert_eq!(rollout.output, "", "{cli:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_huge_agent_answer_is_capped_and_flagged() {
+    let fakes = Fakes::new();
+    for cli in CLIS {
+        let rollout = run(
+            &fakes.misbehaving(cli, "huge", Duration::from_secs(20)),
+            "b",
+            "x",
+        )
+        .await;
+        assert_eq!(rollout.error, None, "{cli:?}");
+        assert_eq!(
+            rollout.output.len(),
+            8 << 20,
+            "{cli:?}: the first 8 MiB are kept"
+        );
+        assert!(
+            rollout.output.starts_with("the answer is long\n"),
+            "{cli:?}"
+        );
+        assert_eq!(rollout.metadata["output_truncated"], true, "{cli:?}");
+        assert_eq!(rollout.metadata["stdout_bytes"], 12_000_000, "{cli:?}");
+    }
+}
+
+#[tokio::test]
+async fn agent_bytes_that_are_not_utf8_become_replacement_characters() {
+    let fakes = Fakes::new();
+    for cli in CLIS {
+        let rollout = run(
+            &fakes.misbehaving(cli, "binary", Duration::from_secs(20)),
+            "b",
+            "x",
+        )
+        .await;
+        assert_eq!(rollout.error, None, "{cli:?}");
+        assert_eq!(
+            rollout.output, "caf\u{fffd} \u{fffd}\u{fffd} done",
+            "{cli:?}"
+        );
+    }
 }

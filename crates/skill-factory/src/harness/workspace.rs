@@ -69,15 +69,19 @@ impl RolloutDir {
         Ok(path)
     }
 
-    /// Creates `workspace/<skills_dir>/<name>/SKILL.md` holding the whole skill.
+    /// Creates `workspace/<skills_dir>/<name>/SKILL.md` holding the whole skill. The folder
+    /// is the name's slug, and the frontmatter `name` is set to the same slug: the Agent Skills
+    /// spec requires them to be equal, and an agent may skip a skill whose name is not its
+    /// folder's (export does the same).
     pub fn install_skill(&self, skill: &Skill, skills_dir: &str) -> io::Result<Installed> {
         let workspace = self.path().join("workspace");
-        let skill_dir = workspace
-            .join(skills_dir)
-            .join(skill_folder_name(&skill.name));
+        let folder = skill_folder_name(&skill.name);
+        let skill_dir = workspace.join(skills_dir).join(&folder);
         std::fs::create_dir_all(&skill_dir)?;
         let skill_file = skill_dir.join("SKILL.md");
-        std::fs::write(&skill_file, skill.to_markdown())?;
+        let mut installed = skill.clone();
+        installed.name = folder;
+        std::fs::write(&skill_file, installed.to_markdown())?;
         Ok(Installed {
             workspace,
             skill_dir,
