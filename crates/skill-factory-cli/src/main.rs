@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod interrupt;
 mod live;
 mod output;
 mod progress;
@@ -40,6 +41,10 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
+        interrupt::quit_on_termination();
+        if !matches!(command, Command::Optimize(_)) {
+            interrupt::quit_on_ctrl_c();
+        }
         match command {
             Command::Optimize(args) => commands::optimize::run(args).await,
             Command::Evaluate(args) => commands::evaluate::run(args).await,

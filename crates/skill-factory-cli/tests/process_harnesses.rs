@@ -140,3 +140,112 @@ fn list_shows_every_harness_and_the_new_metrics() {
         .stdout(predicate::str::contains("systemone (typesafe, openrouter"))
         .stdout(predicate::str::contains(", command\n"));
 }
+
+/// Starts `skill-factory <command>` on a subprocess harness whose every rollout leaves a
+/// background `sleep` (a grandchild, in the rollout's own process group) and records its pid;
+/// returns the running binary and the file of pids once at least one rollout is running.
+#[cfg(unix)]
+fn start_with_lingering_rollouts(dir: &Path, command: &str) -> (std::process::Child, PathBuf) {
+    let pids = dir.join("pids");
+    write(
+        dir,
+        "skill.md",
+        "---\nname: s\ndescription: d\n---\nWait.\n",
+    );
+    let tasks: String = (0..4)
+        .map(|i| format!("{{\"id\": \"t{i}\", \"input\": \"x\", \"expected\": \"y\"}}\n"))
+        .collect();
+    write(dir, "data.jsonl", &tasks);
+    let script = format!("sleep 60 & echo $! >> '{}'; wait", pids.display());
+    let config = write(
+        dir,
+        "config.yaml",
+        &format!(
+            "skill: skill.md\ndataset: data.jsonl\nval_fraction: 0.5\nharness:\n  type: subprocess\n  command: [sh, -c, \"{script}\"]\n  timeout: 120\n  max_workers: 2\nprovider: {{name: fake, responses: [\"<NEW_SKILL_BODY>x</NEW_SKILL_BODY>\"]}}\nmetric:\n  golden: {{mode: exact}}\n"
+        ),
+    );
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skill-factory"))
+        .arg(command)
+        .arg("-c")
+        .arg(&config)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&pids).is_ok_and(|t| t.lines().count() >= 2) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "no rollout started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child, pids)
+}
+
+/// Every pid in `pids` is gone within a few seconds.
+#[cfg(unix)]
+fn assert_all_gone(pids: &Path) {
+    let pids: Vec<i32> = std::fs::read_to_string(pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    // SAFETY: signal 0 only asks whether a process exists; an orphan killed a moment ago may
+    // linger as a zombie until it is reaped, hence the wait.
+    let alive = |pid: i32| unsafe { libc::kill(pid, 0) } == 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while pids.iter().any(|&pid| alive(pid)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left: Vec<i32> = pids.into_iter().filter(|&pid| alive(pid)).collect();
+    assert!(
+        left.is_empty(),
+        "rollout processes outlived skill-factory: {left:?}"
+    );
+}
+
+#[cfg(unix)]
+fn signal(child: &std::process::Child, signal: libc::c_int) {
+    // SAFETY: kill(2) only sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_during_evaluate_kills_the_rollouts_and_exits_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, pids) = start_with_lingering_rollouts(dir.path(), "evaluate");
+    signal(&child, libc::SIGTERM);
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_all_gone(&pids);
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_evaluate_kills_the_rollouts_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, pids) = start_with_lingering_rollouts(dir.path(), "evaluate");
+    signal(&child, libc::SIGINT);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_all_gone(&pids);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_second_ctrl_c_during_optimize_kills_the_rollouts_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, pids) = start_with_lingering_rollouts(dir.path(), "optimize");
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first Ctrl-C waits for the rollouts"
+    );
+    signal(&child, libc::SIGINT);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_all_gone(&pids);
+}

@@ -11,10 +11,15 @@
 //!   stream are kept, the rest is counted and dropped, so a child printing gigabytes cannot
 //!   exhaust memory. Bytes that are not UTF-8 become U+FFFD, never an error.
 //! * The environment is the parent's with `env` laid over it.
+//! * Every running child's group is registered, so that [`kill_running_children`] can end
+//!   them all when Skill Factory itself has to quit at once (a second Ctrl-C, SIGTERM): a
+//!   child leading its own group gets no signal from the terminal, and would otherwise outlive
+//!   us.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
@@ -212,6 +217,7 @@ pub async fn run(spec: ChildSpec<'_>) -> Outcome {
         Err(error) => return Outcome::LaunchFailed(error),
     };
     let group = child.id();
+    register(group);
     let mut output = Output {
         stdout: Captured::new(spec.limits.stdout_head, spec.limits.tail),
         stderr: Captured::new(0, spec.limits.tail),
@@ -238,6 +244,7 @@ pub async fn run(spec: ChildSpec<'_>) -> Outcome {
     .await;
     // Whatever happened, nothing of the group may outlive the run.
     kill_group(group);
+    unregister(group);
     match finished {
         Ok(Ok(status)) => Outcome::Exited {
             code: exit_code(status),
@@ -269,6 +276,37 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
         .code()
         .or_else(|| status.signal().map(|signal| -signal))
         .unwrap_or(-1)
+}
+
+/// The process groups of the children running now, by leader pid.
+static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+fn running() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
+    RUNNING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn register(leader: Option<u32>) {
+    if let Some(pid) = leader {
+        running().insert(pid);
+    }
+}
+
+fn unregister(leader: Option<u32>) {
+    if let Some(pid) = leader {
+        running().remove(&pid);
+    }
+}
+
+/// Kills the process group of every child still running, grandchildren included; for a
+/// process about to exit without waiting for them. Returns how many groups were signalled.
+pub fn kill_running_children() -> usize {
+    let leaders = std::mem::take(&mut *running());
+    for &leader in &leaders {
+        kill_group(Some(leader));
+    }
+    leaders.len()
 }
 
 /// Sends SIGKILL to the process group led by `leader` (ignoring a group that is already gone).

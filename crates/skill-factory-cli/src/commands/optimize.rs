@@ -19,11 +19,9 @@ use skill_factory::session::Session;
 use tokio::task::JoinHandle;
 
 use crate::cli::OptimizeArgs;
+use crate::interrupt::{self, INTERRUPTED};
 use crate::live::LiveDisplay;
 use crate::output::{errln, out, outln};
-
-/// The exit code of a run stopped with Ctrl-C (128 + SIGINT, as shells report it).
-const INTERRUPTED: u8 = 130;
 
 /// Runs the command.
 pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
@@ -117,7 +115,7 @@ fn watch_interrupts(cancel: CancelToken) -> JoinHandle<()> {
         );
         if tokio::signal::ctrl_c().await.is_ok() {
             errln!("Interrupted.");
-            std::process::exit(i32::from(INTERRUPTED));
+            interrupt::quit(i32::from(INTERRUPTED));
         }
     })
 }
