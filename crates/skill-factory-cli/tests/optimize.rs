@@ -69,6 +69,40 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// What the seed breaks of the Agent Skills spec is said before the run (only the body is
+/// optimized, so the best skill would break it too), without stopping the run.
+#[test]
+fn the_seeds_agent_skills_findings_are_reported_before_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example = repo_root().join("examples/invoice-extractor");
+    for file in [
+        "config.offline.yaml",
+        "dataset.jsonl",
+        "fake_target.yaml",
+        "fake_optimizer.yaml",
+    ] {
+        std::fs::copy(example.join(file), tmp.path().join(file)).unwrap();
+    }
+    let seed = std::fs::read_to_string(example.join("seed_skill.md")).unwrap();
+    std::fs::write(
+        tmp.path().join("seed_skill.md"),
+        seed.replacen("name: invoice-extractor", "name: Invoice Extractor", 1),
+    )
+    .unwrap();
+    let ran = optimize(
+        &[],
+        &tmp.path().join("config.offline.yaml"),
+        &tmp.path().join("runs"),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(
+        ran.stderr
+            .starts_with("seed_skill.md: error [name-characters]: The name \"Invoice Extractor\""),
+        "{}",
+        ran.stderr
+    );
+}
+
 /// Not on a terminal (a CI log, a pipe), the live display is one plain line per milestone on
 /// stderr, with the spending so far, and no control characters.
 #[test]

@@ -1,7 +1,7 @@
 //! A skill with the files it carries: the `SKILL.md` plus `references/`, `scripts/`, `assets/`
 //! and any other files of its folder, as export and install copy them.
 //!
-//! What a folder contributes (see docs/export.md):
+//! What a folder contributes (see docs/agent-skills.md):
 //! - only a file named exactly `SKILL.md` has a skill folder; any other skill file (a run's
 //!   `best_skill.md`, an example's `seed_skill.md`) is exported alone, because the files
 //!   beside it belong to something else;

@@ -2,7 +2,7 @@
 //! (`<project>/<agent dir>/skills/<name>/`) or for the user (`~/<agent dir>/skills/<name>/`).
 //!
 //! The table of agents and paths is the Agent Skills installer table (`npx skills`, see
-//! docs/export.md for where it differs from `skills@1.5.26`). Several agents share
+//! docs/agent-skills.md for where it differs from `skills@1.5.26`). Several agents share
 //! `.agents/skills/` in a project; such a folder is written once.
 //!
 //! Installing never silently replaces a different skill: an existing folder with the same

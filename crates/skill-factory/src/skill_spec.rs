@@ -453,9 +453,35 @@ fn validate_allowed_tools(value: &Value) -> Option<Finding> {
     })
 }
 
-/// Body size guidance: agents load the whole body when the skill triggers, so a long body
-/// costs context on every use. Also used alone on optimizer candidates (only the body changes).
+/// Body size guidance (agents load the whole body when the skill triggers, so a long body
+/// costs context on every use) and the body's links.
 pub fn validate_body(body: &str) -> Vec<Finding> {
+    let mut findings = body_size(body);
+    if !body.trim().is_empty() {
+        findings.extend(validate_links(body, None));
+    }
+    findings
+}
+
+/// The rules an optimizer's candidate must keep, given the files bundled with the skill
+/// (relative paths): the body's size guidance, and links that stay inside the skill folder and
+/// point at files it has. Only the body of a candidate changes, so its frontmatter is not
+/// checked again. A link that leaves the folder or points at a file the skill does not have
+/// is an error here, not a warning: the model invented it, and the deployed skill would send
+/// the agent looking for nothing.
+pub fn validate_candidate(body: &str, files: &[&str]) -> Vec<Finding> {
+    let mut findings = body_size(body);
+    for mut finding in validate_links(body, Some(files)) {
+        if matches!(finding.rule, Rule::BrokenLink | Rule::LinkOutside) {
+            finding.severity = Severity::Error;
+        }
+        findings.push(finding);
+    }
+    findings.sort_by_key(|finding| finding.severity);
+    findings
+}
+
+fn body_size(body: &str) -> Vec<Finding> {
     let mut findings = Vec::new();
     if body.trim().is_empty() {
         findings.push(Finding::warning(
@@ -481,7 +507,6 @@ pub fn validate_body(body: &str) -> Vec<Finding> {
             "Move detailed material into files under references/ and link them from the body.",
         ));
     }
-    findings.extend(validate_links(body, None));
     findings
 }
 
@@ -948,6 +973,36 @@ mod tests {
                 (Severity::Warning, "link-outside"),
                 (Severity::Warning, "link-outside")
             ]
+        );
+    }
+
+    #[test]
+    fn a_candidate_may_link_only_to_files_the_skill_has() {
+        let files = ["references/guide.md", "scripts/run.sh"];
+        assert!(
+            validate_candidate(
+                "See [the guide](references/guide.md) and run [this](scripts/run.sh).",
+                &files
+            )
+            .is_empty()
+        );
+        let findings = validate_candidate(
+            "See [a](references/missing.md), [b](../x.md), [c](references/a/b.md), [web](https://x.y/z).",
+            &files,
+        );
+        assert_eq!(
+            rules(&findings),
+            vec![
+                (Severity::Error, "broken-link"),
+                (Severity::Error, "link-outside"),
+                (Severity::Error, "broken-link"),
+                (Severity::Warning, "reference-depth"),
+            ]
+        );
+        let long = "step\n".repeat(BODY_MAX_LINES + 1);
+        assert_eq!(
+            rules(&validate_candidate(&long, &files)),
+            vec![(Severity::Warning, "body-lines")]
         );
     }
 

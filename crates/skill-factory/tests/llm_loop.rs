@@ -110,6 +110,16 @@ struct Run {
 }
 
 async fn optimize(model: Arc<dyn ChatModel>, settings: LlmLoopSettings, workers: usize) -> Run {
+    optimize_with_files(model, settings, workers, Vec::new()).await
+}
+
+/// [`optimize`] for a seed whose folder holds `files`.
+async fn optimize_with_files(
+    model: Arc<dyn ChatModel>,
+    settings: LlmLoopSettings,
+    workers: usize,
+    files: Vec<String>,
+) -> Run {
     let split = split();
     let harness = Arc::new(MarkerHarness::default());
     let events = Arc::new(Events::default());
@@ -120,7 +130,8 @@ async fn optimize(model: Arc<dyn ChatModel>, settings: LlmLoopSettings, workers:
         Arc::new(Ledger::unlimited()),
         CancelToken::new(),
         events.clone(),
-    );
+    )
+    .with_skill_files(files);
     let result = LlmLoop::new(model, settings)
         .optimize(&seed(), &split.train, &split.val, &context)
         .await;
@@ -548,5 +559,51 @@ async fn a_rounds_proposals_and_their_validations_run_concurrently() {
         rollouts.most_requests.load(Ordering::SeqCst),
         12,
         "every validation rollout of the round in flight at once (3 candidates x 4 tasks)"
+    );
+}
+
+/// A candidate is held to the Agent Skills rules: a body that links to a file the skill does
+/// not have is rejected with the rule and never scored; the same body is fine when the seed's
+/// folder has the file.
+#[tokio::test]
+async fn a_proposal_linking_to_a_file_the_skill_lacks_is_rejected_unscored() {
+    let linking = proposal(
+        &format!("{MARKER}: follow [the format](references/format.md)."),
+        "link the format",
+    );
+    let run = optimize(fake(&[&linking]), settings(1, 2, 1, 1), 4).await;
+    assert_eq!(
+        run.harness_runs, 6,
+        "only the baseline (4) and the minibatch (2) ran"
+    );
+    let reasons: Vec<String> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::CandidateProposed {
+                valid: false,
+                reason,
+                ..
+            } => reason.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 1);
+    assert!(
+        reasons[0].starts_with("the body breaks the Agent Skills spec: error [broken-link]: The body links to references/format.md"),
+        "{reasons:?}"
+    );
+    assert_eq!(run.result.best_score, 0.0);
+
+    let run = optimize_with_files(
+        fake(&[&linking]),
+        settings(1, 2, 1, 1),
+        4,
+        vec!["references/format.md".into()],
+    )
+    .await;
+    assert_eq!(
+        run.result.best_score, 1.0,
+        "the folder has the file: the edit is kept"
     );
 }

@@ -43,6 +43,13 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         "Optimizing {seed_file} with '{}'…",
         session.config.config.optimizer.name
     );
+    // Only the body is optimized: what the seed's frontmatter or folder breaks of the Agent
+    // Skills spec stays broken in the best skill, so it is said now, not at export.
+    if let Ok(bundle) = SkillBundle::load(&session.skill_path) {
+        for finding in bundle.findings() {
+            errln!("{seed_file}: {finding}");
+        }
+    }
 
     let ledger = run::ledger_for(&session.config.config);
     let display = Arc::new(LiveDisplay::new(ledger.clone()));

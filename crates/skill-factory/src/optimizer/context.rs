@@ -56,6 +56,9 @@ pub struct RunContext {
     pub cancel: CancelToken,
     /// Where events go.
     pub events: Arc<dyn EventSink>,
+    /// The files bundled with the seed skill (paths relative to its folder), which a
+    /// candidate's links may point at.
+    pub skill_files: Vec<String>,
     memo: Mutex<HashMap<(String, String), TaskEvaluation>>,
 }
 
@@ -78,8 +81,15 @@ impl RunContext {
             ledger,
             cancel,
             events,
+            skill_files: Vec::new(),
             memo: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same context, knowing the files bundled with the seed skill.
+    pub fn with_skill_files(mut self, files: Vec<String>) -> Self {
+        self.skill_files = files;
+        self
     }
 
     /// Why the run must stop now, if it must: cancelled, or out of budget.

@@ -89,6 +89,10 @@ pub enum Event {
         /// Why it was rejected without being scored, if it was.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// Agent Skills guidance a valid proposal does not follow (see
+        /// [`crate::skill_spec::validate_candidate`]).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
         /// The model's rationale.
         rationale: String,
         /// Characters of the proposed body (0 when there is none).

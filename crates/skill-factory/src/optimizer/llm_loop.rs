@@ -32,8 +32,8 @@ use skill_factory_llm::{ChatModel, ChatResponse, LlmError};
 use super::context::{RunContext, Scored};
 use super::event::Event;
 use super::reflection::{
-    REJECTED_SHOWN, Reflection, Rejected, RejectedEdit, body_limits, default_goal, note_for,
-    proposal_request, proposal_temperature, read_proposal,
+    REJECTED_SHOWN, Reflection, Rejected, RejectedEdit, body_limits, default_goal, keeps_the_spec,
+    note_for, proposal_request, proposal_temperature, read_proposal,
 };
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason};
 use crate::config::OptimizerConfig;
@@ -214,7 +214,8 @@ impl Search<'_> {
             self.next_id += 1;
             let (outcome, raw, usage) = match &answer {
                 Some(answer) => (
-                    read_proposal(answer, limits),
+                    read_proposal(answer, limits)
+                        .and_then(|proposal| keeps_the_spec(proposal, &context.skill_files)),
                     answer
                         .as_ref()
                         .map(|r| r.text.clone())
@@ -254,6 +255,10 @@ impl Search<'_> {
                 temperature: proposal_temperature(index),
                 valid,
                 reason,
+                warnings: outcome
+                    .as_ref()
+                    .map(|proposal| proposal.warnings.clone())
+                    .unwrap_or_default(),
                 rationale,
                 body_chars,
                 input_tokens: usage.input_tokens,

@@ -19,6 +19,7 @@ use skill_factory_llm::{ChatRequest, ChatResponse, LlmError, StopReason};
 
 use crate::metric::text::py_strip;
 use crate::pyrepr::repr_str;
+use crate::skill_spec;
 
 /// Output token limit of a proposal request (as the reference).
 pub const PROPOSAL_MAX_TOKENS: u32 = 4096;
@@ -251,6 +252,8 @@ pub struct Proposal {
     pub body: String,
     /// What the model said it changed (may be empty).
     pub rationale: String,
+    /// Agent Skills guidance the body does not follow (too long, deep links), for the record.
+    pub warnings: Vec<String>,
 }
 
 /// A proposal that cannot be used, and why.
@@ -379,7 +382,27 @@ pub fn read_proposal(
     Ok(Proposal {
         body: body.to_string(),
         rationale: rationale.to_string(),
+        warnings: Vec::new(),
     })
+}
+
+/// Checks a proposal against the Agent Skills rules a candidate must keep
+/// ([`skill_spec::validate_candidate`]): an error rejects it with the rule and the fix,
+/// warnings are kept with it.
+pub fn keeps_the_spec(
+    mut proposal: Proposal,
+    skill_files: &[String],
+) -> Result<Proposal, Rejected> {
+    let files: Vec<&str> = skill_files.iter().map(String::as_str).collect();
+    let findings = skill_spec::validate_candidate(&proposal.body, &files);
+    if let Some(error) = findings.iter().find(|finding| finding.is_error()) {
+        return Err(Rejected {
+            reason: format!("the body breaks the Agent Skills spec: {error}"),
+            rationale: proposal.rationale,
+        });
+    }
+    proposal.warnings = findings.iter().map(ToString::to_string).collect();
+    Ok(proposal)
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ use skill_factory_llm::{BudgetLimits, Ledger, ProviderSettings};
 use self::events::EventLog;
 use self::folder::RunFolder;
 use self::result::{RunInfo, TestScores, result_json};
+use crate::bundle::SkillBundle;
 use crate::cancel::CancelToken;
 use crate::config::{BudgetConfig, RunConfig, resolve_paths};
 use crate::error::EngineError;
@@ -207,7 +208,8 @@ pub async fn optimize(
         ledger.clone(),
         options.cancel.clone(),
         Arc::new(Fanout(sinks)),
-    );
+    )
+    .with_skill_files(bundled_files(&session.skill_path));
     context.emit(Event::RunStarted {
         optimizer: optimizer.name().to_string(),
         skill: session.skill.name.clone(),
@@ -245,6 +247,14 @@ pub async fn optimize(
         folder,
         report,
     })
+}
+
+/// The paths of the files bundled with the skill at `path` (its folder's, when it is a
+/// `SKILL.md`), which candidates may link to; none when they cannot be read.
+fn bundled_files(path: &Path) -> Vec<String> {
+    SkillBundle::load(path)
+        .map(|bundle| bundle.files.into_iter().map(|file| file.path).collect())
+        .unwrap_or_default()
 }
 
 /// Scores the seed and the best skill on the held-out test split, once, after the search;
