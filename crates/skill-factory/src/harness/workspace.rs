@@ -128,7 +128,7 @@ mod tests {
     }
 
     #[test]
-    fn installing_writes_the_whole_skill_under_the_agents_skill_folder() {
+    fn installing_writes_the_whole_skill_under_the_agents_skill_folder_named_as_it() {
         let dir = RolloutDir::create().unwrap();
         let installed = dir.install_skill(&skill(), ".claude/skills").unwrap();
         assert_eq!(installed.workspace, dir.path().join("workspace"));
@@ -138,7 +138,7 @@ mod tests {
                 .join("workspace/.claude/skills/my-skill/SKILL.md")
         );
         let text = std::fs::read_to_string(&installed.skill_file).unwrap();
-        assert_eq!(text, skill().to_markdown());
+        assert_eq!(text, "---\nname: my-skill\ndescription: d\n---\n\nDo it.\n");
     }
 
     #[test]
