@@ -142,22 +142,38 @@ fn off_a_terminal_the_live_display_prints_one_line_per_milestone() {
 }
 
 /// On a terminal the live display is one progress line, redrawn in place: round, proposals,
-/// best score against the seed's, and the spending. `script` gives the run a pseudo-terminal.
+/// best score against the seed's, and the spending. `script` gives the run a pseudo-terminal;
+/// the mock's latency keeps each state on screen long enough to be drawn.
 #[cfg(unix)]
-#[test]
-fn on_a_terminal_the_live_display_redraws_one_progress_line() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_the_live_display_redraws_one_progress_line() {
+    let server = MockServer::start(MockConfig {
+        latency: Duration::from_millis(150),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
     let tmp = tempfile::tempdir().unwrap();
+    let config = mock_config(
+        tmp.path(),
+        &server.base_url(),
+        "metric: {golden: {mode: normalized}}\n",
+    );
     let command = format!(
         "'{}' optimize -c '{}' -o '{}' >/dev/null",
         assert_cmd::cargo::cargo_bin("skill-factory").display(),
-        offline_invoice().display(),
+        config.display(),
         tmp.path().join("runs").display()
     );
-    let out = std::process::Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("COLUMNS", "200")
-        .output()
-        .expect("script (util-linux) runs a command on a pseudo-terminal");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env("OPENAI_API_KEY", "test-key-for-the-mock")
+            .output()
+            .expect("script (util-linux) runs a command on a pseudo-terminal")
+    })
+    .await
+    .unwrap();
     assert!(out.status.success(), "{out:?}");
     let drawn = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -165,11 +181,11 @@ fn on_a_terminal_the_live_display_redraws_one_progress_line() {
         "the line is redrawn in place: {drawn:?}"
     );
     assert!(
-        drawn.contains("round 0/4 · 0 proposals · scoring the seed"),
+        drawn.contains("round 0/3 · 0 proposals · scoring the seed"),
         "{drawn:?}"
     );
-    assert!(drawn.contains("best 1.000 (seed 0.433)"), "{drawn:?}");
-    assert!(drawn.contains(" calls · "), "{drawn:?}");
+    assert!(drawn.contains("round 1/3 · "), "{drawn:?}");
+    assert!(drawn.contains(" proposals · best "), "{drawn:?}");
     assert!(
         !drawn.contains("Baseline: val"),
         "no plain lines on a terminal: {drawn:?}"
