@@ -8,7 +8,10 @@
 //! them all, which is what keeps both cores busy on a small model (a single sequence leaves
 //! most of the matrix units idle). A slot remembers the tokens it holds in the KV cache, and a
 //! new request goes to the free slot that shares the longest prefix with it, so a skill body
-//! common to many tasks is read once per slot, not once per task.
+//! common to many tasks is read once per slot, not once per task. With a single slot (the
+//! default, exactly repeatable mode) every prompt is computed whole instead: a prompt
+//! computed on top of a cached prefix rounds differently, so reusing one would make an answer
+//! depend on the request before it (about a fifth more time on a small model).
 
 use std::collections::{HashMap, VecDeque};
 use std::num::NonZeroU32;
@@ -394,9 +397,17 @@ impl<'m> EngineLoop<'m> {
     }
 
     fn start(&mut self, index: usize, job: Job) {
+        let repeatable = self.slots.len() == 1;
         let slot = &mut self.slots[index];
         // At least the last prompt token is fed again: its logits pick the first answer token.
-        let mut keep = common_prefix(&slot.cached, &job.tokens).min(job.tokens.len() - 1);
+        // With one slot (the repeatable mode) nothing is reused: a prompt computed on top of
+        // another request's prefix rounds differently than one computed whole, so the answer
+        // would depend on which request came before.
+        let mut keep = if repeatable {
+            0
+        } else {
+            common_prefix(&slot.cached, &job.tokens).min(job.tokens.len() - 1)
+        };
         let trimmed = self
             .context
             .clear_kv_cache_seq(Some(slot.seq as u32), Some(keep as u32), None)
