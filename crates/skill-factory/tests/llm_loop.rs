@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use skill_factory::cancel::CancelToken;
+use skill_factory::config::ReflectionStyle;
 use skill_factory::harness::Harness;
 use skill_factory::metric::{GoldenMetric, GoldenMode};
 use skill_factory::optimizer::{
@@ -96,6 +97,7 @@ fn settings(rounds: usize, minibatch: usize, edits: usize, patience: usize) -> L
         seed: 0,
         goal: String::new(),
         min_delta: 0.0,
+        reflection: ReflectionStyle::Full,
     }
 }
 
@@ -606,4 +608,30 @@ async fn a_proposal_linking_to_a_file_the_skill_lacks_is_rejected_unscored() {
         run.result.best_score, 1.0,
         "the folder has the file: the edit is kept"
     );
+}
+
+/// With `reflection: compact` the whole reply is the new body: a small model that cannot
+/// keep to the tagged format still proposes edits, which the gate judges as any other.
+#[tokio::test]
+async fn a_compact_reflection_takes_the_whole_reply_as_the_body() {
+    let model = fake(&[&format!(
+        "Here are the new instructions:\nEmit {MARKER} answers."
+    )]);
+    let mut compact = settings(1, 2, 1, 1);
+    compact.reflection = ReflectionStyle::Compact;
+    let run = optimize(model.clone(), compact, 4).await;
+    assert_eq!(run.result.best_score, 1.0);
+    assert_eq!(
+        run.result.best_skill.body,
+        format!("Emit {MARKER} answers.")
+    );
+    let prompt = &model.received()[0];
+    assert!(
+        prompt.messages[0]
+            .content
+            .starts_with("An assistant follows these instructions:\n\"Return the input unchanged.\"\n\nIt answered badly (score 0.00):"),
+        "{}",
+        prompt.messages[0].content
+    );
+    assert!(prompt.stop.is_empty());
 }

@@ -93,7 +93,7 @@ pub use roles::{
 pub use schema::{
     BudgetConfig, CacheConfig, Command, CommandMetricConfig, ConfigKind, Criterion, GoldenConfig,
     HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig, OptimizerConfig,
-    OptimizerParams, OutputConfig, ProgrammaticConfig, RunConfig, SkillMode, SystemOneCheck,
-    SystemOneConfig,
+    OptimizerParams, OutputConfig, ProgrammaticConfig, ReflectionStyle, RunConfig, SkillMode,
+    SystemOneCheck, SystemOneConfig,
 };
 pub use suggest::closest;

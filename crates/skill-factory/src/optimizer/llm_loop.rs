@@ -36,7 +36,7 @@ use super::reflection::{
     note_for, proposal_request, proposal_temperature, read_proposal,
 };
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason};
-use crate::config::OptimizerConfig;
+use crate::config::{OptimizerConfig, ReflectionStyle};
 use crate::metric::text::py_strip;
 
 /// The history note of a round whose proposals were all unusable (the reference's words).
@@ -65,6 +65,8 @@ pub struct LlmLoopSettings {
     pub goal: String,
     /// A proposal must beat the best by more than this.
     pub min_delta: f64,
+    /// How proposals are asked for.
+    pub reflection: ReflectionStyle,
 }
 
 impl LlmLoopSettings {
@@ -78,6 +80,7 @@ impl LlmLoopSettings {
             seed: config.seed,
             goal: config.goal.clone(),
             min_delta: config.min_delta,
+            reflection: config.reflection,
         }
     }
 }
@@ -107,7 +110,8 @@ impl LlmLoop {
             if context.stop_reason().is_some() {
                 return None;
             }
-            Some(self.client.chat(&proposal_request(prompt, index)).await)
+            let request = proposal_request(prompt, index, self.settings.reflection);
+            Some(self.client.chat(&request).await)
         }))
         .await
     }
@@ -204,7 +208,7 @@ impl Search<'_> {
             rejected: &rejected,
             limits,
         }
-        .prompt();
+        .prompt_for(self.settings.reflection);
         let answers = optimizer
             .propose(context, &prompt, self.settings.max_edits_per_round)
             .await;
@@ -214,7 +218,7 @@ impl Search<'_> {
             self.next_id += 1;
             let (outcome, raw, usage) = match &answer {
                 Some(answer) => (
-                    read_proposal(answer, limits)
+                    read_proposal(answer, limits, self.settings.reflection)
                         .and_then(|proposal| keeps_the_spec(proposal, &context.skill_files)),
                     answer
                         .as_ref()

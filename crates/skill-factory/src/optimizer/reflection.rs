@@ -9,20 +9,38 @@
 //! and why (the [`REJECTED_SHOWN`] most recent, newest first), and keeps the whole prompt
 //! under [`MAX_PROMPT_CHARS`] by leaving out the best-scoring rollouts first.
 //!
+//! The compact style ([`ReflectionStyle::Compact`]) is for small models that cannot follow
+//! that format: the current instructions, the worst rollout with its feedback, the goal, and a
+//! request for the new instructions alone, whose whole reply is the body.
+//!
 //! A proposal is rejected, with its reason, and never evaluated, when the call failed, the
-//! answer was cut off at the token limit, it is empty, it lacks the body tags, or the body is
-//! not a skill body: empty, a whole SKILL.md with frontmatter, one that contains the prompt's
-//! tags, or longer than [`body_limits`] allows.
+//! answer was cut off at the token limit, it is empty, it lacks the body tags (full style), or
+//! the body is not a skill body: empty, a whole SKILL.md with frontmatter, one that contains
+//! the prompt's tags or repeats its answer-format placeholders, or longer than
+//! [`body_limits`] allows.
 
 use skill_factory_core::{Evaluation, Task};
 use skill_factory_llm::{ChatRequest, ChatResponse, LlmError, StopReason};
 
+use crate::config::ReflectionStyle;
 use crate::metric::text::py_strip;
 use crate::pyrepr::repr_str;
 use crate::skill_spec;
 
 /// Output token limit of a proposal request (as the reference).
 pub const PROPOSAL_MAX_TOKENS: u32 = 4096;
+
+/// Output token limit of a compact proposal: new instructions, not a whole document.
+pub const COMPACT_MAX_TOKENS: u32 = 512;
+
+/// Characters kept of each rollout field in a compact prompt.
+pub const COMPACT_FIELD_CHARS: usize = 300;
+
+/// The answer format's placeholders: a body that repeats one copied the format, not a skill.
+const FORMAT_PLACEHOLDERS: [&str; 2] = [
+    "one or two sentences on what you changed and why",
+    "the full improved skill body, in Markdown",
+];
 
 /// Characters kept of each rollout field (input, output, expected, feedback) in the prompt.
 pub const FIELD_CHARS: usize = 800;
@@ -121,6 +139,58 @@ fn clip(text: &str, limit: usize) -> String {
 }
 
 impl Reflection<'_> {
+    /// The prompt of `style`.
+    pub fn prompt_for(&self, style: ReflectionStyle) -> String {
+        match style {
+            ReflectionStyle::Full => self.prompt(),
+            ReflectionStyle::Compact => self.compact_prompt(),
+        }
+    }
+
+    /// The compact prompt: the current instructions, the worst rollout with its expected
+    /// answer and feedback, the goal, and what to reply.
+    pub fn compact_prompt(&self) -> String {
+        let mut lines = vec![
+            "An assistant follows these instructions:".to_string(),
+            format!("\"{}\"", py_strip(self.body)),
+            String::new(),
+        ];
+        if let Some(item) = self.batch.worst(1).first() {
+            let task = self.tasks.iter().find(|t| t.id == item.task_id());
+            lines.push(format!("It answered badly (score {:.2}):", item.score()));
+            lines.push("Input:".to_string());
+            lines.push(clip(
+                task.map_or("", |t| t.input.as_str()),
+                COMPACT_FIELD_CHARS,
+            ));
+            lines.push(format!(
+                "Its answer: {}",
+                clip(&item.rollout.output, COMPACT_FIELD_CHARS)
+            ));
+            if let Some(expected) = task
+                .and_then(|t| t.expected.as_deref())
+                .filter(|e| !e.is_empty())
+            {
+                lines.push(format!(
+                    "Correct answer: {}",
+                    clip(expected, COMPACT_FIELD_CHARS)
+                ));
+            }
+            lines.push(format!(
+                "Why it is wrong: {}",
+                clip(&item.result.feedback, COMPACT_FIELD_CHARS)
+            ));
+            lines.push(String::new());
+        }
+        lines.push(format!("Goal: {}", py_strip(self.goal)));
+        lines.push(String::new());
+        lines.push(
+            "Write new instructions for the assistant. Reply with the instructions only."
+                .to_string(),
+        );
+        lines.join("\n")
+    }
+
     /// The prompt's text.
     pub fn prompt(&self) -> String {
         let mut head = vec![
@@ -233,15 +303,22 @@ const BODY_CLOSE: &str = "</NEW_SKILL_BODY>";
 
 /// The request for a round's `index`-th proposal: the same prompt each time, with the
 /// index's temperature, and the index as the sample number so that caches keep them apart.
-pub fn proposal_request(prompt: &str, index: usize) -> ChatRequest {
+/// A full-style request stops at the closing body tag; a compact one is the body whole.
+pub fn proposal_request(prompt: &str, index: usize, style: ReflectionStyle) -> ChatRequest {
+    let max_tokens = match style {
+        ReflectionStyle::Full => PROPOSAL_MAX_TOKENS,
+        ReflectionStyle::Compact => COMPACT_MAX_TOKENS,
+    };
     let mut request = ChatRequest::single(
         Some(SYSTEM_PROMPT.to_string()),
         prompt,
         proposal_temperature(index),
-        PROPOSAL_MAX_TOKENS,
+        max_tokens,
     );
     request.sample_index = u32::try_from(index).unwrap_or(u32::MAX);
-    request.stop = vec![BODY_CLOSE.to_string()];
+    if style == ReflectionStyle::Full {
+        request.stop = vec![BODY_CLOSE.to_string()];
+    }
     request
 }
 
@@ -305,6 +382,7 @@ fn has_frontmatter(body: &str) -> bool {
 pub fn read_proposal(
     answer: &Result<ChatResponse, LlmError>,
     limits: (usize, usize),
+    style: ReflectionStyle,
 ) -> Result<Proposal, Rejected> {
     let reject = |reason: String, rationale: &str| Rejected {
         reason,
@@ -317,8 +395,25 @@ pub fn read_proposal(
     let text = response.text.as_str();
     let rationale = tagged(text, "<RATIONALE>", "</RATIONALE>").unwrap_or("");
     if response.stop_reason == StopReason::MaxTokens {
+        // Small models often say their instructions once and then repeat them until the
+        // limit: such a loop is read as the paragraph it repeats.
+        if let Some(body) = (style == ReflectionStyle::Compact)
+            .then(|| looped_paragraph(text))
+            .flatten()
+        {
+            check_body(&body, limits).map_err(|reason| reject(reason, rationale))?;
+            return Ok(Proposal {
+                body,
+                rationale: rationale.to_string(),
+                warnings: Vec::new(),
+            });
+        }
+        let limit = match style {
+            ReflectionStyle::Full => PROPOSAL_MAX_TOKENS,
+            ReflectionStyle::Compact => COMPACT_MAX_TOKENS,
+        };
         return Err(reject(
-            format!("the reply was cut off at the {PROPOSAL_MAX_TOKENS}-token limit"),
+            format!("the reply was cut off at the {limit}-token limit"),
             rationale,
         ));
     }
@@ -331,59 +426,110 @@ pub fn read_proposal(
         let start = text.find("<NEW_SKILL_BODY>")? + "<NEW_SKILL_BODY>".len();
         (response.stop_reason == StopReason::End).then(|| py_strip(&text[start..]))
     };
-    let Some(body) = tagged(text, "<NEW_SKILL_BODY>", BODY_CLOSE).or_else(stopped_at_close) else {
-        return Err(reject(
-            "the reply has no <NEW_SKILL_BODY>...</NEW_SKILL_BODY> block".to_string(),
-            rationale,
-        ));
+    let tagged_body = tagged(text, "<NEW_SKILL_BODY>", BODY_CLOSE).or_else(stopped_at_close);
+    let body = match (tagged_body, style) {
+        (Some(body), _) => body.to_string(),
+        // A small model's whole reply is the new instructions.
+        (None, ReflectionStyle::Compact) => compact_body(text),
+        (None, ReflectionStyle::Full) => {
+            return Err(reject(
+                "the reply has no <NEW_SKILL_BODY>...</NEW_SKILL_BODY> block".to_string(),
+                rationale,
+            ));
+        }
     };
+    check_body(&body, limits).map_err(|reason| reject(reason, rationale))?;
+    Ok(Proposal {
+        body,
+        rationale: rationale.to_string(),
+        warnings: Vec::new(),
+    })
+}
+
+/// The body of a compact reply: the reply without a lead-in line (`Here are the new
+/// instructions:`) and without quotes around it, trimmed.
+fn compact_body(text: &str) -> String {
+    let text = py_strip(text);
+    let mut lines: Vec<&str> = text.lines().collect();
+    let lead_in = lines.first().is_some_and(|first| {
+        lines.len() > 1 && first.trim_end().ends_with(':') && first.len() <= 100
+    });
+    if lead_in {
+        lines.remove(0);
+    }
+    let body = py_strip(&lines.join("\n")).to_string();
+    let unquoted = body
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+        .filter(|inner| !inner.contains('"'));
+    py_strip(unquoted.unwrap_or(&body)).to_string()
+}
+
+/// The paragraphs of a compact reply up to the first one it repeats (a model looping until
+/// its token limit), as a body; `None` when no paragraph comes twice.
+fn looped_paragraph(text: &str) -> Option<String> {
+    let body = compact_body(text);
+    let mut seen: Vec<&str> = Vec::new();
+    for paragraph in body.split("\n\n").map(py_strip) {
+        if paragraph.is_empty() {
+            continue;
+        }
+        if seen.contains(&paragraph) {
+            return Some(seen.join("\n\n"));
+        }
+        seen.push(paragraph);
+    }
+    None
+}
+
+/// Why a proposed body is not a skill body, if it is not.
+fn check_body(body: &str, (max_chars, max_lines): (usize, usize)) -> Result<(), String> {
     if body.is_empty() {
-        return Err(reject(
-            "the <NEW_SKILL_BODY> block is empty".to_string(),
-            rationale,
-        ));
+        return Err("the proposed body is empty".to_string());
     }
     if has_frontmatter(body) {
-        return Err(reject(
+        return Err(
             "the body starts with a YAML frontmatter block, but only the body may change"
                 .to_string(),
-            rationale,
-        ));
+        );
     }
     if [
         "<NEW_SKILL_BODY>",
         "<CURRENT_SKILL_BODY>",
         "</CURRENT_SKILL_BODY>",
         "<RATIONALE>",
+        "</RATIONALE>",
     ]
     .iter()
     .any(|tag| body.contains(tag))
     {
-        return Err(reject(
+        return Err(
             "the body contains the prompt's own tags, so it is not a skill body".to_string(),
-            rationale,
-        ));
+        );
     }
-    let (max_chars, max_lines) = limits;
+    let lowered = body.to_lowercase();
+    if FORMAT_PLACEHOLDERS
+        .iter()
+        .any(|placeholder| lowered.contains(&placeholder.to_lowercase()))
+    {
+        return Err(
+            "the body repeats the answer format's placeholder text instead of writing a skill"
+                .to_string(),
+        );
+    }
     let chars = body.chars().count();
     if chars > max_chars {
-        return Err(reject(
-            format!("the body has {chars} characters, more than the limit of {max_chars}"),
-            rationale,
+        return Err(format!(
+            "the body has {chars} characters, more than the limit of {max_chars}"
         ));
     }
     let lines = body.lines().count();
     if lines > max_lines {
-        return Err(reject(
-            format!("the body has {lines} lines, more than the limit of {max_lines}"),
-            rationale,
+        return Err(format!(
+            "the body has {lines} lines, more than the limit of {max_lines}"
         ));
     }
-    Ok(Proposal {
-        body: body.to_string(),
-        rationale: rationale.to_string(),
-        warnings: Vec::new(),
-    })
+    Ok(())
 }
 
 /// Checks a proposal against the Agent Skills rules a candidate must keep
@@ -423,10 +569,21 @@ mod tests {
         })
     }
 
+    const LIMITS: (usize, usize) = (MAX_BODY_CHARS, MAX_BODY_LINES);
+
     fn read(text: &str) -> Result<Proposal, Rejected> {
         read_proposal(
             &answer(text, StopReason::End),
-            (MAX_BODY_CHARS, MAX_BODY_LINES),
+            LIMITS,
+            ReflectionStyle::Full,
+        )
+    }
+
+    fn read_compact(text: &str) -> Result<Proposal, Rejected> {
+        read_proposal(
+            &answer(text, StopReason::End),
+            LIMITS,
+            ReflectionStyle::Compact,
         )
     }
 
@@ -457,7 +614,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.body, "# Skill\n\nReply with the total.");
-        assert_eq!(proposal_request("p", 0).stop, vec![BODY_CLOSE.to_string()]);
+        let request = proposal_request("p", 0, ReflectionStyle::Full);
+        assert_eq!(request.stop, vec![BODY_CLOSE.to_string()]);
+        assert_eq!(request.max_tokens, PROPOSAL_MAX_TOKENS);
     }
 
     #[test]
@@ -471,7 +630,8 @@ mod tests {
     fn truncated_empty_or_untagged_replies_are_rejected_with_a_reason() {
         let cut = read_proposal(
             &answer("<NEW_SKILL_BODY>x</NEW_SKILL_BODY>", StopReason::MaxTokens),
-            (MAX_BODY_CHARS, MAX_BODY_LINES),
+            LIMITS,
+            ReflectionStyle::Full,
         )
         .unwrap_err();
         assert!(cut.reason.contains("cut off"), "{}", cut.reason);
@@ -479,13 +639,15 @@ mod tests {
         assert!(reason("Here is the body: # Skill").contains("no <NEW_SKILL_BODY>"));
         let unclosed = read_proposal(
             &answer("<NEW_SKILL_BODY>unclosed", StopReason::Other),
-            (MAX_BODY_CHARS, MAX_BODY_LINES),
+            LIMITS,
+            ReflectionStyle::Full,
         );
         assert!(unclosed.unwrap_err().reason.contains("no <NEW_SKILL_BODY>"));
         assert!(reason("<NEW_SKILL_BODY>  </NEW_SKILL_BODY>").contains("empty"));
         let failed = read_proposal(
             &Err(LlmError::Config("no key".into())),
-            (MAX_BODY_CHARS, MAX_BODY_LINES),
+            LIMITS,
+            ReflectionStyle::Full,
         )
         .unwrap_err();
         assert_eq!(failed.reason, "the optimizer call failed: no key");
@@ -510,6 +672,79 @@ mod tests {
         assert!(reason(&tall).contains("lines"));
         // A horizontal rule at the top is not frontmatter.
         assert!(read("<NEW_SKILL_BODY>---\n# Title\n---\ntext</NEW_SKILL_BODY>").is_ok());
+        // What small models do with the answer format: copy its placeholders or its tags.
+        assert!(
+            reason("<RATIONALE>x</RATIONALE><NEW_SKILL_BODY>\nthe full improved skill body, in Markdown\n</NEW_SKILL_BODY>")
+                .contains("placeholder")
+        );
+        assert!(
+            reason("<NEW_SKILL_BODY>\nthe body\n</RATIONALE>\n</NEW_SKILL_BODY>")
+                .contains("own tags")
+        );
+    }
+
+    #[test]
+    fn a_compact_reply_is_the_body_whole_without_lead_in_or_quotes() {
+        let request = proposal_request("p", 1, ReflectionStyle::Compact);
+        assert!(request.stop.is_empty());
+        assert_eq!(request.max_tokens, COMPACT_MAX_TOKENS);
+        assert_eq!(request.temperature, proposal_temperature(1));
+        let p = read_compact("  Reply with only the total, in digits.  ").unwrap();
+        assert_eq!(
+            (p.body.as_str(), p.rationale.as_str()),
+            ("Reply with only the total, in digits.", "")
+        );
+        let p = read_compact("Here are the new instructions:\n\"Reply with the total alone.\"")
+            .unwrap();
+        assert_eq!(p.body, "Reply with the total alone.");
+        let p = read_compact("Steps:\n1. Find the total line.\n2. Reply with its number.").unwrap();
+        assert_eq!(p.body, "1. Find the total line.\n2. Reply with its number.");
+        // A capable model that answers in the full format is read as such.
+        let p = read_compact("<RATIONALE>r</RATIONALE><NEW_SKILL_BODY>Tagged.</NEW_SKILL_BODY>")
+            .unwrap();
+        assert_eq!((p.body.as_str(), p.rationale.as_str()), ("Tagged.", "r"));
+        let cut = read_proposal(
+            &answer("ramble", StopReason::MaxTokens),
+            LIMITS,
+            ReflectionStyle::Compact,
+        )
+        .unwrap_err();
+        assert_eq!(cut.reason, "the reply was cut off at the 512-token limit");
+        let looping = read_proposal(
+            &answer(
+                "Reply with the number.\n\nReply with the number.\n\nReply with the nu",
+                StopReason::MaxTokens,
+            ),
+            LIMITS,
+            ReflectionStyle::Compact,
+        )
+        .unwrap();
+        assert_eq!(looping.body, "Reply with the number.");
+        let settling = read_proposal(
+            &answer(
+                "Say the number.\n\nReply with the number.\n\nReply with the number.\n\nRep",
+                StopReason::MaxTokens,
+            ),
+            LIMITS,
+            ReflectionStyle::Compact,
+        )
+        .unwrap();
+        assert_eq!(settling.body, "Say the number.\n\nReply with the number.");
+        let full_loop = read_proposal(
+            &answer("<NEW_SKILL_BODY>a\n\na\n\na", StopReason::MaxTokens),
+            LIMITS,
+            ReflectionStyle::Full,
+        );
+        assert!(
+            full_loop.unwrap_err().reason.contains("cut off"),
+            "only compact replies are read so"
+        );
+        assert!(
+            read_compact("---\nname: x\n---\nbody")
+                .unwrap_err()
+                .reason
+                .contains("frontmatter")
+        );
     }
 
     #[test]
@@ -606,5 +841,38 @@ mod tests {
         );
         assert!(prompt.contains("more rollouts with higher scores were left out"));
         assert!(prompt.contains("--- example (score 0.00) ---"));
+    }
+
+    #[test]
+    fn the_compact_prompt_shows_the_worst_rollout_the_goal_and_asks_for_instructions_alone() {
+        let batch = Evaluation {
+            items: vec![item("a", 1.0, "ok"), item("b", 0.0, &"z".repeat(400))],
+        };
+        let tasks = vec![
+            Task::new("a", "input a"),
+            Task::new("b", "input b").with_expected("B"),
+        ];
+        let rejected = vec![RejectedEdit {
+            round: 1,
+            candidate: 1,
+            rationale: "Tried this.".into(),
+            reason: "no gain".into(),
+        }];
+        let prompt = Reflection {
+            goal: "Reply with B.\n",
+            body: "  Do it.  ",
+            batch: &batch,
+            tasks: &tasks,
+            rejected: &rejected,
+            limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
+        }
+        .prompt_for(ReflectionStyle::Compact);
+        assert_eq!(
+            prompt,
+            format!(
+                "An assistant follows these instructions:\n\"Do it.\"\n\nIt answered badly (score 0.00):\nInput:\ninput b\nIts answer: {}{TRUNCATION_MARK}\nCorrect answer: B\nWhy it is wrong: feedback b\n\nGoal: Reply with B.\n\nWrite new instructions for the assistant. Reply with the instructions only.",
+                "z".repeat(COMPACT_FIELD_CHARS)
+            )
+        );
     }
 }

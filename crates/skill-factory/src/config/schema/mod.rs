@@ -21,7 +21,7 @@ pub use metric::{
     CommandMetricConfig, Criterion, GoldenConfig, JudgeConfig, MetricConfig, ProgrammaticConfig,
     SystemOneCheck, SystemOneConfig,
 };
-pub use optimizer::{BudgetConfig, OptimizerConfig, OptimizerParams};
+pub use optimizer::{BudgetConfig, OptimizerConfig, OptimizerParams, ReflectionStyle};
 pub use output::OutputConfig;
 
 /// One skill-mode run: what to optimize, on which data, with which models and metric.

@@ -45,6 +45,9 @@ pub struct OptimizerConfig {
     /// (default 0.0).
     #[serde(default)]
     pub min_delta: f64,
+    /// `llm_loop`: how proposals are asked for (default `full`, the reference's prompt).
+    #[serde(default)]
+    pub reflection: ReflectionStyle,
     /// `dspy_gepa`: the task LM id (default `<optimizer provider name>/<model>`).
     #[serde(default)]
     pub lm: Option<String>,
@@ -57,6 +60,22 @@ pub struct OptimizerConfig {
     /// Hard limits on what the run may spend (none by default).
     #[serde(default, deserialize_with = "super::block")]
     pub budget: BudgetConfig,
+}
+
+/// How `llm_loop` asks the optimizer model for a proposal.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReflectionStyle {
+    /// The reference's prompt: the goal, every minibatch rollout with its feedback, the
+    /// edits already rejected, and an answer in `<RATIONALE>` / `<NEW_SKILL_BODY>` tags.
+    #[default]
+    Full,
+    /// A short prompt a small model can follow (a 135M-parameter local model, say): the
+    /// current instructions, the worst rollout with its feedback, the goal, and a request for
+    /// the new instructions alone, which are the whole reply (a reply that loops, repeating
+    /// a paragraph until the token limit, is read as that paragraph). It shows no rejected
+    /// edits (small models copy them) and relies on the goal, so set `goal`.
+    Compact,
 }
 
 /// `optimizer.budget`: hard limits of a run, checked before every model call. When one is
@@ -91,6 +110,7 @@ impl Default for OptimizerConfig {
             params: OptimizerParams::default(),
             goal: String::new(),
             min_delta: 0.0,
+            reflection: ReflectionStyle::default(),
             lm: None,
             reflection_lm: None,
             auto: default_auto(),

@@ -337,3 +337,17 @@ fn unknown_input_via_and_kind_list_their_choices() {
         ],
     );
 }
+
+#[test]
+fn a_misspelt_reflection_style_lists_the_styles_and_suggests_one() {
+    let (_, m) = error_of("optimizer: {reflection: compct}\n");
+    assert_mentions(
+        &m,
+        &[
+            "Unknown value 'compct'. Supported: full, compact",
+            "'optimizer.reflection'",
+            "line 3",
+            "did you mean 'compact'?",
+        ],
+    );
+}
