@@ -383,3 +383,48 @@ async fn concurrent_requests_to_the_local_engine_all_get_answers() {
         assert!(answer.usage.output_tokens > 0 && answer.usage.output_tokens <= 24);
     }
 }
+
+/// The quickstart's job as the README describes it: `examples/receipt-total/config.local.yaml`
+/// unchanged (three rounds, the real model as target and optimizer, `reflection: compact`)
+/// finds a skill that beats the seed on validation and does not lose on the held-out test.
+#[test]
+fn the_quickstart_optimization_finds_a_better_skill_with_the_real_model() {
+    let (tmp, config) = staged_example(&examples_dir().join("receipt-total"), &model_path());
+    // Staging cuts the search to one round; the quickstart runs the example's own three.
+    let original =
+        fs::read_to_string(examples_dir().join("receipt-total/config.local.yaml")).unwrap();
+    let rounds = original
+        .lines()
+        .find(|l| l.trim_start().starts_with("rounds:"))
+        .unwrap()
+        .to_string();
+    let staged = fs::read_to_string(&config)
+        .unwrap()
+        .replace("  rounds: 1", &rounds);
+    fs::write(&config, staged).unwrap();
+    let out = tmp.path().join("runs");
+    succeeded(
+        &skill_factory(&[
+            "optimize",
+            "-c",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--no-cache",
+        ]),
+        "receipt-total: optimize",
+    );
+    let result: Value =
+        serde_json::from_str(&fs::read_to_string(out.join("latest/result.json")).unwrap()).unwrap();
+    let (baseline, best) = (
+        result["baseline_score"].as_f64().unwrap(),
+        result["best_score"].as_f64().unwrap(),
+    );
+    assert!(best > baseline, "no better skill found: {result:#}");
+    let test = &result["test"];
+    assert!(
+        test["best_score"].as_f64() >= test["seed_score"].as_f64(),
+        "the best skill loses on the held-out test: {test}"
+    );
+    assert_ne!(result["best_skill"]["body"], result["history"][0]["body"]);
+}

@@ -28,10 +28,7 @@ fn entry_dirs() -> Vec<PathBuf> {
         .filter(|p| p.join("README.md").is_file())
         .collect();
     dirs.sort();
-    assert!(
-        dirs.len() >= 2,
-        "the gallery should hold at least two entries"
-    );
+    assert!(!dirs.is_empty(), "the gallery should hold an entry");
     dirs
 }
 
