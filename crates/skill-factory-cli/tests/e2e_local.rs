@@ -292,9 +292,15 @@ fn the_local_provider_answers_every_task_with_text() {
 }
 
 fn local_client() -> std::sync::Arc<dyn skill_factory_llm::ChatModel> {
+    client_of(&model_path(), None)
+}
+
+/// A `local` client of the GGUF at `model`, with the block's `seed` when given.
+fn client_of(model: &Path, seed: Option<u64>) -> std::sync::Arc<dyn skill_factory_llm::ChatModel> {
     let settings = skill_factory_llm::ProviderSettings {
         name: Some("local".into()),
-        model: Some(model_path().to_string_lossy().into_owned()),
+        model: Some(model.to_string_lossy().into_owned()),
+        seed,
         ..Default::default()
     };
     skill_factory_llm::build_client(&settings, "", &|_| None).expect("local client")
@@ -313,7 +319,13 @@ fn chat_request(user: &str, max_tokens: u32) -> skill_factory_llm::ChatRequest {
 async fn the_local_engine_honours_max_tokens_stop_sequences_and_counts_tokens() {
     use skill_factory_llm::StopReason;
     let client = local_client();
-    assert_eq!((client.provider(), client.endpoint()), ("local", ""));
+    assert_eq!(client.provider(), "local");
+    // No URL: the weights' fingerprint and the seed, which the cache keys by.
+    assert!(
+        client.endpoint().starts_with("gguf:") && client.endpoint().ends_with(":seed=0"),
+        "{}",
+        client.endpoint()
+    );
 
     // Cut at max_tokens: exactly that many tokens, and the reason says so.
     let short = client
@@ -427,4 +439,150 @@ fn the_quickstart_optimization_finds_a_better_skill_with_the_real_model() {
         "the best skill loses on the held-out test: {test}"
     );
     assert_ne!(result["best_skill"]["body"], result["history"][0]["body"]);
+}
+
+/// Above temperature 0 a draw is seeded by the block's `seed` and the request's sample index:
+/// the same (seed, sample) gives the same answer, other samples and other seeds draw others,
+/// and the seed is part of the client's identity (so the cache keeps their answers apart).
+#[tokio::test]
+async fn sampling_is_seeded_by_the_block_seed_and_the_sample_index() {
+    let seven = client_of(&model_path(), Some(7));
+    let eight = client_of(&model_path(), Some(8));
+    assert_ne!(seven.endpoint(), eight.endpoint());
+    let sample = |client: std::sync::Arc<dyn skill_factory_llm::ChatModel>, index: u32| async move {
+        let mut request = chat_request("Invent a name for a new fruit and describe it.", 24);
+        request.temperature = 0.9;
+        request.sample_index = index;
+        client.chat(&request).await.expect("answer").text
+    };
+    let mut by_seven = Vec::new();
+    for index in 0..4 {
+        let first = sample(seven.clone(), index).await;
+        assert_eq!(
+            first,
+            sample(seven.clone(), index).await,
+            "sample {index} repeats"
+        );
+        by_seven.push(first);
+    }
+    let distinct: std::collections::HashSet<&String> = by_seven.iter().collect();
+    assert!(distinct.len() > 1, "four samples all gave {by_seven:?}");
+    let mut by_eight = Vec::new();
+    for index in 0..4 {
+        by_eight.push(sample(eight.clone(), index).await);
+    }
+    assert_ne!(by_seven, by_eight, "another seed draws other answers");
+}
+
+/// Every client of one file uses one loaded model, whatever role it plays.
+#[tokio::test]
+async fn clients_of_one_file_share_one_loaded_model() {
+    let model = model_path();
+    let loaded = |path: &Path| {
+        skill_factory_llm::local::loaded_models()
+            .iter()
+            .filter(|p| p.as_path() == path)
+            .count()
+    };
+    let target = client_of(&model, None);
+    let judge = client_of(&model, Some(3));
+    let optimizer = client_of(&model, None);
+    assert_eq!(
+        loaded(&model),
+        1,
+        "{:?}",
+        skill_factory_llm::local::loaded_models()
+    );
+    for client in [&target, &judge, &optimizer] {
+        assert!(
+            !client
+                .chat(&chat_request("Say hi.", 4))
+                .await
+                .unwrap()
+                .text
+                .is_empty()
+        );
+    }
+    assert_eq!(loaded(&model), 1);
+    drop((target, judge, optimizer));
+}
+
+/// `judge_provider: local` grades with the in-process model: every task's feedback carries the
+/// judge's part (a 135M judge often answers no JSON, and is then dropped for that task, with
+/// the reason, instead of failing the run).
+#[test]
+fn a_local_judge_grades_every_task() {
+    let (tmp, config) = staged_example(&examples_dir().join("receipt-total"), &model_path());
+    // Three receipts: a judge call of a small model can run to its 1024-token limit.
+    let dataset = tmp.path().join("dataset.jsonl");
+    let three: String = fs::read_to_string(&dataset)
+        .unwrap()
+        .lines()
+        .take(3)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(&dataset, three).unwrap();
+    let text = fs::read_to_string(&config).unwrap();
+    let with_judge = format!(
+        "{text}judge_provider:\n  name: local\n  model: '{}'\n",
+        model_path().display()
+    )
+    .replace("test_fraction: 0.25\n", "")
+    .replace(
+        "metric:\n  golden:",
+        "metric:\n  judge:\n    criteria:\n      - {name: correct, description: Is the answer the receipt's total?}\n  golden:",
+    );
+    assert!(with_judge.contains("judge:\n    criteria"), "{with_judge}");
+    fs::write(&config, with_judge).unwrap();
+    let stdout = succeeded(
+        &skill_factory(&[
+            "evaluate",
+            "-c",
+            config.to_str().unwrap(),
+            "--json",
+            "--no-cache",
+        ]),
+        "evaluate with a local judge",
+    );
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    let items = result["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    for item in items {
+        let feedback = item["feedback"].as_str().unwrap_or_default();
+        assert!(feedback.contains("[llm_judge]"), "no judge part: {item}");
+    }
+}
+
+/// Another family and quantizations: Gemma 3 270M (Q4_K_M; `models fetch gemma3-270m`) and a
+/// Q8_0 requantization of SmolLM2 (made by llama.cpp's `llama-quantize` in `.ci/run`) load and
+/// answer, with real token counts. `SKILL_FACTORY_E2E_GEMMA` and `SKILL_FACTORY_E2E_Q8` name
+/// the files.
+#[tokio::test]
+async fn a_gemma_model_and_a_q8_model_load_and_answer() {
+    for (variable, architecture, quantization) in [
+        ("SKILL_FACTORY_E2E_GEMMA", "gemma3", "Q4_K_M"),
+        ("SKILL_FACTORY_E2E_Q8", "llama", "Q8_0"),
+    ] {
+        let path = PathBuf::from(required_env(variable, "the path of a GGUF file"));
+        let info = skill_factory_llm::local::gguf::read_gguf_info(&path).expect("a GGUF header");
+        assert_eq!(info.architecture, architecture, "{}", path.display());
+        assert_eq!(
+            info.quantization.as_deref(),
+            Some(quantization),
+            "{}",
+            path.display()
+        );
+        let client = client_of(&path, None);
+        let answer = client
+            .chat(&chat_request("The capital of France is", 8))
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            !answer.text.trim().is_empty(),
+            "{}: {answer:?}",
+            path.display()
+        );
+        assert!(answer.usage.input_tokens > 0 && answer.usage.output_tokens > 0);
+        assert!(answer.usage.output_tokens <= 8);
+    }
 }

@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
+#[path = "support/artifacts.rs"]
+mod artifacts;
+
 fn example(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/invoice-extractor")
@@ -74,11 +77,7 @@ fn optimize(config: &Path, runs: &Path) -> PathBuf {
         .arg("-o")
         .arg(runs));
     assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
-    ran.stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Artifacts: "))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no Artifacts line in {}", ran.stdout))
+    artifacts::artifacts(&ran.stdout)
 }
 
 fn gallery_add(cwd: &Path, run_dir: &Path, extra: &[&str]) -> Ran {

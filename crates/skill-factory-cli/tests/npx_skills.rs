@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
-mod support;
+#[path = "support/external_tool.rs"]
+mod external_tool;
 
 const SKILLS_CLI_VAR: &str = "SKILL_FACTORY_SKILLS_CLI";
 
@@ -25,7 +26,7 @@ const DEFAULT_CLI_UNDER_CACHE: &str = "skill-factory-ci/node/node_modules/.bin/s
 /// The installer named by the variable, else the one at the default place; a failure that says
 /// how to install it when neither is there.
 fn skills_cli() -> PathBuf {
-    support::external_tool(
+    external_tool::external_tool(
         SKILLS_CLI_VAR,
         DEFAULT_CLI_UNDER_CACHE,
         "the `skills` installer from npm (the one behind `npx skills`)",

@@ -9,6 +9,10 @@ use assert_cmd::Command;
 use serde_json::Value;
 use skill_factory_mock::{MockConfig, MockServer};
 
+#[path = "support/artifacts.rs"]
+mod artifacts;
+use artifacts::artifacts;
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -54,15 +58,6 @@ fn optimize(args: &[&str], config: &Path, out: &Path) -> Ran {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
-}
-
-/// The run folder named on the `Artifacts:` line.
-fn artifacts(stdout: &str) -> PathBuf {
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Artifacts: "))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no Artifacts line in {stdout}"))
 }
 
 fn read_json(path: &Path) -> Value {

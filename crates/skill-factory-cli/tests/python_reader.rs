@@ -15,14 +15,17 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use serde_json::Value;
 
-mod support;
+#[path = "support/artifacts.rs"]
+mod artifacts;
+#[path = "support/external_tool.rs"]
+mod external_tool;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn peer_python() -> PathBuf {
-    support::external_tool(
+    external_tool::external_tool(
         "SKILL_FACTORY_PEER_PYTHON",
         "skill-factory-ci/peer/bin/python",
         "the Python skill-factory 0.2.0",
@@ -52,12 +55,7 @@ fn optimize(example: &str, runs: &Path) -> PathBuf {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let folder = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Artifacts: "))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no Artifacts line in {stdout}"));
-    std::fs::canonicalize(folder).unwrap()
+    std::fs::canonicalize(artifacts::artifacts(&stdout)).unwrap()
 }
 
 /// The Python dashboard over `runs` on a free loopback port; killed when dropped.

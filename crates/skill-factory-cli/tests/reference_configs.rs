@@ -17,6 +17,9 @@ use assert_cmd::Command;
 use serde_json::Value;
 use skill_factory_mock::{Answering, MockConfig, MockServer, ReceivedRequest, load_answers};
 
+#[path = "support/artifacts.rs"]
+mod artifacts;
+
 /// The top-level keys that hold a provider block in a skill-mode config.
 const PROVIDER_KEYS: &[&str] = &["provider", "target", "optimizer_provider", "judge_provider"];
 
@@ -326,11 +329,7 @@ async fn optimizes_reference_config(
         "{example}/{config_file}: {stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let folder = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Artifacts: "))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no Artifacts line in {stdout}"));
+    let folder = artifacts::artifacts(&stdout);
     assert!(
         folder.starts_with(pointed.work.join(output_dir)),
         "output.dir is relative to the config: {}",

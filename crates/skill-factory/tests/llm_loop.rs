@@ -111,6 +111,23 @@ struct Run {
     harness_runs: usize,
 }
 
+impl Run {
+    /// Why each proposal refused unscored was refused, in proposal order.
+    fn rejection_reasons(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::CandidateProposed {
+                    valid: false,
+                    reason,
+                    ..
+                } => reason.clone(),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 async fn optimize(model: Arc<dyn ChatModel>, settings: LlmLoopSettings, workers: usize) -> Run {
     optimize_with_files(model, settings, workers, Vec::new()).await
 }
@@ -354,18 +371,7 @@ async fn invalid_proposals_are_rejected_with_their_reason_and_never_evaluated() 
     let run = optimize(model, settings(1, 2, 4, 1), 4).await;
     // Only the baseline (4 val tasks) and the minibatch (2 tasks) ran: no proposal was scored.
     assert_eq!(run.harness_runs, 6);
-    let reasons: Vec<String> = run
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::CandidateProposed {
-                valid: false,
-                reason,
-                ..
-            } => reason.clone(),
-            _ => None,
-        })
-        .collect();
+    let reasons = run.rejection_reasons();
     assert_eq!(reasons.len(), 4);
     assert!(
         reasons[0].contains("cut off at the 4096-token limit"),
@@ -578,18 +584,7 @@ async fn a_proposal_linking_to_a_file_the_skill_lacks_is_rejected_unscored() {
         run.harness_runs, 6,
         "only the baseline (4) and the minibatch (2) ran"
     );
-    let reasons: Vec<String> = run
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::CandidateProposed {
-                valid: false,
-                reason,
-                ..
-            } => reason.clone(),
-            _ => None,
-        })
-        .collect();
+    let reasons = run.rejection_reasons();
     assert_eq!(reasons.len(), 1);
     assert!(
         reasons[0].starts_with("the body breaks the Agent Skills spec: error [broken-link]: The body links to references/format.md"),

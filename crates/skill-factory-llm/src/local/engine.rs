@@ -135,6 +135,20 @@ fn backend() -> Result<&'static LlamaBackend, String> {
         .map_err(Clone::clone)
 }
 
+/// The files of the engines alive now, each once.
+pub(crate) fn loaded_files() -> Vec<PathBuf> {
+    let engines = registry()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut files: Vec<PathBuf> = engines
+        .iter()
+        .filter(|(_, weak)| weak.strong_count() > 0)
+        .map(|(path, _)| path.clone())
+        .collect();
+    files.sort();
+    files
+}
+
 /// The engine of the model at `path` (already checked to be a GGUF file described by
 /// `info`): the running one if any client in the process has it, else a new one.
 pub(crate) fn shared_engine(

