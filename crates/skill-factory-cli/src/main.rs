@@ -57,6 +57,8 @@ fn main() -> ExitCode {
             Command::Gallery(args) => commands::gallery::run(args),
         }
     });
+    // No engine thread of a local model may be inside llama.cpp while the process exits.
+    skill_factory_llm::local::shutdown();
     match outcome {
         Ok(code) => code,
         Err(error) => {

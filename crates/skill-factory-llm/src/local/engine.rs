@@ -12,12 +12,18 @@
 //! default, exactly repeatable mode) every prompt is computed whole instead: a prompt
 //! computed on top of a cached prefix rounds differently, so reusing one would make an answer
 //! depend on the request before it (about a fifth more time on a small model).
+//!
+//! The engine threads must be stopped before the process exits ([`stop_engines`]): an exit
+//! while one is inside llama.cpp runs the library's global destructors under it, and crashes.
 
 use std::collections::{HashMap, VecDeque};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -121,6 +127,32 @@ fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<Engine>>> {
     ENGINES.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// The engine threads started in this process, with the flag that asks each to stop.
+fn engine_threads() -> &'static Mutex<Vec<(Arc<AtomicBool>, JoinHandle<()>)>> {
+    static THREADS: OnceLock<Mutex<Vec<(Arc<AtomicBool>, JoinHandle<()>)>>> = OnceLock::new();
+    THREADS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// How long an idle engine thread waits for a job before looking at its stop flag.
+const IDLE_POLL: Duration = Duration::from_millis(100);
+
+/// Stops every engine thread and waits for it: requests in flight fail with a message saying
+/// the process is exiting, and no thread is inside llama.cpp afterwards. Call it before the
+/// process exits; clients used after it fail their calls.
+pub(crate) fn stop_engines() {
+    let running = std::mem::take(
+        &mut *engine_threads()
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+    );
+    for (stop, _) in &running {
+        stop.store(true, Ordering::SeqCst);
+    }
+    for (_, thread) in running {
+        let _ = thread.join();
+    }
+}
+
 /// llama.cpp's global state, set up once per process.
 fn backend() -> Result<&'static LlamaBackend, String> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -209,7 +241,9 @@ impl Engine {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
         let thread_model = Arc::clone(&model);
-        std::thread::Builder::new()
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread_stop = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
             .name("skill-factory-local-engine".to_string())
             .spawn(move || {
                 let context = match thread_model.new_context(backend, params) {
@@ -222,9 +256,14 @@ impl Engine {
                     }
                 };
                 let _ = ready_tx.send(Ok(()));
-                EngineLoop::new(&thread_model, context, slots, context_per_slot).run(queue);
+                EngineLoop::new(&thread_model, context, slots, context_per_slot)
+                    .run(queue, &thread_stop);
             })
             .map_err(|e| format!("cannot start the engine thread: {e}"))?;
+        engine_threads()
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push((stop, thread));
         ready_rx
             .recv()
             .map_err(|_| "the engine thread stopped while starting".to_string())??;
@@ -330,14 +369,23 @@ impl<'m> EngineLoop<'m> {
         }
     }
 
-    /// Serves jobs until every sender is gone and nothing is left to do.
-    fn run(mut self, queue: Receiver<Job>) {
+    /// Serves jobs until every sender is gone and nothing is left to do, or until `stop` is
+    /// set (then every job in flight or waiting fails).
+    fn run(mut self, queue: Receiver<Job>, stop: &AtomicBool) {
         loop {
+            if stop.load(Ordering::SeqCst) {
+                self.fail_all("the process is exiting");
+                for job in self.waiting.drain(..).chain(queue.try_iter()) {
+                    let _ = job.reply.send(Err("the process is exiting".to_string()));
+                }
+                return;
+            }
             let busy = self.slots.iter().any(|s| s.active.is_some()) || !self.waiting.is_empty();
             if !busy {
-                match queue.recv() {
+                match queue.recv_timeout(IDLE_POLL) {
                     Ok(job) => self.waiting.push_back(job),
-                    Err(_) => return,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return,
                 }
             }
             // A disconnected queue still has its last jobs served; the next blocking

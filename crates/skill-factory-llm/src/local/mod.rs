@@ -44,6 +44,14 @@ pub fn loaded_models() -> Vec<PathBuf> {
     imp::loaded_models()
 }
 
+/// Stops the engine threads of every local model and waits for them (requests still in flight
+/// fail). A process that ran local models must call it before it exits: exiting while a thread
+/// is inside llama.cpp crashes in the library's global destructors. Nothing to do in a build
+/// without the engine.
+pub fn shutdown() {
+    imp::shutdown();
+}
+
 /// True when this build can run local models (it was compiled with the cargo feature `local`).
 pub const fn engine_available() -> bool {
     cfg!(feature = "local")
@@ -129,6 +137,8 @@ mod imp {
         Vec::new()
     }
 
+    pub(super) fn shutdown() {}
+
     pub(super) fn build(
         path: &Path,
         _info: gguf::GgufInfo,
@@ -152,12 +162,18 @@ mod imp {
     use async_trait::async_trait;
     use tokio::sync::oneshot;
 
-    use super::engine::{EngineOptions, Finish, Job, Sampling, loaded_files, shared_engine};
+    use super::engine::{
+        EngineOptions, Finish, Job, Sampling, loaded_files, shared_engine, stop_engines,
+    };
     use super::*;
     use crate::request::{ChatRequest, ChatResponse, StopReason, TokenUsage};
 
     pub(super) fn loaded_models() -> Vec<PathBuf> {
         loaded_files()
+    }
+
+    pub(super) fn shutdown() {
+        stop_engines();
     }
 
     pub(super) fn build(
