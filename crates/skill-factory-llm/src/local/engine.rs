@@ -127,9 +127,12 @@ fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<Engine>>> {
     ENGINES.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The engine threads started in this process, with the flag that asks each to stop.
-fn engine_threads() -> &'static Mutex<Vec<(Arc<AtomicBool>, JoinHandle<()>)>> {
-    static THREADS: OnceLock<Mutex<Vec<(Arc<AtomicBool>, JoinHandle<()>)>>> = OnceLock::new();
+/// An engine thread, and the flag that asks it to stop.
+type EngineThread = (Arc<AtomicBool>, JoinHandle<()>);
+
+/// The engine threads started in this process.
+fn engine_threads() -> &'static Mutex<Vec<EngineThread>> {
+    static THREADS: OnceLock<Mutex<Vec<EngineThread>>> = OnceLock::new();
     THREADS.get_or_init(|| Mutex::new(Vec::new()))
 }
 
