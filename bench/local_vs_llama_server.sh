@@ -33,8 +33,12 @@ sf="$root/target/debug/skill-factory"
 
 work="$(mktemp -d)"
 port=$((20000 + RANDOM % 20000))
+# --cache-ram 0: llama-server otherwise keeps every prompt's KV state in RAM (8 GiB by
+# default) and restores it for a repeated prompt, so from the second run on it would answer
+# the same 24 prompts without reading them; our engine starts each run (a new process) cold.
+# Each server slot still reuses the prefix it holds, as each of our sequences does.
 "$server" -m "$model" --alias smollm2 --host 127.0.0.1 --port "$port" \
-    -c $((4096 * slots)) -np "$slots" -t "$(nproc)" --no-webui >"$work/server.log" 2>&1 &
+    -c $((4096 * slots)) -np "$slots" -t "$(nproc)" --cache-ram 0 --no-webui >"$work/server.log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 120); do
