@@ -57,7 +57,7 @@ step "building our release binaries"
 bench_build
 OURS=${OURS_BIN:-$OURS}
 
-step "the Python skill-factory $BENCH_PEER_VERSION (a venv outside the repository)"
+step "the Python skill-factory 0.2.0 (a venv outside the repository)"
 bench_peer
 
 step "writing $TASKS tasks and the mock's answers into $WORK"

@@ -52,7 +52,7 @@ step() { printf '\n== %s\n' "$*" >&2; }
 
 step "building our release binaries"
 bench_build
-step "Python skill-factory $BENCH_PEER_VERSION"
+step "Python skill-factory 0.2.0"
 bench_peer
 echo "$PYTHON_TOOL" >&2
 
