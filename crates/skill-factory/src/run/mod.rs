@@ -366,7 +366,7 @@ impl EventSink for Recorder {
 }
 
 /// The config as it ran, as YAML: every role's provider block resolved (inheritance and
-/// defaults applied), API keys and secret-looking `env` values removed ([`remove_secrets`]),
+/// defaults applied), API keys and secret-looking `env` values removed (see `remove_secrets`),
 /// paths absolute so the file runs from anywhere, and keys left at nothing omitted.
 pub fn config_snapshot(session: &Session, runs_dir: &Path) -> String {
     let loaded = &session.config;
