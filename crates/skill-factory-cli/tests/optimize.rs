@@ -142,18 +142,7 @@ fn off_a_terminal_the_live_display_prints_one_line_per_milestone() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_terminal_the_live_display_redraws_one_progress_line() {
-    let server = MockServer::start(MockConfig {
-        latency: Duration::from_millis(150),
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let config = mock_config(
-        tmp.path(),
-        &server.base_url(),
-        "metric: {golden: {mode: normalized}}\n",
-    );
+    let (_server, tmp, config) = slow_mock_run(150, "metric: {golden: {mode: normalized}}\n").await;
     let command = format!(
         "'{}' optimize -c '{}' -o '{}' >/dev/null",
         assert_cmd::cargo::cargo_bin("skill-factory").display(),
@@ -480,6 +469,20 @@ fn emit_exports_the_best_skill_with_an_install_hint() {
 }
 
 /// A config whose every model is the mock at `base` (OpenAI wire format).
+/// A mock answering after `latency_ms`, a temporary folder, and [`mock_config`] in it. Keep
+/// the server: dropping it stops the mock.
+async fn slow_mock_run(latency_ms: u64, extra: &str) -> (MockServer, tempfile::TempDir, PathBuf) {
+    let server = MockServer::start(MockConfig {
+        latency: Duration::from_millis(latency_ms),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let config = mock_config(tmp.path(), &server.base_url(), extra);
+    (server, tmp, config)
+}
+
 fn mock_config(dir: &Path, base: &str, extra: &str) -> PathBuf {
     let example = repo_root().join("examples/ticket-classifier");
     let config = format!(
@@ -498,18 +501,11 @@ fn mock_config(dir: &Path, base: &str, extra: &str) -> PathBuf {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_after_the_calls_in_flight_and_still_writes_report_and_result() {
-    let server = MockServer::start(MockConfig {
-        latency: Duration::from_millis(400),
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let config = mock_config(
-        tmp.path(),
-        &server.base_url(),
+    let (server, tmp, config) = slow_mock_run(
+        400,
         "harness: {max_workers: 2}\nmetric: {golden: {mode: normalized}}\n",
-    );
+    )
+    .await;
     let runs = tmp.path().join("runs");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skill-factory"))
         .arg("optimize")
@@ -632,18 +628,7 @@ async fn result_json_is_the_same_with_one_worker_or_sixteen() {
 /// skill, and logs of complete JSON lines.
 #[cfg(unix)]
 async fn killed_when_the_log_shows(marker: &str) -> (tempfile::TempDir, PathBuf) {
-    let server = MockServer::start(MockConfig {
-        latency: Duration::from_millis(150),
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let config = mock_config(
-        tmp.path(),
-        &server.base_url(),
-        "metric: {golden: {mode: normalized}}\n",
-    );
+    let (_server, tmp, config) = slow_mock_run(150, "metric: {golden: {mode: normalized}}\n").await;
     let runs = tmp.path().join("runs");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skill-factory"))
         .arg("optimize")
