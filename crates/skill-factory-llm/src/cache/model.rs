@@ -87,19 +87,17 @@ impl CachedModel {
     }
 
     async fn store_answer(&self, key: CacheKey, response: &ChatResponse) {
-        let store = self.store.clone();
-        let (provider, model) = (
-            self.inner.provider().to_string(),
-            self.inner.model().to_string(),
-        );
-        let answer = response.clone();
-        // SQLite may wait for another process's write: keep that off the async workers.
-        let written =
-            tokio::task::spawn_blocking(move || store.put(&key, &provider, &model, &answer)).await;
-        match written {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => self.warn(&error),
-            Err(error) => self.warn(&format!("the model cache writer stopped: {error}")),
+        let written = self
+            .store
+            .put_in_background(
+                key,
+                self.inner.provider().to_string(),
+                self.inner.model().to_string(),
+                response.clone(),
+            )
+            .await;
+        if let Err(error) = written {
+            self.warn(&error);
         }
     }
 }

@@ -334,6 +334,26 @@ impl CacheStore {
         })
     }
 
+    /// [`CacheStore::put`] on tokio's blocking pool: SQLite may wait for another process's
+    /// write, which must not hold an async worker.
+    pub async fn put_in_background(
+        self: &std::sync::Arc<Self>,
+        key: CacheKey,
+        provider: String,
+        model: String,
+        response: ChatResponse,
+    ) -> Result<(), CacheError> {
+        let store = std::sync::Arc::clone(self);
+        tokio::task::spawn_blocking(move || store.put(&key, &provider, &model, &response))
+            .await
+            .unwrap_or_else(|stopped| {
+                Err(CacheError::Access {
+                    path: self.path.clone(),
+                    detail: format!("the model cache writer stopped: {stopped}"),
+                })
+            })
+    }
+
     /// Writes the pending use counts and last-use times (also done on drop).
     pub fn flush(&self) -> Result<(), CacheError> {
         if self.mode != CacheMode::ReadWrite || !self.path.exists() {

@@ -120,18 +120,17 @@ impl DecisionModel for CachedDecisions {
         }
         self.store.note_miss();
         let answers = self.inner.ask(state, questions).await?;
-        let (store, provider, model, stored) = (
-            self.store.clone(),
-            self.provider.clone(),
-            self.inner.model().to_string(),
-            encode(&answers),
-        );
-        // SQLite may wait for another process's write: keep that off the async workers.
-        match tokio::task::spawn_blocking(move || store.put(&key, &provider, &model, &stored)).await
-        {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => self.warn(&error),
-            Err(error) => self.warn(&format!("the model cache writer stopped: {error}")),
+        let written = self
+            .store
+            .put_in_background(
+                key,
+                self.provider.clone(),
+                self.inner.model().to_string(),
+                encode(&answers),
+            )
+            .await;
+        if let Err(error) = written {
+            self.warn(&error);
         }
         Ok(answers)
     }
