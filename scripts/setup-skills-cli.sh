@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real `npx skills` installer (the npm package `skills`, pinned) outside the clone,
-# where crates/skill-factory-cli/tests/npx_skills.rs looks for it:
+# where crates/skill-factory-cli/tests/it/npx_skills.rs looks for it:
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/node/node_modules/.bin/skills
 # 1.5.26 runs on Node 20 (1.7.x fails at import). Nothing to do when that version is there.
 # Prints the installer's path on stdout; everything else goes to stderr.
@@ -19,7 +19,7 @@ if ! command -v npm >/dev/null 2>&1; then
     apt-get install -y nodejs npm >&2
   else
     echo "note: npm is not installed, so the \`skills\` installer was not set up; the test" \
-      "crates/skill-factory-cli/tests/npx_skills.rs needs it (install Node and npm, then run" \
+      "crates/skill-factory-cli/tests/it/npx_skills.rs needs it (install Node and npm, then run" \
       "scripts/setup-skills-cli.sh)." >&2
     exit 3
   fi

@@ -40,6 +40,9 @@ pub enum Command {
     /// (the optimized skill, seed, every candidate, result, config and a README generated from
     /// the run) and regenerates the index; `index` regenerates the index alone.
     Gallery(GalleryArgs),
+    /// Classifier mode: ask, score and select probe sets for a System One model from the
+    /// answer cache, freeze the choice, and report it on the sealed splits.
+    Lab(LabArgs),
 }
 
 /// Flags of `optimize`.
@@ -59,6 +62,15 @@ pub struct OptimizeArgs {
     /// Export as <DIR>/skills/<name>/ instead of <DIR>/<name>/ (also output.as_collection).
     #[arg(long)]
     pub collection: bool,
+    /// Let the export of the best skill replace a skill already exported there; without it
+    /// such an export is refused before the run starts.
+    #[arg(long)]
+    pub force: bool,
+    /// Record every model exchange into the run folder (traffic.jsonl), so that
+    /// SKILL_FACTORY_REPLAY=<run>/traffic.jsonl repeats the run without any model; `gallery
+    /// add` needs it.
+    #[arg(long)]
+    pub record: bool,
     /// Exit with 1 when best − baseline is below X (a score difference: 0.05 = 5 points),
     /// for CI.
     #[arg(long, value_name = "X")]
@@ -66,6 +78,18 @@ pub struct OptimizeArgs {
     /// Neither read nor write the model cache: every call goes to the model.
     #[arg(long)]
     pub no_cache: bool,
+    /// The mode (default: classifier when the config says `kind: classifier`, else skill).
+    #[arg(long, value_enum)]
+    pub kind: Option<Kind>,
+}
+
+/// What a config trains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    /// A SKILL.md, scored on tasks.
+    Skill,
+    /// A probe set for a System One decision model.
+    Classifier,
 }
 
 /// Flags of `evaluate`.
@@ -117,6 +141,10 @@ pub struct ExportArgs {
     /// Export as DIR/skills/<name>/, the layout of a repository of several skills.
     #[arg(long)]
     pub collection: bool,
+    /// Replace a different skill of the same name already exported there (its files that
+    /// this export does not write are deleted).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Flags of `validate`.
@@ -245,4 +273,150 @@ pub enum GalleryAction {
     },
     /// Regenerate <gallery>/README.md from the entries.
     Index,
+}
+
+/// Flags of `lab`.
+#[derive(Debug, Args)]
+pub struct LabArgs {
+    /// What to do (none prints this help and exits 1, as the reference tool does).
+    #[command(subcommand)]
+    pub action: Option<LabAction>,
+}
+
+/// The classifier config every `lab` command reads.
+#[derive(Debug, Args)]
+pub struct LabConfig {
+    /// The classifier config (YAML, `kind: classifier`).
+    #[arg(short, long, value_name = "CONFIG")]
+    pub config: PathBuf,
+}
+
+/// What `lab` does.
+#[derive(Debug, Subcommand)]
+pub enum LabAction {
+    /// Buy the answers the cache lacks (train and val by default); prints the plan and its
+    /// cost first. Exit 3 when requests failed.
+    Ask {
+        #[command(flatten)]
+        config: LabConfig,
+        /// A question bank to ask (default: the workspace pool); merged into pool.json.
+        #[arg(long, value_name = "FILE")]
+        questions: Option<PathBuf>,
+        /// Comma-separated splits (train, val); test and held-out stay sealed.
+        #[arg(long, default_value = "train,val", value_name = "SPLITS")]
+        splits: String,
+        /// The state budget (default: the best probe set's).
+        #[arg(long, value_name = "CHARS")]
+        budget: Option<usize>,
+        /// Print the plan and its cost, send nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Score a probe set from the cache (no request).
+    Score {
+        #[command(flatten)]
+        config: LabConfig,
+        /// The probe set (default: the workspace's best).
+        #[arg(long, value_name = "FILE")]
+        probeset: Option<PathBuf>,
+        /// Comma-separated splits (train, val).
+        #[arg(long, default_value = "train,val", value_name = "SPLITS")]
+        splits: String,
+        /// Also print the per-question table (AUC, recall at the budget).
+        #[arg(long)]
+        questions: bool,
+    },
+    /// Fit every candidate over the pool on train from the cache and show the best, with
+    /// their validation rates and the Pareto front.
+    Select {
+        #[command(flatten)]
+        config: LabConfig,
+        /// The false-positive budget (default: the objective's).
+        #[arg(long, value_name = "RATE")]
+        fpr: Option<f64>,
+        /// Most questions per candidate.
+        #[arg(long, default_value_t = 6, value_name = "N")]
+        max_questions: usize,
+        /// Write the top candidate as a probe set here.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Record the chosen probe set and its baseline, so that `lab report` may open the
+    /// sealed splits for exactly that pair.
+    Freeze {
+        #[command(flatten)]
+        config: LabConfig,
+        /// The probe set (default: the workspace's best).
+        #[arg(long, value_name = "FILE")]
+        probeset: Option<PathBuf>,
+        /// The baseline (default: the workspace's seed.json).
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<PathBuf>,
+        /// A note kept in seal.json.
+        #[arg(long, default_value = "")]
+        note: String,
+        /// Refreeze another pair after the sealed splits were opened (the seal is then marked
+        /// compromised in every later report).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Before and after on every split, the sealed ones included once frozen (each opening
+    /// is logged in seal.json).
+    Report {
+        #[command(flatten)]
+        config: LabConfig,
+        /// The "before" probe set (default: the workspace baseline).
+        #[arg(long, value_name = "FILE")]
+        before: Option<PathBuf>,
+        /// The "after" probe set (default: the workspace's best).
+        #[arg(long, value_name = "FILE")]
+        after: Option<PathBuf>,
+        /// `all` or comma-separated splits.
+        #[arg(long, default_value = "all", value_name = "SPLITS")]
+        splits: String,
+        /// Ask the answers the cache lacks first.
+        #[arg(long)]
+        ask: bool,
+        /// Also write report-splits.md and report-splits.svg here.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// Ask a probe set's questions again (into another replicate of the cache) and say how
+    /// far the answers and the verdicts moved. Exit 3 when requests failed.
+    Reask {
+        #[command(flatten)]
+        config: LabConfig,
+        /// The probe set (default: the workspace's best).
+        #[arg(long, value_name = "FILE")]
+        probeset: Option<PathBuf>,
+        /// The split to re-ask (train or val).
+        #[arg(long, default_value = "val", value_name = "SPLIT")]
+        split: String,
+        /// The replicate the new answers go to (1 or more).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        replicate: u32,
+    },
+    /// Refit a probe set's threshold on train for another model (or version), on the same
+    /// answer cache, and write the result; refused when any request failed.
+    Recalibrate {
+        #[command(flatten)]
+        config: LabConfig,
+        /// The model to refit for (the `systemone` settings are otherwise the config's).
+        #[arg(long, value_name = "MODEL")]
+        model: String,
+        /// The probe set (default: the workspace's best).
+        #[arg(long, value_name = "FILE")]
+        probeset: Option<PathBuf>,
+        /// The false-positive budget (default: the one in the probe set's calibration notes).
+        #[arg(long, value_name = "RATE")]
+        fpr: Option<f64>,
+        /// Where to write the recalibrated probe set.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// The workspace at a glance: splits, coverage, cache, probe set, pool, cost, seal.
+    Status {
+        #[command(flatten)]
+        config: LabConfig,
+    },
 }

@@ -19,6 +19,7 @@ pub const INTERRUPTED: u8 = 130;
 pub fn quit(code: i32) -> ! {
     skill_factory::process::kill_running_children();
     skill_factory_llm::local::shutdown();
+    crate::output::flush_log();
     std::process::exit(code)
 }
 

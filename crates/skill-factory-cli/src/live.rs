@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use skill_factory::optimizer::{Event, EventSink};
 use skill_factory_llm::Ledger;
 
-use crate::output::errln;
+use crate::output::{errln, outln};
 
 #[derive(Default)]
 struct State {
@@ -25,13 +25,15 @@ struct State {
 /// Draws the progress of one optimization.
 pub struct LiveDisplay {
     ledger: Arc<Ledger>,
+    heading: String,
     bar: Option<ProgressBar>,
     state: Mutex<State>,
 }
 
 impl LiveDisplay {
-    /// A display reading the spending from `ledger`; a bar when stderr is a terminal.
-    pub fn new(ledger: Arc<Ledger>) -> Self {
+    /// A display reading the spending from `ledger`, a bar when stderr is a terminal, that
+    /// prints `heading` on stdout when the run starts.
+    pub fn new(ledger: Arc<Ledger>, heading: String) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
             // The message is cut to the terminal's width so that the line never wraps.
@@ -45,6 +47,7 @@ impl LiveDisplay {
         });
         LiveDisplay {
             ledger,
+            heading,
             bar,
             state: Mutex::new(State::default()),
         }
@@ -121,8 +124,12 @@ impl EventSink for LiveDisplay {
                 ..
             } => {
                 state.rounds = *rounds;
-                if let Some(bar) = &self.bar {
-                    bar.set_length(*rounds as u64);
+                match &self.bar {
+                    Some(bar) => {
+                        bar.suspend(|| outln!("{}", self.heading));
+                        bar.set_length(*rounds as u64);
+                    }
+                    None => outln!("{}", self.heading),
                 }
                 self.line(format!(
                     "Tasks: {train} train, {val} val, {test} test; up to {max_workers} model calls in flight."

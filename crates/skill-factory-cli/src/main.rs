@@ -21,7 +21,11 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_env("SKILL_FACTORY_LOG")
                 .unwrap_or_else(|_| "warn".into()),
         )
-        .with_writer(std::io::stderr)
+        // Plain text, through the one escaping writer: no colour codes in a log file or a
+        // pipe, and no control character of a quoted message on a terminal.
+        .with_ansi(false)
+        .without_time()
+        .with_writer(|| output::LogWriter)
         .init();
     let cli = Cli::parse();
     let Some(command) = cli.command else {
@@ -55,14 +59,15 @@ fn main() -> ExitCode {
             Command::Cache(args) => commands::cache::run(args),
             Command::Models(args) => commands::models::run(args),
             Command::Gallery(args) => commands::gallery::run(args),
+            Command::Lab(args) => commands::lab::run(args).await,
         }
     });
     // No engine thread of a local model may be inside llama.cpp while the process exits.
     skill_factory_llm::local::shutdown();
+    output::flush_log();
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            // Not `{error:#}`: many errors quote their cause, which would then show twice.
             errln!(
                 "error: {}",
                 skill_factory_llm::http::error_chain(error.as_ref())

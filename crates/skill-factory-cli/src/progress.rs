@@ -6,6 +6,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use skill_factory::evaluate::EvalObserver;
 use skill_factory_core::TaskEvaluation;
 
+use crate::output::printable;
+
 /// A progress bar on stderr that advances once per finished task.
 pub struct TaskBar {
     bar: ProgressBar,
@@ -40,7 +42,7 @@ impl EvalObserver for TaskBar {
     fn task_done(&self, item: &TaskEvaluation) {
         if !item.rollout.ok() {
             self.bar
-                .set_message(format!("last failure: {}", item.task_id()));
+                .set_message(format!("last failure: {}", printable(item.task_id())));
         }
         self.bar.inc(1);
     }

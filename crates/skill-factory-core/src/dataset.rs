@@ -15,8 +15,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::pyjson;
 use crate::task::Task;
+use skill_factory_pycompat::{json, repr};
 
 /// An ordered set of tasks with unique ids.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -276,7 +276,7 @@ fn task_from_record(
         return Err(DatasetError::NotAnObject {
             origin: origin.to_owned(),
             line,
-            found: kind_of(&record),
+            found: json_kind(&record),
         });
     };
     let Some(input) = fields.remove("input") else {
@@ -290,7 +290,7 @@ fn task_from_record(
         Some(value) => python_str(&value).ok_or_else(|| DatasetError::InvalidId {
             origin: origin.to_owned(),
             line,
-            found: kind_of(&value),
+            found: json_kind(&value),
         })?,
     };
     if is_blank(&id) {
@@ -312,7 +312,7 @@ fn task_from_record(
             return Err(DatasetError::MetadataNotObject {
                 origin: origin.to_owned(),
                 line,
-                found: kind_of(&other),
+                found: json_kind(&other),
             });
         }
     };
@@ -328,7 +328,7 @@ fn task_from_record(
 fn as_text(value: Value) -> String {
     match value {
         Value::String(text) => text,
-        other => pyjson::dumps_pretty(&other),
+        other => json::dumps_pretty(&other),
     }
 }
 
@@ -345,13 +345,14 @@ fn python_str(value: &Value) -> Option<String> {
         } else if let Some(i) = number.as_i64() {
             i.to_string()
         } else {
-            pyjson::python_float_repr(number.as_f64().unwrap_or(f64::NAN))
+            repr::repr_float(number.as_f64().unwrap_or(f64::NAN))
         }),
         Value::Array(_) | Value::Object(_) => None,
     }
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// What kind of JSON value this is, for error messages ("a string", "an array", ...).
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

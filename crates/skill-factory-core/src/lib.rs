@@ -3,19 +3,18 @@
 //!
 //! This crate parses and serializes text but performs no I/O of its own: callers read files and
 //! hand the text over together with the path to name in error messages. It must not depend on
-//! any other Skill Factory crate.
+//! any other Skill Factory crate but `skill-factory-pycompat`, whose Python behaviours
+//! (JSON and YAML text, `random.Random`) its datasets, splits and skill files reproduce.
 
 #![warn(missing_docs)]
 
 pub mod dataset;
-pub mod pyjson;
-pub mod pyrandom;
+pub mod mode;
 pub mod rollout;
 pub mod score;
 pub mod skill;
 pub mod split;
 pub mod task;
-pub mod yaml_dump;
 
 pub use dataset::{Dataset, DatasetError};
 pub use rollout::{Rollout, Usage};

@@ -25,6 +25,11 @@ impl Usage {
     }
 }
 
+/// The metadata key that marks a rollout whose model or program could not be reached or
+/// started (a refused connection, a timeout of every attempt, an agent CLI not installed): a
+/// failure no skill could cause.
+pub const UNREACHABLE: &str = "unreachable";
+
 /// The result of running a skill on one task through a harness.
 ///
 /// A harness never fails as a whole for one task: a failed call, a crash or a timeout becomes a
@@ -72,6 +77,21 @@ impl Rollout {
             usage: Usage::default(),
             metadata: Map::new(),
         }
+    }
+
+    /// A failed rollout whose model or program could not be reached or started
+    /// ([`UNREACHABLE`]).
+    pub fn unreachable(task_id: impl Into<String>, error: impl Into<String>) -> Self {
+        let mut rollout = Rollout::failure(task_id, error);
+        rollout
+            .metadata
+            .insert(UNREACHABLE.into(), Value::Bool(true));
+        rollout
+    }
+
+    /// Whether the rollout failed because its model or program could not be reached.
+    pub fn is_unreachable(&self) -> bool {
+        self.metadata.get(UNREACHABLE) == Some(&Value::Bool(true))
     }
 
     /// True when the rollout produced an output.

@@ -98,6 +98,16 @@ impl Evaluation {
         self.items.iter().filter(|i| !i.rollout.ok()).count()
     }
 
+    /// The first rollout's error when there was at least one task and every rollout failed
+    /// because its model or program could not be reached ([`crate::Rollout::is_unreachable`]):
+    /// the score is then no measurement at all, and no edit of the skill can change that.
+    pub fn all_unreachable(&self) -> Option<&str> {
+        if self.items.iter().any(|item| !item.rollout.is_unreachable()) {
+            return None;
+        }
+        self.items.first()?.rollout.error.as_deref()
+    }
+
     /// The `k` lowest-scoring items, lowest first; ties keep dataset order.
     pub fn worst(&self, k: usize) -> Vec<&TaskEvaluation> {
         let mut sorted: Vec<&TaskEvaluation> = self.items.iter().collect();

@@ -4,13 +4,13 @@
 //! YAML mapping with a required `name`, an optional `description` and any other keys, then the
 //! body. Reading follows the Python tool's quirks where a file written for it would otherwise
 //! read differently (line splitting, whitespace trimming, `str()` of non-text names); writing is
-//! byte-identical to it (see [`crate::yaml_dump`]).
+//! byte-identical to it (see [`skill_factory_pycompat::yaml`]).
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use serde_saphyr::{DuplicateKeyPolicy, MessageFormatter, NonFiniteFloatPolicy};
 
-use crate::{pyjson, yaml_dump};
+use skill_factory_pycompat::{repr, yaml};
 
 /// A skill: the document an agent loads. Only `body` is ever optimized.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,7 +146,7 @@ impl Skill {
     /// Writes the SKILL.md text, byte-identical to the Python tool's `to_markdown`: `---`, the
     /// YAML frontmatter, `---`, an empty line, the trimmed body and a final newline.
     pub fn to_markdown(&self) -> String {
-        let yaml = yaml_dump::dump(&self.frontmatter());
+        let yaml = yaml::dump(&self.frontmatter());
         format!(
             "---\n{}\n---\n\n{}\n",
             python_rstrip(&yaml),
@@ -285,16 +285,14 @@ fn field_text(
         },
         Some(Value::Number(number)) => FieldText {
             text: match number.as_f64() {
-                Some(float) if number.is_f64() => pyjson::python_float_repr(float),
+                Some(float) if number.is_f64() => repr::repr_float(float),
                 _ => number.to_string(),
             },
             truthy: number.as_f64() != Some(0.0),
         },
     };
     Ok(Some(match scalar_source_text(frontmatter_text, field) {
-        Some(source) if yaml_dump::plain_scalar_is_string(&source) => {
-            FieldText::from_source(source)
-        }
+        Some(source) if yaml::plain_scalar_is_string(&source) => FieldText::from_source(source),
         _ => loaded,
     }))
 }

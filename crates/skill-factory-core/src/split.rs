@@ -6,8 +6,8 @@
 //! changes the validation set, only shortens train.
 
 use crate::dataset::Dataset;
-use crate::pyrandom::PyRandom;
 use crate::task::Task;
+use skill_factory_pycompat::random::Random;
 
 /// A dataset split into the part that drives reflection, the part that gates edits, and an
 /// optional held-out test part that the optimizer never reads.
@@ -113,7 +113,7 @@ impl Dataset {
         let mut order: Vec<&Task> = self.tasks.iter().collect();
         // Python compares str by code point, which is the byte order of UTF-8.
         order.sort_by(|a, b| a.id.cmp(&b.id));
-        PyRandom::new(seed).shuffle(&mut order);
+        Random::new(seed).shuffle(&mut order);
 
         let n_val = round_fraction(n, val_fraction).clamp(1, n - 1);
         let n_test = if test_fraction > 0.0 {

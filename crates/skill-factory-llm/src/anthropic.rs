@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::http::{ApiKey, ClientOptions, Transport};
 use crate::request::{ChatModel, ChatRequest, ChatResponse, LlmError, StopReason, TokenUsage};
+use crate::url::EndpointUrl;
 
 /// Anthropic's own endpoint, used when a provider block gives no `base_url`.
 pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -31,12 +32,16 @@ impl AnthropicClient {
         model: &str,
         options: ClientOptions,
     ) -> Result<Self, LlmError> {
-        let base = base_url.trim_end_matches('/');
-        let url = if base.ends_with("/v1") {
-            format!("{base}/messages")
+        let ends_in_v1 = reqwest::Url::parse(base_url).map_or_else(
+            |_| base_url.trim_end_matches('/').ends_with("/v1"),
+            |url| url.path().trim_end_matches('/').ends_with("/v1"),
+        );
+        let path = if ends_in_v1 {
+            "messages"
         } else {
-            format!("{base}/v1/messages")
+            "v1/messages"
         };
+        let url = EndpointUrl::join(base_url, path, &[]);
         let transport = Transport::new(
             "anthropic",
             url,

@@ -11,6 +11,7 @@ use crate::limit::Outcome;
 use crate::request::{ChatResponse, LlmError, StopReason, TokenUsage};
 use crate::retry::{AttemptError, RetryPolicy, retry_after, with_retries};
 use crate::schedule::{ProviderGate, Scheduler};
+use crate::url::EndpointUrl;
 
 /// The key sent to servers that need none (local vLLM, LM Studio, Ollama, llama-server).
 pub const PLACEHOLDER_KEY: &str = "not-needed";
@@ -143,7 +144,7 @@ fn build_http_client() -> Result<reqwest::Client, LlmError> {
 pub(crate) struct Transport {
     client: reqwest::Client,
     provider: String,
-    url: String,
+    endpoint: EndpointUrl,
     headers: HeaderMap,
     key: ApiKey,
     options: ClientOptions,
@@ -154,7 +155,7 @@ impl Transport {
     /// A transport that sends `key` in header `auth_header` as `auth_prefix` + key, plus `extra`.
     pub(crate) fn new(
         provider: &str,
-        url: String,
+        endpoint: EndpointUrl,
         key: ApiKey,
         auth: (HeaderName, &str),
         extra: &[(HeaderName, &str)],
@@ -173,14 +174,14 @@ impl Transport {
         }
         let gate = options.scheduler.gate(
             provider,
-            &url,
+            endpoint.shown(),
             options.max_concurrency,
             options.requests_per_minute,
         );
         Ok(Transport {
             client: build_http_client()?,
             provider: provider.to_string(),
-            url,
+            endpoint,
             headers,
             key,
             options,
@@ -188,9 +189,14 @@ impl Transport {
         })
     }
 
-    /// The URL requests are POSTed to.
+    /// The URL requests are POSTed to, as it may be shown (credentials redacted).
     pub(crate) fn url(&self) -> &str {
-        &self.url
+        self.endpoint.shown()
+    }
+
+    /// `text` with the key and the endpoint's credentials redacted.
+    fn redact(&self, text: &str) -> String {
+        self.endpoint.redact(&self.key.redact(text))
     }
 
     /// POSTs `body` with retries and parses a 2xx body with `parse`; a parse failure counts as
@@ -217,7 +223,7 @@ impl Transport {
             parse(&answer?).map_err(|detail| {
                 AttemptError::from(LlmError::Malformed {
                     provider: self.provider.clone(),
-                    detail: self.key.redact(&detail),
+                    detail: self.redact(&detail),
                 })
             })
         });
@@ -252,7 +258,7 @@ impl Transport {
     ) -> Result<String, AttemptError> {
         let exchange = async {
             let response = client
-                .post(&self.url)
+                .post(self.endpoint.url())
                 .headers(self.headers.clone())
                 .body(body)
                 .send()
@@ -273,8 +279,8 @@ impl Transport {
             Ok(Err(error)) => {
                 return Err(AttemptError::from(LlmError::Connect {
                     provider: self.provider.clone(),
-                    url: self.url.clone(),
-                    detail: self.key.redact(&error_chain(&error)),
+                    url: self.endpoint.shown().to_string(),
+                    detail: self.redact(&error_chain(&error)),
                 }));
             }
             Ok(Ok(exchange)) => exchange,
@@ -287,9 +293,7 @@ impl Transport {
             error: LlmError::Status {
                 provider: self.provider.clone(),
                 status: code,
-                body: self
-                    .key
-                    .redact(&format!("{}{}", error_message(&text), self.hint(code))),
+                body: self.redact(&format!("{}{}", error_message(&text), self.hint(code))),
             },
             retry_after: wait,
         })
@@ -302,7 +306,10 @@ impl Transport {
                 " (API key: {}; check it, or set api_key in the provider block)",
                 self.key.source()
             ),
-            404 => format!(" (POST {}; check the model name and base_url)", self.url),
+            404 => format!(
+                " (POST {}; check the model name and base_url)",
+                self.endpoint.shown()
+            ),
             _ => String::new(),
         }
     }
@@ -369,24 +376,62 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     }
 }
 
-/// An error and its causes, innermost last, joined by `: `; a cause whose text an outer message
-/// already quotes is left out. reqwest's top-level message alone ("error sending request")
-/// does not say that the connection was refused, and many errors quote their source.
+/// An error and its causes as one line, joined by `: `, a cause whose text an outer message
+/// already quotes left out. Many errors quote their cause (`{error:#}` would show it twice);
+/// some do not: reqwest's top-level message alone ("error sending request") does not say that
+/// the connection was refused. Transport errors are flattened with it so that the key can be
+/// redacted from all of it; the CLI prints every error with it.
 pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut parts = vec![error.to_string()];
-    let mut source = error.source();
-    while let Some(cause) = source {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in std::iter::successors(Some(error), |e| e.source()) {
         let text = cause.to_string();
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }
-        source = cause.source();
     }
     parts.join(": ")
 }
 
 #[cfg(test)]
 mod tests {
+    #[derive(Debug, thiserror::Error)]
+    #[error("{message}")]
+    struct Layer {
+        message: &'static str,
+        #[source]
+        cause: Option<Box<Layer>>,
+    }
+
+    fn layer(message: &'static str, cause: Option<Layer>) -> Layer {
+        Layer {
+            message,
+            cause: cause.map(Box::new),
+        }
+    }
+
+    #[test]
+    fn an_error_chain_shows_each_cause_once_and_only_when_not_quoted() {
+        let refused = layer(
+            "error sending request",
+            Some(layer(
+                "tcp connect error",
+                Some(layer("Connection refused", None)),
+            )),
+        );
+        assert_eq!(
+            error_chain(&refused),
+            "error sending request: tcp connect error: Connection refused"
+        );
+        let quoting = layer(
+            "cannot read d.jsonl: Permission denied",
+            Some(layer("Permission denied", None)),
+        );
+        assert_eq!(
+            error_chain(&quoting),
+            "cannot read d.jsonl: Permission denied"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -4,7 +4,8 @@
 //! A client built here is, from the outside in:
 //!
 //! ```text
-//! RecordingModel (SKILL_FACTORY_RECORD)   every exchange appended to a JSONL file
+//! RecordingModel (SKILL_FACTORY_RECORD,   every exchange appended to a JSONL file
+//!   or optimize --record)
 //!   CachedModel (cache.mode)              answered from the SQLite cache when it can
 //!     the provider's client               HTTP through the run's scheduler (run-wide cap,
 //!                                         provider gates, retries, timeouts)
@@ -90,16 +91,31 @@ impl ModelLayers {
         default_model: &str,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Arc<dyn ChatModel>, LlmError> {
-        let fake = settings
+        let wire = settings
             .name
             .as_deref()
             .and_then(|name| find_provider(name).ok())
-            .is_some_and(|info| info.wire == WireFormat::Fake);
+            .map(|info| info.wire);
+        let fake = wire == Some(WireFormat::Fake);
+        let local = wire == Some(WireFormat::Local);
         let client = match &self.replay {
+            // A replay of a local model needs neither the model file nor the engine: the
+            // recording is matched on the provider and the file's name.
+            Some(replay) if local => {
+                let model = (settings.model.as_deref())
+                    .filter(|m| !m.trim().is_empty())
+                    .or(Some(default_model));
+                Arc::new(ReplayModel::named(
+                    crate::local::PROVIDER,
+                    &crate::local::replayed_name(settings, model)?,
+                    "replay",
+                    replay.clone(),
+                ))
+            }
             Some(replay) => {
                 // A replay sends nothing, so it needs no key: a placeholder lets the client
-                // (and with it the provider, model and endpoint the recording is matched on)
-                // be built on a machine without the recorder's keys.
+                // (and with it the provider and model the recording is matched on, and the
+                // block's checks) be built on a machine without the recorder's keys.
                 let mut keyless = settings.clone();
                 if !fake {
                     keyless.api_key.get_or_insert_with(|| "replay".to_string());

@@ -11,8 +11,9 @@
 //! run-wide cap, adaptive per-provider limits) and one persistent cache ([`cache`]), and can
 //! record or replay their traffic ([`record`]).
 //!
-//! This crate knows nothing about skills, tasks or metrics; it depends on no other Skill Factory
-//! crate.
+//! This crate knows nothing about skills, tasks or metrics; of the other Skill Factory crates it
+//! depends only on `skill-factory-pycompat` (the JSON text of `answers.jsonl` and of question
+//! hashes).
 
 #![warn(missing_docs)]
 
@@ -34,6 +35,7 @@ pub mod retry;
 pub mod schedule;
 pub mod settings;
 pub mod systemone;
+pub mod url;
 
 pub use anthropic::AnthropicClient;
 pub use budget::{BudgetLimit, BudgetLimits, BudgetedModel, Call, Exhaustion, Ledger, Spend};

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::http::{ApiKey, ClientOptions, Transport};
 use crate::request::{ChatModel, ChatRequest, ChatResponse, LlmError, StopReason, TokenUsage};
+use crate::url::EndpointUrl;
 
 /// The Azure OpenAI API version used when a provider block names none.
 pub const DEFAULT_AZURE_API_VERSION: &str = "2024-10-21";
@@ -30,9 +31,15 @@ impl OpenAiClient {
         model: &str,
         options: ClientOptions,
     ) -> Result<Self, LlmError> {
-        let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
-        let transport =
-            Transport::new(provider, url, key, (AUTHORIZATION, "Bearer "), &[], options)?;
+        let endpoint = EndpointUrl::join(base_url, "chat/completions", &[]);
+        let transport = Transport::new(
+            provider,
+            endpoint,
+            key,
+            (AUTHORIZATION, "Bearer "),
+            &[],
+            options,
+        )?;
         Ok(OpenAiClient {
             provider: provider.to_string(),
             model: model.to_string(),
@@ -50,11 +57,10 @@ impl OpenAiClient {
         model: &str,
         options: ClientOptions,
     ) -> Result<Self, LlmError> {
-        let url = format!(
-            "{}/openai/deployments/{}/chat/completions?api-version={}",
-            endpoint.trim_end_matches('/'),
-            deployment,
-            api_version
+        let url = EndpointUrl::join(
+            endpoint,
+            &format!("openai/deployments/{deployment}/chat/completions"),
+            &[("api-version", api_version)],
         );
         let transport = Transport::new(
             "azure",

@@ -2,11 +2,13 @@
 //! it lives by default and which environment variable holds its key; and [`build_client`],
 //! which turns a provider block into a ready client.
 //!
-//! Unlike the reference tool, every hosted provider reads its own key variable (an OpenAI key
-//! is never sent to OpenRouter), and Azure gets its real URL scheme and `api-key` header.
+//! Unlike the reference tool, every hosted provider reads its own key variable first, and
+//! Azure gets its real URL scheme and `api-key` header. OpenRouter, Together, Groq and
+//! DeepSeek fall back to `OPENAI_API_KEY`, as the reference read, with a warning naming their
+//! own variable.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 
 use crate::anthropic::{AnthropicClient, DEFAULT_ANTHROPIC_BASE_URL};
 use crate::fake::{FakeModel, FakeScript};
@@ -15,7 +17,7 @@ use crate::openai::{DEFAULT_AZURE_API_VERSION, OpenAiClient};
 use crate::request::{ChatModel, LlmError};
 use crate::retry::RetryPolicy;
 use crate::schedule::Scheduler;
-use crate::settings::ProviderSettings;
+use crate::settings::{ProviderSettings, keys_set, seconds_key};
 
 /// The provider used when a block names none, as in the reference tool.
 pub const DEFAULT_PROVIDER: &str = "anthropic";
@@ -48,6 +50,11 @@ pub struct ProviderInfo {
     pub base_url_env: Option<&'static str>,
     /// Environment variable holding the key (below `api_key`).
     pub key_env: Option<&'static str>,
+    /// Variable read when `key_env` is unset: `OPENAI_API_KEY` for the hosted providers the
+    /// Python tool sent it to, so its users' setups keep working (with a warning). Only for
+    /// providers whose endpoint is the block's `base_url` or their default, never one named
+    /// by another variable, so the key goes only to a host the config chose.
+    pub fallback_key_env: Option<&'static str>,
     /// A server on the user's own machine, which checks no key by default.
     pub local: bool,
 }
@@ -66,9 +73,21 @@ const fn provider(
         default_base_url,
         base_url_env,
         key_env,
+        fallback_key_env: None,
         local,
     }
 }
+
+impl ProviderInfo {
+    /// The same provider, reading `variable` when its own key variable is unset.
+    const fn falling_back_to(mut self, variable: &'static str) -> Self {
+        self.fallback_key_env = Some(variable);
+        self
+    }
+}
+
+/// The key variable every OpenAI-style provider of the Python tool read.
+const SHARED_OPENAI_KEY: &str = "OPENAI_API_KEY";
 
 /// Every supported provider, in the order `skill-factory list` shows them.
 pub const PROVIDERS: &[ProviderInfo] = &[
@@ -111,7 +130,8 @@ pub const PROVIDERS: &[ProviderInfo] = &[
         None,
         Some("OPENROUTER_API_KEY"),
         false,
-    ),
+    )
+    .falling_back_to(SHARED_OPENAI_KEY),
     provider(
         "together",
         WireFormat::OpenAi,
@@ -119,7 +139,8 @@ pub const PROVIDERS: &[ProviderInfo] = &[
         None,
         Some("TOGETHER_API_KEY"),
         false,
-    ),
+    )
+    .falling_back_to(SHARED_OPENAI_KEY),
     provider(
         "groq",
         WireFormat::OpenAi,
@@ -127,7 +148,8 @@ pub const PROVIDERS: &[ProviderInfo] = &[
         None,
         Some("GROQ_API_KEY"),
         false,
-    ),
+    )
+    .falling_back_to(SHARED_OPENAI_KEY),
     provider(
         "deepseek",
         WireFormat::OpenAi,
@@ -135,7 +157,8 @@ pub const PROVIDERS: &[ProviderInfo] = &[
         None,
         Some("DEEPSEEK_API_KEY"),
         false,
-    ),
+    )
+    .falling_back_to(SHARED_OPENAI_KEY),
     // vLLM's server reads the same variable for its optional `--api-key`.
     provider(
         "vllm",
@@ -374,6 +397,12 @@ pub(crate) fn resolve_key(
     {
         return Ok(ApiKey::new(key, var));
     }
+    if let (Some(own), Some(var)) = (info.key_env, info.fallback_key_env)
+        && let Some(key) = non_empty(env(var).as_deref())
+    {
+        warn_fallback_once(info.name, own, var, base_url);
+        return Ok(ApiKey::new(key, var));
+    }
     if info.local || is_loopback(base_url) {
         return Ok(ApiKey::placeholder());
     }
@@ -382,6 +411,26 @@ pub(crate) fn resolve_key(
         "no API key for provider '{}': set {variable} in the environment (or .env), or api_key in the provider block",
         info.name
     )))
+}
+
+/// Says once per provider and process (every role of a run may build a client for it) that
+/// its key came from the shared variable, and which one to set instead.
+fn warn_fallback_once(provider: &'static str, own: &str, shared: &str, base_url: &str) {
+    static WARNED: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let first = WARNED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(provider);
+    if first {
+        let host = reqwest::Url::parse(base_url)
+            .ok()
+            .and_then(|url| url.host_str().map(str::to_owned))
+            .unwrap_or_else(|| base_url.to_owned());
+        tracing::warn!(
+            "provider '{provider}': {own} is not set, so {shared} is sent to {host}, as the \
+             Python skill-factory did; set {own} to your {provider} key to stop this warning"
+        );
+    }
 }
 
 /// Timeouts, attempts, concurrency cap and pace from the block, checked.
@@ -430,39 +479,10 @@ fn client_options(
     Ok(options)
 }
 
-/// A duration key of a provider block (`timeout`, `call_timeout`): above 0, at most a day.
-pub(crate) fn seconds_key(key: &str, seconds: f64) -> Result<Duration, LlmError> {
-    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
-        Ok(Duration::from_secs_f64(seconds))
-    } else {
-        Err(LlmError::Config(format!(
-            "provider key `{key}` must be a number of seconds above 0 (at most 86400), got {seconds}"
-        )))
-    }
-}
-
-/// The keys among `keys` that the block sets, joined for a message; `None` when it sets none.
-pub(crate) fn keys_set(keys: &[(&str, bool)]) -> Option<String> {
-    let present: Vec<&str> = keys
-        .iter()
-        .filter_map(|&(key, set)| set.then_some(key))
-        .collect();
-    (!present.is_empty()).then(|| present.join(", "))
-}
-
-/// The keys only the `fake` provider reads, each with whether the block sets it.
-pub(crate) fn fake_keys(settings: &ProviderSettings) -> [(&'static str, bool); 3] {
-    [
-        ("responses", settings.responses.is_some()),
-        ("rules", settings.rules.is_some()),
-        ("script", settings.script.is_some()),
-    ]
-}
-
 /// Script keys on a real provider are a leftover from switching away from `fake`; saying so
 /// beats silently ignoring them.
 fn reject_fake_keys(info: &ProviderInfo, settings: &ProviderSettings) -> Result<(), LlmError> {
-    let Some(present) = keys_set(&fake_keys(settings)) else {
+    let Some(present) = keys_set(&settings.fake_keys()) else {
         return Ok(());
     };
     Err(LlmError::Config(format!(
@@ -622,10 +642,11 @@ mod tests {
                 "provider {name}"
             );
 
-            // Every other provider's variable set, its own missing: an error naming its own.
+            // Every other provider's variable set (but the one it falls back to), its own
+            // missing: an error naming its own.
             let others: Vec<(&str, &str)> = cases
                 .iter()
-                .filter(|(_, v)| *v != var)
+                .filter(|(_, v)| *v != var && Some(*v) != info.fallback_key_env)
                 .map(|(_, v)| (*v, "someone-elses-key"))
                 .collect();
             let error = resolve_key(
@@ -641,6 +662,33 @@ mod tests {
                 "provider {name}: {text}"
             );
             assert!(!text.contains("someone-elses-key"));
+        }
+    }
+
+    #[test]
+    fn the_providers_the_python_tool_sent_openai_api_key_to_fall_back_to_it() {
+        let shared = env_of(&[("OPENAI_API_KEY", "the-openai-key")]);
+        for name in ["openrouter", "together", "groq", "deepseek"] {
+            let info = find_provider(name).unwrap();
+            let key = resolve_key(info, &block(name), "https://example.com/v1", &shared).unwrap();
+            assert_eq!(
+                (key.value(), key.source()),
+                ("the-openai-key", "OPENAI_API_KEY"),
+                "provider {name}"
+            );
+            // Its own variable, when set, wins.
+            let own = info.key_env.unwrap();
+            let both = env_of(&[("OPENAI_API_KEY", "the-openai-key"), (own, "its-own-key")]);
+            let key = resolve_key(info, &block(name), "https://example.com/v1", &both).unwrap();
+            assert_eq!(key.value(), "its-own-key", "provider {name}");
+        }
+        // Providers the Python tool did not send it to never get it.
+        for name in ["anthropic", "azure"] {
+            let info = find_provider(name).unwrap();
+            assert!(
+                resolve_key(info, &block(name), "https://example.com/v1", &shared).is_err(),
+                "provider {name}"
+            );
         }
     }
 

@@ -1,69 +1,63 @@
-//! A requests-per-minute limit (`requests_per_minute` in a provider block): a token bucket.
+//! A requests-per-minute limit (`requests_per_minute` in a provider block), on `governor`'s
+//! GCRA limiter.
 //!
-//! Tokens refill at `per_minute / 60` a second and the bucket holds at most one second's
-//! worth (at least one token), so requests go out evenly paced instead of a minute's quota
-//! in one burst: a provider counting over any sliding minute never sees more than the limit.
+//! One request is let through every `60 / per_minute` seconds, and a burst of at most one
+//! second's worth (at least one request) may go out at once, so requests go out evenly paced
+//! instead of a minute's quota in one burst: a provider counting over any sliding minute never
+//! sees more than the limit. The wait is a tokio sleep, so it runs on the run's own timer and
+//! is dropped with the call that waits.
 
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
 /// Paces requests to at most `per_minute` a minute.
 #[derive(Debug)]
 pub struct RateLimit {
-    per_second: f64,
-    capacity: f64,
-    bucket: Mutex<Bucket>,
-}
-
-#[derive(Debug)]
-struct Bucket {
-    tokens: f64,
-    refilled_at: Instant,
+    per_minute: u32,
+    limiter: DefaultDirectRateLimiter,
+    clock: DefaultClock,
 }
 
 impl RateLimit {
     /// A limit of `per_minute` requests a minute (0 counts as 1; the provider registry
     /// rejects 0 with a message).
     pub fn per_minute(per_minute: u32) -> Self {
-        let per_minute = f64::from(per_minute.max(1));
-        let capacity = (per_minute / 60.0).floor().max(1.0);
+        let per_minute = per_minute.max(1);
+        let burst = NonZeroU32::new(per_minute / 60).unwrap_or(NonZeroU32::MIN);
+        let interval = Duration::from_secs(60) / per_minute;
+        // A minute divided by a u32 is at least 13 ns, never the zero period `with_period`
+        // refuses; the fallback is only there to need no panic.
+        let quota = Quota::with_period(interval)
+            .unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX))
+            .allow_burst(burst);
+        let clock = DefaultClock::default();
         RateLimit {
-            per_second: per_minute / 60.0,
-            capacity,
-            bucket: Mutex::new(Bucket {
-                tokens: capacity,
-                refilled_at: Instant::now(),
-            }),
+            per_minute,
+            limiter: RateLimiter::direct_with_clock(quota, clock.clone()),
+            clock,
         }
     }
 
     /// The limit, in requests a minute.
     pub fn requests_per_minute(&self) -> f64 {
-        self.per_second * 60.0
+        f64::from(self.per_minute)
     }
 
-    /// Waits until a request may go out, and takes its token.
+    /// Waits until a request may go out, and takes its turn.
     pub async fn acquire(&self) {
-        loop {
-            let wait = {
-                let mut bucket = self.bucket.lock().unwrap_or_else(|p| p.into_inner());
-                let now = Instant::now();
-                let elapsed = now.duration_since(bucket.refilled_at).as_secs_f64();
-                bucket.tokens = (bucket.tokens + elapsed * self.per_second).min(self.capacity);
-                bucket.refilled_at = now;
-                if bucket.tokens >= 1.0 {
-                    bucket.tokens -= 1.0;
-                    return;
-                }
-                Duration::from_secs_f64((1.0 - bucket.tokens) / self.per_second)
-            };
-            tokio::time::sleep(wait).await;
+        while let Err(not_until) = self.limiter.check() {
+            tokio::time::sleep(not_until.wait_time_from(self.clock.now())).await;
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
     use super::*;
 
     #[tokio::test]

@@ -3,7 +3,9 @@
 //! [`RecordingModel`] appends every exchange of a client (the request, and the answer or the
 //! error) as one JSON line to a file ([`Recorder`]); cache hits are recorded too, marked
 //! `cached`. [`ReplayModel`] answers only from such a file ([`Replay`]) and fails a request it
-//! has no recording for, saying so. A recording is matched on provider, model and the whole
+//! has no recording for, saying so. A replayed answer carries the recorded usage and cache
+//! mark, so the replayed run counts its calls, tokens and cost, and meets its budget, at the
+//! same points as the recorded one. A recording is matched on provider, model and the whole
 //! request, not on the endpoint, so that a recording made against one server (or port) replays
 //! wherever the config points now. When one request was recorded with several answers, they
 //! are replayed in order, the last one repeating.
@@ -25,7 +27,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -43,15 +45,21 @@ pub const RECORD_ENV: &str = "SKILL_FACTORY_RECORD";
 pub const REPLAY_ENV: &str = "SKILL_FACTORY_REPLAY";
 
 /// Why a recording cannot be written or read.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum RecordError {
+    /// The recording to replay does not exist.
+    #[error("cannot use the model recording {}: no such file; record one first by running with {RECORD_ENV}={}", path.display(), path.display())]
+    Missing {
+        /// The recording.
+        path: PathBuf,
+    },
     /// The file cannot be opened, created or read.
-    #[error("cannot use the model recording {}: {detail}", path.display())]
+    #[error("cannot use the model recording {}: {source}", path.display())]
     Access {
         /// The recording.
         path: PathBuf,
-        /// What the operating system said.
-        detail: String,
+        /// What the operating system said (shared, so the error stays cheap to clone).
+        source: Arc<std::io::Error>,
     },
     /// A line of a recording is not a recorded exchange.
     #[error(
@@ -95,36 +103,52 @@ struct RecordedResponse {
 
 /// A file that model exchanges are appended to, one JSON line each. Several clients (and
 /// processes) may share one: each line is written whole, with the file opened for appending.
-#[derive(Debug)]
+///
+/// A recorder can also be made before its file is named ([`Recorder::pending`]) and be given
+/// it later ([`Recorder::start`]): `optimize --record` records into the run folder, which is
+/// made after every client is built and before any of them is asked anything.
+#[derive(Debug, Default)]
 pub struct Recorder {
-    path: PathBuf,
-    file: Mutex<File>,
+    file: OnceLock<(PathBuf, Mutex<File>)>,
 }
 
 impl Recorder {
     /// Opens (or creates) `path` for appending.
     pub fn open(path: impl Into<PathBuf>) -> Result<Recorder, RecordError> {
-        let path = path.into();
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| RecordError::Access {
-                path: path.clone(),
-                detail: e.to_string(),
-            })?;
-        Ok(Recorder {
-            path,
-            file: Mutex::new(file),
-        })
+        let recorder = Recorder::pending();
+        recorder.start(path)?;
+        Ok(recorder)
     }
 
-    /// The recording.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// A recorder whose file is named later, with [`Recorder::start`].
+    pub fn pending() -> Recorder {
+        Recorder::default()
+    }
+
+    /// Gives a pending recorder its file; a recorder that has its file already keeps it.
+    pub fn start(&self, path: impl Into<PathBuf>) -> Result<(), RecordError> {
+        if self.file.get().is_some() {
+            return Ok(());
+        }
+        let path = path.into();
+        let file = open_for_append(&path)?;
+        // Another caller may have won the race: its file stays, this one is closed unused.
+        let _ = self.file.set((path, Mutex::new(file)));
+        Ok(())
+    }
+
+    /// The recording, once it has its file.
+    pub fn path(&self) -> Option<&Path> {
+        self.file.get().map(|(path, _)| path.as_path())
     }
 
     fn append(&self, exchange: &Exchange) {
+        let Some((path, file)) = self.file.get() else {
+            // No client is asked anything before the run folder exists; if one ever is, the
+            // replay will say which request it lacks.
+            tracing::warn!("model recording: an exchange came before the recording had a file");
+            return;
+        };
         let mut line = match serde_json::to_string(exchange) {
             Ok(line) => line,
             Err(error) => {
@@ -133,14 +157,23 @@ impl Recorder {
             }
         };
         line.push('\n');
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        // Every write leaves the file consistent, so a poisoned lock is usable.
+        let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(error) = file.write_all(line.as_bytes()) {
-            tracing::warn!(
-                "model recording {}: cannot append: {error}",
-                self.path.display()
-            );
+            tracing::warn!("model recording {}: cannot append: {error}", path.display());
         }
     }
+}
+
+fn open_for_append(path: &Path) -> Result<File, RecordError> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| RecordError::Access {
+            path: path.to_path_buf(),
+            source: Arc::new(e),
+        })
 }
 
 /// A client whose every exchange is appended to a [`Recorder`].
@@ -220,14 +253,11 @@ impl Replay {
     /// Reads the recording at `path`.
     pub fn load(path: impl Into<PathBuf>) -> Result<Replay, RecordError> {
         let path = path.into();
-        let text = std::fs::read_to_string(&path).map_err(|e| RecordError::Access {
-            path: path.clone(),
-            detail: match e.kind() {
-                std::io::ErrorKind::NotFound => format!(
-                    "no such file; record one first by running with {RECORD_ENV}={}",
-                    path.display()
-                ),
-                _ => e.to_string(),
+        let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => RecordError::Missing { path: path.clone() },
+            _ => RecordError::Access {
+                path: path.clone(),
+                source: Arc::new(e),
             },
         })?;
         let mut answers: HashMap<CacheKey, Recorded> = HashMap::new();
@@ -288,7 +318,8 @@ impl Replay {
             stop_reason: response.stop_reason,
             model: response.model.clone(),
             latency: Duration::ZERO,
-            cached: true,
+            // As recorded, so a replayed run books (and is budgeted) exactly as the original.
+            cached: response.cached,
         })
     }
 }
@@ -304,10 +335,20 @@ pub struct ReplayModel {
 impl ReplayModel {
     /// Replays the answers `replaced` (which is never called) gave when recorded.
     pub fn new(replaced: &dyn ChatModel, replay: Arc<Replay>) -> Self {
+        ReplayModel::named(
+            replaced.provider(),
+            replaced.model(),
+            replaced.endpoint(),
+            replay,
+        )
+    }
+
+    /// Replays the answers recorded for `provider` and `model`, with no client built at all.
+    pub fn named(provider: &str, model: &str, endpoint: &str, replay: Arc<Replay>) -> Self {
         ReplayModel {
-            provider: replaced.provider().to_string(),
-            model: replaced.model().to_string(),
-            endpoint: replaced.endpoint().to_string(),
+            provider: provider.to_string(),
+            model: model.to_string(),
+            endpoint: endpoint.to_string(),
             replay,
         }
     }
@@ -381,7 +422,7 @@ mod tests {
         let replayed = ReplayModel::new(fake.as_ref(), replay);
         // The same request's answers come back in order, the last repeating.
         let a1 = replayed.chat(&ask("a")).await.unwrap();
-        assert_eq!((a1.text.as_str(), a1.cached), ("one", true));
+        assert_eq!((a1.text.as_str(), a1.cached), ("one", false));
         assert_eq!(replayed.chat(&ask("a")).await.unwrap().text, "two");
         assert_eq!(replayed.chat(&ask("a")).await.unwrap().text, "two");
         assert_eq!(replayed.chat(&ask("b")).await.unwrap().text, "two");

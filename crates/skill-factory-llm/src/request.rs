@@ -152,7 +152,9 @@ pub enum LlmError {
         provider: String,
         /// Endpoint that was called.
         url: String,
-        /// What the network layer said.
+        /// What the network layer said, its causes joined, as text rather than a kept
+        /// `reqwest::Error`: the API key is redacted from it, which a cause printed later
+        /// would escape.
         detail: String,
     },
     /// The provider answered 2xx with a body that is not the expected format.
@@ -160,7 +162,7 @@ pub enum LlmError {
     Malformed {
         /// Provider name.
         provider: String,
-        /// What was wrong with it.
+        /// What was wrong with it, with the start of the body (the key redacted).
         detail: String,
     },
     /// The client is not usable as configured (no key, bad URL, ...).
@@ -183,6 +185,7 @@ pub enum LlmError {
         /// Attempts made, the first included.
         attempts: u32,
         /// The error of the last attempt.
+        #[source]
         last: Box<LlmError>,
     },
 }
@@ -205,6 +208,26 @@ impl LlmError {
                 true
             }
             // Exhausted already spent the retries; retrying it again would multiply them.
+            LlmError::Config(_)
+            | LlmError::Script(_)
+            | LlmError::Budget(_)
+            | LlmError::Replay(_)
+            | LlmError::Exhausted { .. } => false,
+        }
+    }
+
+    /// True when the model could not be reached or refused the client itself (connection,
+    /// timeout, garbage, rate limits and server errors after every retry, a rejected key, an
+    /// unknown model or path): no skill could have caused it, so a run in which every call ends
+    /// so measures nothing.
+    pub fn is_unreachable(&self) -> bool {
+        match self.last() {
+            LlmError::Status { status, .. } => {
+                matches!(*status, 401 | 403 | 404 | 408 | 429) || *status >= 500
+            }
+            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => {
+                true
+            }
             LlmError::Config(_)
             | LlmError::Script(_)
             | LlmError::Budget(_)

@@ -5,6 +5,11 @@
 //! request again cannot fix a bad key or an unknown model. Waits grow exponentially with full
 //! jitter (so that many clients hitting one limit do not retry in lock-step), unless the server
 //! said how long to wait with `Retry-After`.
+//!
+//! The loop is ours, not `backon`'s: its jitter adds up to one more delay on top of the delay
+//! (waits in `[d, 2d)`) where full jitter draws from `[0, d)`, and the `Retry-After` override
+//! and the attempt count of [`LlmError::Exhausted`] would still be code of ours around it, so
+//! it would add a dependency without removing the policy.
 
 use std::collections::hash_map::RandomState;
 use std::future::Future;

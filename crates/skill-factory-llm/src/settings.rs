@@ -1,6 +1,11 @@
-//! How a model client is configured: one provider block of a run config.
+//! How a model client is configured: one provider block of a run config, and the checks of
+//! its keys that several providers share.
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::request::LlmError;
 
 /// One provider block (`provider`, `optimizer_provider`, `judge_provider`) of a run config.
 ///
@@ -62,6 +67,37 @@ pub struct ProviderSettings {
     pub script: Option<String>,
 }
 
+impl ProviderSettings {
+    /// The keys only the `fake` provider reads, each with whether the block sets it.
+    pub(crate) fn fake_keys(&self) -> [(&'static str, bool); 3] {
+        [
+            ("responses", self.responses.is_some()),
+            ("rules", self.rules.is_some()),
+            ("script", self.script.is_some()),
+        ]
+    }
+}
+
+/// A duration key of a provider block (`timeout`, `call_timeout`): above 0, at most a day.
+pub(crate) fn seconds_key(key: &str, seconds: f64) -> Result<Duration, LlmError> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(LlmError::Config(format!(
+            "provider key `{key}` must be a number of seconds above 0 (at most 86400), got {seconds}"
+        )))
+    }
+}
+
+/// The keys among `keys` that the block sets, joined for a message; `None` when it sets none.
+pub(crate) fn keys_set(keys: &[(&str, bool)]) -> Option<String> {
+    let present: Vec<&str> = keys
+        .iter()
+        .filter_map(|&(key, set)| set.then_some(key))
+        .collect();
+    (!present.is_empty()).then(|| present.join(", "))
+}
+
 /// One rule of the scripted fake provider: every condition given must hold.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -102,7 +138,7 @@ pub mod string_like {
         Ok(value.map(|s| match s {
             Scalar::S(s) => s,
             Scalar::I(i) => i.to_string(),
-            Scalar::F(f) => f.to_string(),
+            Scalar::F(f) => skill_factory_pycompat::repr::repr_float(f),
             Scalar::B(b) => {
                 if b {
                     "True".into()

@@ -7,7 +7,8 @@
 //! received, so tests can check request bodies from the server's side. The `sf-mock-server`
 //! binary serves it on a fixed port for benchmark scripts.
 //!
-//! [`SystemOneStub`] is the same idea for System One decision models (`/v1/systemone`).
+//! [`SystemOneStub`] is the same idea for System One decision models (`/v1/systemone`);
+//! `sf-mock-server --systemone` serves it with [`hashed_probability`] as the responder.
 //!
 //! It depends on no other Skill Factory crate, so that it checks the wire format the way a
 //! real server would, not the way our client happens to write it.
@@ -23,7 +24,7 @@ pub mod wire;
 pub use config::{Fault, FaultPlan, MockConfig, load_answers, parse_answers};
 pub use responder::Answering;
 pub use server::{MockServer, ReceivedRequest};
-pub use systemone::{StubRequest, SystemOneStub};
+pub use systemone::{StubOptions, StubRequest, SystemOneStub, hashed_probability};
 
 /// Why a mock server could not start.
 #[derive(Debug, thiserror::Error)]

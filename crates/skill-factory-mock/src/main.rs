@@ -1,17 +1,37 @@
 //! `sf-mock-server`: serves the mock model on 127.0.0.1 until killed, for benchmark scripts.
+//!
+//! By default it serves the chat routes of [`MockServer`]. With `--systemone` it serves a
+//! System One host instead ([`SystemOneStub`] answering with [`hashed_probability`]):
+//! `POST /v1/systemone`, plus `GET /stats` (`{"requests": N, "questions": M}`) and
+//! `GET /health`. Either way the first line on stdout is `listening on http://127.0.0.1:PORT`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use skill_factory_mock::{Answering, FaultPlan, MockConfig, MockServer, load_answers};
+use skill_factory_mock::{
+    Answering, FaultPlan, MockConfig, MockServer, StubOptions, SystemOneStub, hashed_probability,
+    load_answers,
+};
 
 /// A mock model server speaking the OpenAI (`POST /v1/chat/completions`) and Anthropic
-/// (`POST /v1/messages`) wire formats on 127.0.0.1, with deterministic answers.
+/// (`POST /v1/messages`) wire formats on 127.0.0.1, with deterministic answers; or, with
+/// --systemone, a System One decision-model host.
 #[derive(Parser)]
 #[command(name = "sf-mock-server", version)]
 struct Args {
+    /// Serve a System One host instead of the chat routes: POST /v1/systemone answers every
+    /// question with P(true) = the first 16 bits of sha256(state + NUL + instructions) / 65535,
+    /// rounded to 4 decimals (model fake-jev-1.0, input tokens = state chars / 4), so two
+    /// clients asking the same question about the same state get the same answer. GET /stats
+    /// returns {"requests": N, "questions": M}. Give clients
+    /// `base_url: <printed address>/v1/systemone`. Only --port and --latency-ms apply.
+    #[arg(long, conflicts_with_all = [
+        "answers", "fail_429", "retry_after", "fail_500", "hang", "malformed", "seed",
+        "skill_sensitive", "require_api_key",
+    ])]
+    systemone: bool,
     /// Port to listen on (0 picks a free one; the line printed at start says which).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -61,6 +81,9 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), String> {
+    if args.systemone {
+        return run_systemone(&args).await;
+    }
     let answers = match &args.answers {
         Some(path) => load_answers(path).map_err(|e| e.to_string())?,
         None => Default::default(),
@@ -90,6 +113,25 @@ async fn run(args: Args) -> Result<(), String> {
     println!("listening on {}", server.base_url());
     tokio::select! {
         _ = server.serve_forever() => {}
+        _ = shutdown_signal() => {}
+    }
+    Ok(())
+}
+
+async fn run_systemone(args: &Args) -> Result<(), String> {
+    let options = StubOptions {
+        port: args.port,
+        latency: Duration::from_millis(args.latency_ms),
+    };
+    let stub = SystemOneStub::start_with(options, |state, _id, question| {
+        hashed_probability(state, question)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    // Benchmark scripts wait for this exact line before they start sending.
+    println!("listening on {}", stub.base_url());
+    tokio::select! {
+        _ = stub.serve_forever() => {}
         _ = shutdown_signal() => {}
     }
     Ok(())

@@ -7,17 +7,26 @@
 //! `Authorization` header, and can fail the next requests with given status codes (their body
 //! echoes the presented `Authorization` header, as careless hosts do, so that tests can check
 //! that clients redact keys).
+//!
+//! `GET /stats` answers `{"requests": N, "questions": M}` (every request received, failed ones
+//! included, and the questions they carried) and `GET /health` answers `{"status": "ok"}`, so a
+//! script can check from outside that a run sent nothing. [`hashed_probability`] is a responder
+//! that depends only on the state and the question's text, the same whichever client asks, in
+//! which batches and under which ids: `sf-mock-server --systemone` serves it for benchmark
+//! scripts that run two tools against one host.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -38,8 +47,40 @@ pub struct StubRequest {
     pub authorization: Option<String>,
 }
 
+/// Where and how a stub started with [`SystemOneStub::start_with`] serves.
+#[derive(Debug, Clone, Default)]
+pub struct StubOptions {
+    /// Port on 127.0.0.1 (0 picks a free one).
+    pub port: u16,
+    /// Wait before every answer (failures included).
+    pub latency: Duration,
+}
+
+/// P(true) from the state and the question's `instructions` alone: the first 16 bits of
+/// SHA-256(`state` + NUL + `instructions`) as a number from 0 to 65535, divided by 65535 and
+/// rounded to 4 decimals. Instructions that are not a string (an object or array) are hashed
+/// as their compact JSON.
+///
+/// The question id and the criteria play no part, so two clients that send the same state
+/// and question text see the same answer whatever ids they give it and however they batch.
+pub fn hashed_probability(state: &str, question: &Value) -> f64 {
+    let instructions = match question.get("instructions") {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    let mut hasher = Sha256::new();
+    hasher.update(state.as_bytes());
+    hasher.update([0u8]);
+    hasher.update(instructions.as_bytes());
+    let digest = hasher.finalize();
+    let n = u16::from_be_bytes([digest[0], digest[1]]);
+    (f64::from(n) / 65535.0 * 10_000.0).round() / 10_000.0
+}
+
 struct Shared {
     responder: StubResponder,
+    latency: Duration,
     failures: Mutex<Vec<u16>>,
     received: Mutex<Vec<StubRequest>>,
 }
@@ -63,19 +104,35 @@ impl SystemOneStub {
     pub async fn start(
         responder: impl Fn(&str, &str, &Value) -> f64 + Send + Sync + 'static,
     ) -> Result<SystemOneStub, MockError> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        SystemOneStub::start_with(StubOptions::default(), responder).await
+    }
+
+    /// Starts a stub on `options.port` (0 for a free one) answering with `responder` after
+    /// `options.latency`.
+    pub async fn start_with(
+        options: StubOptions,
+        responder: impl Fn(&str, &str, &Value) -> f64 + Send + Sync + 'static,
+    ) -> Result<SystemOneStub, MockError> {
+        let port = options.port;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
-            .map_err(|source| MockError::Bind { port: 0, source })?;
+            .map_err(|source| MockError::Bind { port, source })?;
         let address = listener
             .local_addr()
-            .map_err(|source| MockError::Bind { port: 0, source })?;
+            .map_err(|source| MockError::Bind { port, source })?;
         let shared = Arc::new(Shared {
             responder: Arc::new(responder),
+            latency: options.latency,
             failures: Mutex::new(Vec::new()),
             received: Mutex::new(Vec::new()),
         });
         let router = Router::new()
             .route("/v1/systemone", post(answer))
+            .route("/stats", get(stats))
+            .route(
+                "/health",
+                get(|| async { axum::Json(json!({"status": "ok"})) }),
+            )
             .with_state(Arc::clone(&shared));
         let (stop, mut stopping) = watch::channel(false);
         let task = tokio::spawn(async move {
@@ -102,6 +159,16 @@ impl SystemOneStub {
         format!("http://{}/v1/systemone", self.address)
     }
 
+    /// `http://127.0.0.1:<port>`, where `/stats` and `/health` are.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.address.port()
+    }
+
     /// Makes the next requests fail with these statuses, in order, before answering again.
     pub fn fail_next(&self, statuses: &[u16]) {
         lock(&self.shared.failures).extend_from_slice(statuses);
@@ -116,6 +183,37 @@ impl SystemOneStub {
     pub fn request_count(&self) -> usize {
         lock(&self.shared.received).len()
     }
+
+    /// How many questions the received requests carried in all.
+    pub fn question_count(&self) -> usize {
+        question_count(&lock(&self.shared.received))
+    }
+
+    /// Serves until the server task ends (it ends only when the stub is dropped or on an
+    /// accept error); for the binary, which is killed rather than stopped.
+    pub async fn serve_forever(mut self) {
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+fn question_count(received: &[StubRequest]) -> usize {
+    received
+        .iter()
+        .filter_map(|request| request.body.get("questions").and_then(Value::as_object))
+        .map(Map::len)
+        .sum()
+}
+
+/// `GET /stats`: requests received so far (failed ones included) and the questions they
+/// carried.
+async fn stats(State(shared): State<Arc<Shared>>) -> axum::Json<Value> {
+    let received = lock(&shared.received);
+    axum::Json(json!({
+        "requests": received.len(),
+        "questions": question_count(&received),
+    }))
 }
 
 impl Drop for SystemOneStub {
@@ -137,6 +235,9 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         body: json.clone(),
         authorization: authorization.clone(),
     });
+    if !shared.latency.is_zero() {
+        tokio::time::sleep(shared.latency).await;
+    }
     let failure = {
         let mut failures = lock(&shared.failures);
         (!failures.is_empty()).then(|| failures.remove(0))

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use skill_factory_core::{DatasetError, SkillError, SplitError};
 use skill_factory_llm::{CacheError, LlmError, RecordError};
+use skill_factory_package::input::InputError;
 
 use crate::config::{ConfigError, Place};
 
@@ -14,22 +15,17 @@ pub enum EngineError {
     /// The run config is missing, unreadable or invalid.
     #[error(transparent)]
     Config(Box<ConfigError>),
-    /// A file named by the config (or the command line) could not be read.
-    #[error("cannot read {what} {}: {detail}", path.display())]
-    Read {
-        /// What the file is (`skill file`, `dataset`).
-        what: &'static str,
-        /// The path that was tried.
-        path: PathBuf,
-        /// What the operating system said.
-        detail: String,
-    },
+    /// A file named by the config (or the command line) cannot be read: missing, not a
+    /// regular file, too large, not UTF-8.
+    #[error(transparent)]
+    Input(#[from] InputError),
     /// The skill file is not a valid SKILL.md.
     #[error("{}: {cause}", path.display())]
     Skill {
         /// The skill file.
         path: PathBuf,
         /// What is wrong with it.
+        #[source]
         cause: SkillError,
     },
     /// The dataset is not valid JSONL.
@@ -41,20 +37,37 @@ pub enum EngineError {
         /// The config whose split settings do not fit the dataset.
         config: PathBuf,
         /// Why.
+        #[source]
         cause: SplitError,
     },
     /// A model client cannot be built as configured (unknown provider, no key, ...).
     #[error(transparent)]
     Provider(Box<ProviderFailure>),
-    /// The harness block cannot be built.
-    #[error("{}: {key}: {detail}", config.display())]
-    Harness {
-        /// The config file.
-        config: PathBuf,
-        /// The key path (`harness.command`).
+    /// A block of the config cannot be built as written (a harness whose program cannot be
+    /// run, a System One provider without a key, an optimizer this build lacks).
+    #[error("{place}: {key}: {detail}")]
+    Block {
+        /// The config file and the line of the block.
+        place: Place,
+        /// The key path of the block (`harness.command`, `metric.programmatic.checks[1]`).
         key: String,
         /// What is wrong and how to fix it.
         detail: String,
+    },
+    /// An output of the run is one of its inputs (`cache.path: dataset.jsonl`), which writing
+    /// it would destroy.
+    #[error("{}{key} {} is the run's {what} ({}); writing there would destroy it: point {key} at another path", place.as_ref().map(|p| format!("{p}: ")).unwrap_or_default(), path.display(), input.display())]
+    OutputIsInput {
+        /// The config file and line, when a config key names the output.
+        place: Option<Place>,
+        /// The config key, variable or flag that names the output (`cache.path`, `--emit`).
+        key: String,
+        /// The output as given.
+        path: PathBuf,
+        /// What the input is (`dataset`, `skill`, ...).
+        what: &'static str,
+        /// The input it is, resolved.
+        input: PathBuf,
     },
     /// The model cache file cannot be used (damaged, from a newer build, not writable).
     #[error(transparent)]
@@ -62,33 +75,14 @@ pub enum EngineError {
     /// The model recording to write or replay cannot be used.
     #[error(transparent)]
     Recording(#[from] RecordError),
-    /// A metric block cannot be built.
-    #[error("{}: {key}: {detail}", config.display())]
-    Metric {
-        /// The config file.
-        config: PathBuf,
-        /// The key path of the offending block (`metric.programmatic.checks[1]`).
-        key: String,
-        /// What is wrong and how to fix it.
-        detail: String,
-    },
-    /// The config asks for something this version cannot do yet.
-    #[error("{}: {key}: {detail}", config.display())]
-    Unsupported {
-        /// The config file.
-        config: PathBuf,
-        /// The key path.
-        key: String,
-        /// What is not available and what to use instead.
-        detail: String,
-    },
     /// The run folder cannot be created or written.
-    #[error("cannot write the run folder {}: {detail}; check that the folder is writable, or pick another with -o DIR", path.display())]
+    #[error("cannot write the run folder {}: {source}; check that the folder is writable, or pick another with -o DIR", path.display())]
     RunFolder {
         /// The folder or file.
         path: PathBuf,
         /// What the operating system said.
-        detail: String,
+        #[source]
+        source: std::io::Error,
     },
 }
 
@@ -125,5 +119,6 @@ pub struct ProviderFailure {
     /// Which role (`target`, `judge`, `optimizer`).
     pub role: &'static str,
     /// Why.
+    #[source]
     pub cause: LlmError,
 }

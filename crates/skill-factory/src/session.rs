@@ -1,34 +1,46 @@
 //! A run's inputs, loaded and checked: the config, the seed skill, the dataset and its split,
-//! and the builders that turn the config's blocks into a harness and a metric.
+//! the ledger every call of the run is booked in, and the model clients the run's parts ask
+//! for.
+//!
+//! The session builds no part itself: the harness, the metric and the optimizer each build
+//! themselves from their config block ([`crate::harness::from_config`],
+//! [`crate::metric::from_config`], [`crate::optimizer::from_config`]), asking the session for
+//! what they share: model clients ([`Session::client`]), the environment of child processes
+//! ([`Session::child_env`]), the ledger, and the place of a block for an error
+//! ([`Session::block_error`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use skill_factory_core::{Dataset, Skill, Split};
-use skill_factory_llm::systemone::{
-    AnswerCache, BudgetedDecisions, CachedDecisions, DecisionModel, SystemOneClient,
-    SystemOneSettings,
-};
 use skill_factory_llm::{
     BudgetedModel, CacheMode, CacheStore, ChatModel, Ledger, LlmError, ModelLayers,
     ProviderSettings, RECORD_ENV, REPLAY_ENV, Recorder, Replay, Scheduler, pricing_for,
 };
+use skill_factory_package::input;
 
-use crate::config::{HarnessType, LoadedConfig, SystemOneConfig, load_config};
+use crate::config::{LoadedConfig, load_config};
 use crate::error::{EngineError, ProviderFailure};
-use crate::harness::{
-    AgentCli, AgentOptions, ApiHarness, BudgetedHarness, Harness, ProcessSettings, Program,
-    SubprocessHarness,
-};
-use crate::metric::{
-    Check, CommandMetric, CompositeMetric, Criterion, GoldenMetric, GoldenMode, LlmJudgeMetric,
-    Metric, ProgrammaticMetric, SystemOneCheck, SystemOneMetric,
-};
 
-/// Everything a command needs to evaluate or optimize: the loaded config, the seed skill and
-/// the dataset.
+/// How a session is opened.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// The skill to use instead of the config's seed (a path relative to the working
+    /// directory; `evaluate --skill`).
+    pub skill: Option<PathBuf>,
+    /// `--no-cache`: the run neither reads nor writes the model cache.
+    pub no_cache: bool,
+    /// Hold the run's calls to the config's `optimizer.budget` (as `optimize` does); without
+    /// it the ledger only counts.
+    pub budgeted: bool,
+    /// Record every model exchange, into a file named once the run has a folder
+    /// ([`crate::run::optimize`] puts it there); `SKILL_FACTORY_RECORD` names one instead.
+    pub record: bool,
+}
+
+/// Everything a command needs to evaluate or optimize: the loaded config, the seed skill, the
+/// dataset, and the ledger and model layers every client of the run shares.
 pub struct Session {
     /// The loaded config.
     pub config: LoadedConfig,
@@ -38,51 +50,129 @@ pub struct Session {
     pub skill_path: PathBuf,
     /// The whole dataset.
     pub dataset: Dataset,
-    /// What the run's model calls have spent, and its budget: every client built by
-    /// [`Session::client`] books its calls here and is refused once a limit is reached.
-    /// Unlimited unless a command installs a budget before building clients.
-    pub ledger: Arc<Ledger>,
-    /// `--no-cache`: the run neither reads nor writes the model cache.
+    /// What the run's calls have spent, and its budget (see [`Session::ledger`]).
+    ledger: Arc<Ledger>,
+    /// `--no-cache`.
     cache_off: bool,
+    /// [`SessionOptions::record`].
+    record: bool,
     /// The scheduler, cache and recording every client of the run shares; set up when the
     /// first client is built.
     layers: OnceLock<ModelLayers>,
 }
 
 impl Session {
-    /// Loads the config at `config_path`, its seed skill (or `skill_override`, a path relative
-    /// to the working directory) and its dataset.
-    pub fn open(config_path: &Path, skill_override: Option<&Path>) -> Result<Session, EngineError> {
+    /// Loads the config at `config_path`, its seed skill (or the options' skill) and its
+    /// dataset; the ledger's clock starts now.
+    pub fn open(config_path: &Path, options: SessionOptions) -> Result<Session, EngineError> {
         let config = load_config(config_path)?;
-        let skill_path = skill_override
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| config.config.skill.clone());
+        let skill_path = options.skill.unwrap_or_else(|| config.config.skill.clone());
         let skill = read_skill(&skill_path)?;
         let dataset_path = config.config.dataset.clone();
-        let text = read_text("dataset", &dataset_path)?;
+        let text = input::read_text(&dataset_path, input::DATASET)?;
         let dataset = Dataset::from_jsonl(&text, &dataset_path.display().to_string())?;
-        Ok(Session {
+        let ledger = if options.budgeted {
+            Ledger::new(config.config.optimizer.budget.limits())
+        } else {
+            Ledger::unlimited()
+        };
+        let session = Session {
             config,
             skill,
             skill_path,
             dataset,
-            ledger: Arc::new(Ledger::unlimited()),
-            cache_off: false,
+            ledger: Arc::new(ledger),
+            cache_off: options.no_cache,
+            record: options.record,
             layers: OnceLock::new(),
-        })
+        };
+        session.check_config_outputs()?;
+        Ok(session)
     }
 
-    /// Turns the model cache off for this run (`--no-cache`); call it before building
-    /// clients.
-    pub fn disable_cache(&mut self) {
-        self.cache_off = true;
+    /// Every file the run reads (the config, the skill, the dataset, a `fake` script, a local
+    /// model), each with what it is, as they are on disk.
+    fn inputs(&self) -> Vec<(&'static str, PathBuf)> {
+        let run = &self.config.config;
+        let mut inputs = vec![
+            ("config", self.config.path.clone()),
+            ("skill", self.skill_path.clone()),
+            ("dataset", run.dataset.clone()),
+        ];
+        let roles = run.roles(&|key| self.config.env(key));
+        for settings in [&roles.target, &roles.optimizer, &roles.judge] {
+            if let Some(script) = &settings.script {
+                inputs.push(("fake provider script", PathBuf::from(script)));
+            }
+            if settings.name.as_deref() == Some(skill_factory_llm::local::PROVIDER)
+                && let Some(model) = &settings.model
+            {
+                inputs.push(("local model", PathBuf::from(model)));
+            }
+        }
+        inputs
+            .into_iter()
+            .filter_map(|(what, path)| Some((what, path.canonicalize().ok()?)))
+            .collect()
+    }
+
+    /// Refuses an output of the run that is one of its inputs: writing it would destroy the
+    /// input, and with it the run's data. `key` names the output: a config key (the error then
+    /// gives its line), a variable or a flag (`-o`, `--emit`).
+    pub fn check_output(&self, key: &str, path: &Path) -> Result<(), EngineError> {
+        // An output that does not exist yet cannot be an input, which exists.
+        let Ok(target) = path.canonicalize() else {
+            return Ok(());
+        };
+        match self
+            .inputs()
+            .into_iter()
+            .find(|(_, input)| *input == target)
+        {
+            Some((what, input)) => Err(EngineError::OutputIsInput {
+                place: (!key.starts_with('-') && key != RECORD_ENV)
+                    .then(|| self.config.place_of(key)),
+                key: key.to_string(),
+                path: path.to_path_buf(),
+                what,
+                input,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The outputs the config names that are written whatever the command: the model cache
+    /// (unless it is off), a recording, System One's answer cache, the runs folder and the
+    /// exported skill's folder.
+    fn check_config_outputs(&self) -> Result<(), EngineError> {
+        let run = &self.config.config;
+        if !self.cache_off && run.cache.mode != CacheMode::Off {
+            self.check_output("cache.path", &run.cache.path)?;
+        }
+        if let Some(path) = self.config.env(RECORD_ENV) {
+            self.check_output(RECORD_ENV, Path::new(&path))?;
+        }
+        if let Some(path) = run.metric.systemone.as_ref().and_then(|s| s.cache.as_ref()) {
+            self.check_output("metric.systemone.cache", path)?;
+        }
+        self.check_output("output.dir", &self.config.runs_dir())?;
+        if let Some(path) = &run.output.emit_skill_dir {
+            self.check_output("output.emit_skill_dir", path)?;
+        }
+        Ok(())
+    }
+
+    /// What the run's model calls have spent, and its budget: every client built by
+    /// [`Session::client`] books its calls here and is refused once a limit is reached.
+    pub fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
     }
 
     /// What stands between the run and its models, set up on first use: a scheduler whose
-    /// run-wide cap is twice `harness.max_workers` (or a larger `optimizer.max_workers`) —
-    /// `max_workers` rollouts plus as many scoring calls (an LLM judge) of rollouts already
-    /// done, so grading never takes a slot from the next rollout —, the cache
-    /// of `cache:` (unless it is off), and a recording or replay when `SKILL_FACTORY_RECORD` /
+    /// run-wide cap is twice the run's workers ([`crate::config::RunConfig::max_workers`]) —
+    /// the rollouts plus as many scoring calls (an LLM judge) of rollouts already done, so
+    /// grading never takes a slot from the next rollout —, the cache of `cache:` (unless it
+    /// is off), and a recording or replay when `SKILL_FACTORY_RECORD` /
     /// `SKILL_FACTORY_REPLAY` name one.
     pub fn layers(&self) -> Result<&ModelLayers, EngineError> {
         if let Some(layers) = self.layers.get() {
@@ -100,7 +190,7 @@ impl Session {
 
     fn build_layers(&self) -> Result<ModelLayers, EngineError> {
         let run = &self.config.config;
-        let in_flight = crate::run::max_workers(run).saturating_mul(2);
+        let in_flight = run.max_workers().saturating_mul(2);
         let mut layers = ModelLayers::new(Scheduler::new(Some(in_flight)));
         if let Some(path) = self.config.env(REPLAY_ENV) {
             layers = layers.with_replay(Arc::new(Replay::load(path)?));
@@ -117,6 +207,8 @@ impl Session {
         }
         if let Some(path) = self.config.env(RECORD_ENV) {
             layers = layers.with_recorder(Arc::new(Recorder::open(path)?));
+        } else if self.record {
+            layers = layers.with_recorder(Arc::new(Recorder::pending()));
         }
         Ok(layers)
     }
@@ -133,7 +225,7 @@ impl Session {
             })
     }
 
-    /// Builds the model client of one role.
+    /// Builds the model client of one role, booked in the run's ledger.
     pub fn client(
         &self,
         role: &'static str,
@@ -188,68 +280,8 @@ impl Session {
         )))
     }
 
-    /// Builds the harness the config describes. Only the `api` harness builds a model client
-    /// (the target's): the others run a child process and need no provider and no key.
-    pub fn harness(&self) -> Result<Arc<dyn Harness>, EngineError> {
-        let harness = &self.config.config.harness;
-        let bad = |key: &str, detail: String| EngineError::Harness {
-            config: self.config.path.clone(),
-            key: key.to_string(),
-            detail,
-        };
-        let agent = |cli: AgentCli| Program::Agent {
-            cli,
-            options: AgentOptions {
-                executable: harness.executable().to_string(),
-                model: harness.model.clone(),
-                extra_args: harness.extra_args.clone(),
-            },
-        };
-        let program = match harness.harness_type {
-            HarnessType::Api => {
-                let client = self.client("target", &self.config.target_provider())?;
-                return Ok(Arc::new(ApiHarness::new(
-                    client,
-                    harness.temperature,
-                    harness.max_tokens,
-                )));
-            }
-            HarnessType::Subprocess => {
-                let argv = match &harness.command {
-                    Some(command) => command.argv().map_err(|e| bad("harness.command", e))?,
-                    None => Vec::new(),
-                };
-                Program::Command {
-                    argv,
-                    input_via: harness.input_via,
-                }
-            }
-            HarnessType::ClaudeCode => agent(AgentCli::ClaudeCode),
-            HarnessType::Codex => agent(AgentCli::Codex),
-            HarnessType::GeminiCli => agent(AgentCli::GeminiCli),
-        };
-        let settings = ProcessSettings {
-            timeout: seconds(harness.timeout_secs()).map_err(|e| bad("harness.timeout", e))?,
-            cwd: harness.cwd.clone(),
-            env: self.child_env(&harness.env),
-            skill_mode: harness.skill_mode,
-        };
-        let built = SubprocessHarness::new(program, settings).map_err(|e| {
-            let key = if harness.command.is_some() {
-                "harness.command"
-            } else {
-                "harness.type"
-            };
-            bad(key, e)
-        })?;
-        Ok(Arc::new(BudgetedHarness::new(
-            Arc::new(built),
-            self.ledger.clone(),
-        )))
-    }
-
     /// The variables a child process gets on top of the inherited environment: the `.env`
-    /// values the environment does not already set, then the config's own `env`, which wins.
+    /// values the environment does not already set, then the block's own `env`, which wins.
     pub fn child_env(&self, own: &BTreeMap<String, String>) -> BTreeMap<String, String> {
         let mut env: BTreeMap<String, String> = self
             .config
@@ -262,172 +294,25 @@ impl Session {
         env
     }
 
-    /// Builds the composite metric the config describes, in the fixed order golden →
-    /// programmatic → judge → systemone → command (the judge client is built only when a judge
-    /// is configured, the System One client only with `metric.systemone`).
-    pub fn metric(&self) -> Result<Arc<dyn Metric>, EngineError> {
-        let metric = &self.config.config.metric;
-        let config_path = &self.config.path;
-        let bad = |key: String, detail: String| EngineError::Metric {
-            config: config_path.clone(),
-            key,
-            detail,
-        };
-        let mut parts: Vec<(Box<dyn Metric>, f64)> = Vec::new();
-        let default_golden = crate::config::GoldenConfig::default();
-        let golden = metric
-            .golden
-            .as_ref()
-            .or(metric.is_empty().then_some(&default_golden));
-        if let Some(golden) = golden {
-            let mode: GoldenMode = golden
-                .mode
-                .parse()
-                .map_err(|e| bad("metric.golden.mode".into(), e))?;
-            parts.push((Box::new(GoldenMetric::new(mode)), golden.weight));
-        }
-        if let Some(programmatic) = &metric.programmatic {
-            let mut checks = Vec::new();
-            for (index, spec) in programmatic.checks.iter().enumerate() {
-                let check = Check::from_spec(spec)
-                    .map_err(|e| bad(format!("metric.programmatic.checks[{index}]"), e))?;
-                checks.push(check);
-            }
-            let built = ProgrammaticMetric::new(checks)
-                .map_err(|e| bad("metric.programmatic.checks".into(), e))?;
-            parts.push((Box::new(built), programmatic.weight));
-        }
-        if let Some(judge) = &metric.judge {
-            let client = self.client("judge", &self.config.judge_provider())?;
-            let criteria = judge
-                .criteria
-                .iter()
-                .map(|c| Criterion::new(c.name.clone(), c.description.clone(), c.weight))
-                .collect();
-            let built = LlmJudgeMetric::new(client, criteria)
-                .map_err(|e| bad("metric.judge.criteria".into(), e))?;
-            parts.push((Box::new(built), judge.weight));
-        }
-        if let Some(systemone) = &metric.systemone {
-            parts.push((
-                Box::new(self.systemone_metric(systemone)?),
-                systemone.weight,
-            ));
-        }
-        if let Some(command) = &metric.command {
-            let argv = match &command.command {
-                Some(c) => c
-                    .argv()
-                    .map_err(|e| bad("metric.command.command".into(), e))?,
-                None => Vec::new(),
-            };
-            let timeout =
-                seconds(command.timeout).map_err(|e| bad("metric.command.timeout".into(), e))?;
-            let built = CommandMetric::new(argv, timeout)
-                .map_err(|e| bad("metric.command.command".into(), e))?
-                .in_dir(command.cwd.clone())
-                .with_env(self.child_env(&command.env));
-            parts.push((Box::new(built), command.weight));
-        }
-        let composite = CompositeMetric::new(parts).map_err(|e| bad("metric".into(), e))?;
-        Ok(Arc::new(composite))
-    }
-}
-
-impl Session {
-    /// The System One metric of `metric.systemone`: its HTTP client (keys from the environment
-    /// and `.env`) and its answer cache (the `cache` file, else in memory).
-    fn systemone_metric(&self, config: &SystemOneConfig) -> Result<SystemOneMetric, EngineError> {
-        let bad = |key: &str, detail: String| EngineError::Metric {
-            config: self.config.path.clone(),
+    /// Why the block at `key` (a key path such as `metric.command.command`) cannot be built,
+    /// placed at its line in the config file.
+    pub fn block_error(&self, key: &str, detail: impl Into<String>) -> EngineError {
+        EngineError::Block {
+            place: self.config.place_of(key),
             key: key.to_string(),
-            detail,
-        };
-        let mut settings = SystemOneSettings {
-            provider: config.provider.clone(),
-            model: config.model.clone(),
-            api_key: config.api_key.clone(),
-            base_url: config.base_url.clone(),
-            account_id: config.account_id.clone(),
-            ..SystemOneSettings::default()
-        };
-        if let Some(timeout) = config.timeout {
-            settings.timeout = seconds(timeout).map_err(|e| bad("metric.systemone.timeout", e))?;
+            detail: detail.into(),
         }
-        let env = |key: &str| self.config.env(key);
-        let client = SystemOneClient::new(&settings, &env)
-            .map_err(|e| bad("metric.systemone", e.to_string()))?;
-        let cache = match &config.cache {
-            Some(path) => {
-                AnswerCache::open(path).map_err(|e| bad("metric.systemone.cache", e.to_string()))?
-            }
-            None => AnswerCache::in_memory(),
-        };
-        let checks = config
-            .checks
-            .iter()
-            .map(|c| {
-                SystemOneCheck::new(
-                    c.name.clone(),
-                    c.question.clone(),
-                    c.if_true.clone(),
-                    c.if_false.clone(),
-                    c.weight,
-                )
-            })
-            .collect();
-        if self.ledger.limits().max_usd.is_some() {
-            return Err(bad(
-                "metric.systemone",
-                "optimizer.budget.max_usd is set, but the price of System One requests is not known, so that budget could not be kept; bound them with max_calls instead".to_string(),
-            ));
-        }
-        let (provider, url) = (client.provider().to_string(), client.url().to_string());
-        let mut model: Arc<dyn DecisionModel> = Arc::new(client);
-        // The run's model cache and budget stand in front of System One as of every model.
-        if let Some(store) = self.layers()?.cache() {
-            model = Arc::new(CachedDecisions::new(model, store.clone(), &provider, &url));
-        }
-        let model = Arc::new(BudgetedDecisions::new(
-            model,
-            self.ledger.clone(),
-            &provider,
-        ));
-        SystemOneMetric::new(
-            model,
-            Arc::new(cache),
-            checks,
-            config.threshold,
-            config.include_expected,
-        )
-        .map_err(|e| bad("metric.systemone.checks", e))
     }
 }
 
-/// A duration from a number of seconds in a config, refusing what is not a positive time.
-fn seconds(value: f64) -> Result<Duration, String> {
-    Duration::try_from_secs_f64(value)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("{value} seconds is not a positive duration; use e.g. 30"))
-}
-
-/// Reads and parses a SKILL.md file.
+/// Reads and parses a SKILL.md file, or the `SKILL.md` of a skill folder (as `export`,
+/// `install` and `validate` take either).
 pub fn read_skill(path: &Path) -> Result<Skill, EngineError> {
-    let text = read_text("skill file", path)?;
-    Skill::parse(&text).map_err(|cause| EngineError::Skill {
-        path: path.to_path_buf(),
-        cause,
-    })
-}
-
-fn read_text(what: &'static str, path: &Path) -> Result<String, EngineError> {
-    std::fs::read_to_string(path).map_err(|e| EngineError::Read {
-        what,
-        path: path.to_path_buf(),
-        detail: match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file; check the path (relative paths in a config are relative to the config file)".into(),
-            _ => e.to_string(),
-        },
-    })
+    let file = if path.is_dir() && path.join("SKILL.md").is_file() {
+        path.join("SKILL.md")
+    } else {
+        path.to_path_buf()
+    };
+    let text = input::read_text(&file, input::SKILL)?;
+    Skill::parse(&text).map_err(|cause| EngineError::Skill { path: file, cause })
 }

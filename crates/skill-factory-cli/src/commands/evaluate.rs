@@ -1,4 +1,8 @@
 //! `skill-factory evaluate`: score a skill on (part of) the dataset.
+//!
+//! Exit codes: 0 when it scored, 2 on a user error, 3 when no rollout reached its model or
+//! program (an unreachable provider, an agent CLI that does not start): the score printed is
+//! then no measurement.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -6,7 +10,9 @@ use std::sync::Arc;
 use anyhow::bail;
 use serde_json::json;
 use skill_factory::evaluate::evaluate;
-use skill_factory::session::Session;
+use skill_factory::optimizer::StopReason;
+use skill_factory::session::{Session, SessionOptions};
+use skill_factory::{harness, metric};
 use skill_factory_core::{Evaluation, Task};
 
 use crate::cli::{EvaluateArgs, SplitChoice};
@@ -15,13 +21,18 @@ use crate::progress::TaskBar;
 
 /// Runs the command.
 pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
-    let mut session = Session::open(&args.config, args.skill.as_deref())?;
-    if args.no_cache {
-        session.disable_cache();
-    }
+    let session = Session::open(
+        &args.config,
+        SessionOptions {
+            skill: args.skill.clone(),
+            no_cache: args.no_cache,
+            budgeted: false,
+            record: false,
+        },
+    )?;
     let tasks = select_tasks(&session, args.split)?;
-    let harness = session.harness()?;
-    let metric = session.metric()?;
+    let harness = harness::from_config(&session)?;
+    let metric = metric::from_config(&session)?;
     let workers = session.config.config.harness.max_workers.max(1);
     let bar = Arc::new(TaskBar::new(tasks.len(), "evaluate"));
     let evaluation = evaluate(
@@ -34,7 +45,7 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     )
     .await;
     bar.finish();
-    if let Some(line) = model_calls_line(&session) {
+    if let Some(line) = super::model_calls_line(&session) {
         errln!("{line}");
     }
     if args.json {
@@ -45,33 +56,15 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     } else {
         print_text(&evaluation, args.worst);
     }
+    if let Some(error) = evaluation.all_unreachable() {
+        let stop = StopReason::RolloutsFailed {
+            what: "the evaluation".to_owned(),
+            error: error.to_owned(),
+        };
+        errln!("The evaluation measured nothing: {}.", stop.detail());
+        return Ok(ExitCode::from(super::NOTHING_WORKED));
+    }
     Ok(ExitCode::SUCCESS)
-}
-
-/// How many calls went to the models and how many the cache answered, for stderr (stdout
-/// stays the score and the report); nothing when no model was called over the network.
-fn model_calls_line(session: &Session) -> Option<String> {
-    let layers = session.layers_in_use()?;
-    if let Some(replay) = layers.replay() {
-        return Some(format!(
-            "Model calls: answered from the recording {}",
-            replay.path().display()
-        ));
-    }
-    let sent = layers.scheduler().requests_sent();
-    let (hits, misses) = layers
-        .cache()
-        .map(|cache| (cache.run_hits(), cache.run_misses()))
-        .unwrap_or_default();
-    if sent + hits + misses == 0 {
-        return None;
-    }
-    Some(match layers.cache() {
-        Some(_) => format!(
-            "Model calls: {hits} answered from the cache, {misses} asked ({sent} HTTP requests sent)"
-        ),
-        None => format!("Model calls: {sent} HTTP requests sent (cache off)"),
-    })
 }
 
 fn select_tasks(session: &Session, choice: SplitChoice) -> anyhow::Result<Vec<Task>> {
@@ -97,6 +90,13 @@ fn print_text(evaluation: &Evaluation, worst: usize) {
         evaluation.size()
     );
     let failed = evaluation.failed();
+    if worst == 0 {
+        // Nothing asked for below the score: no empty "Worst tasks:" header.
+        if failed > 0 {
+            outln!("Failed rollouts: {failed} (scored 0)");
+        }
+        return;
+    }
     if failed > 0 {
         outln!("Failed rollouts: {failed} (scored 0; reasons below)");
     }

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use skill_factory::bundle::SkillBundle;
-use skill_factory::install::{
+use skill_factory_package::bundle::SkillBundle;
+use skill_factory_package::install::{
     AGENTS, Agent, GlobalBase, HomeDirs, InstallStatus, Scope, find_agent, install,
 };
 
@@ -31,9 +31,13 @@ pub fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
     } else {
         let root = args.project.clone().unwrap_or_else(|| PathBuf::from("."));
         if !root.is_dir() {
+            let what = if root.exists() {
+                "a file, not a folder. Pass the project's folder"
+            } else {
+                "no such folder. Pass an existing project folder"
+            };
             bail!(
-                "--project {}: no such folder. Pass an existing project folder, or leave \
-                 --project out to install into the current folder.",
+                "--project {}: {what}, or leave --project out to install into the current folder.",
                 root.display()
             );
         }

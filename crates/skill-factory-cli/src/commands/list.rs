@@ -3,8 +3,7 @@
 use std::process::ExitCode;
 
 use skill_factory::config::HarnessType;
-use skill_factory::metric::golden::GoldenMode;
-use skill_factory::metric::programmatic::Check;
+use skill_factory::config::{Check, GoldenMode};
 use skill_factory_llm::providers::provider_names;
 use skill_factory_llm::systemone::systemone_provider_names;
 

@@ -1,11 +1,45 @@
 //! One module per command.
 
+use skill_factory::session::Session;
+
 pub mod cache;
 pub mod evaluate;
 pub mod export;
 pub mod gallery;
 pub mod install;
+pub mod lab;
 pub mod list;
 pub mod models;
 pub mod optimize;
 pub mod validate;
+
+/// The exit code of a run or an evaluation in which nothing worked: every rollout failed, or
+/// every request to the optimizer model, so its score measures nothing.
+pub const NOTHING_WORKED: u8 = 3;
+
+/// How many calls went to the models and how many the cache answered, for stderr (stdout
+/// stays the score and the report); nothing when no model was called over the network.
+pub fn model_calls_line(session: &Session) -> Option<String> {
+    let layers = session.layers_in_use()?;
+    if let Some(replay) = layers.replay() {
+        return Some(format!(
+            "Model calls: answered from the recording {}; nothing was sent (the calls, tokens \
+             and cost shown are the recorded run's)",
+            replay.path().display()
+        ));
+    }
+    let sent = layers.scheduler().requests_sent();
+    let (hits, misses) = layers
+        .cache()
+        .map(|cache| (cache.run_hits(), cache.run_misses()))
+        .unwrap_or_default();
+    if sent + hits + misses == 0 {
+        return None;
+    }
+    Some(match layers.cache() {
+        Some(_) => format!(
+            "Model calls: {hits} answered from the cache, {misses} asked ({sent} HTTP requests sent)"
+        ),
+        None => format!("Model calls: {sent} HTTP requests sent (cache off)"),
+    })
+}

@@ -2,66 +2,84 @@
 //!
 //! Exit codes: 0 when the run finished (a budget stop included), 2 on a user error (bad
 //! config, missing key, unwritable folder), 1 when `--min-improvement X` is set and the
-//! improvement is below X, 130 when the run was stopped with Ctrl-C (its report and result
-//! are still written). A second Ctrl-C quits at once.
+//! improvement is below X, 3 when it stopped because nothing worked (every rollout of an
+//! evaluation failed, or every request to the optimizer model), 130 when the run was stopped
+//! with Ctrl-C (its report and result are still written). A second Ctrl-C quits at once.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use skill_factory::bundle::SkillBundle;
 use skill_factory::cancel::CancelToken;
-use skill_factory::export::{export_bundle, install_hint};
 use skill_factory::optimizer::StopReason;
 use skill_factory::run::result::round4;
 use skill_factory::run::{self, RunOptions};
 use skill_factory::session::Session;
+use skill_factory::session::SessionOptions;
+use skill_factory_package::bundle::SkillBundle;
+use skill_factory_package::export::{check_destination, export_bundle, install_hint};
 use tokio::task::JoinHandle;
 
-use crate::cli::OptimizeArgs;
+use crate::cli::{Kind, OptimizeArgs};
 use crate::interrupt::{self, INTERRUPTED};
 use crate::live::LiveDisplay;
 use crate::output::{errln, out, outln};
 
 /// Runs the command.
 pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
+    let classifier = match args.kind {
+        Some(kind) => kind == Kind::Classifier,
+        None => skill_factory::config::is_classifier_config(&args.config),
+    };
+    if classifier {
+        return super::lab::optimize_classifier(&args.config, args.out.as_deref()).await;
+    }
     if let Some(x) = args.min_improvement
         && !x.is_finite()
     {
         bail!("--min-improvement must be a number such as 0.05 (5 points), got {x}");
     }
-    let mut session = Session::open(&args.config, None)?;
-    if args.no_cache {
-        session.disable_cache();
-    }
+    let session = Session::open(
+        &args.config,
+        SessionOptions {
+            skill: None,
+            no_cache: args.no_cache,
+            budgeted: true,
+            record: args.record,
+        },
+    )?;
     let seed_file = session
         .skill_path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| session.skill_path.display().to_string());
-    outln!(
-        "Optimizing {seed_file} with '{}'…",
-        session.config.config.optimizer.name
-    );
+    let seed = SkillBundle::load(&session.skill_path)
+        .with_context(|| format!("cannot read {}", session.skill_path.display()));
     // Only the body is optimized: what the seed's frontmatter or folder breaks of the Agent
     // Skills spec stays broken in the best skill, so it is said now, not at export.
-    if let Ok(bundle) = SkillBundle::load(&session.skill_path) {
+    if let Ok(bundle) = &seed {
         for finding in bundle.findings() {
             errln!("{seed_file}: {finding}");
         }
     }
+    // An export that cannot happen is refused now, not after a paid run.
+    let emit = emit_target(&args, &session, seed)?;
 
-    let ledger = run::ledger_for(&session.config.config);
-    let display = Arc::new(LiveDisplay::new(ledger.clone()));
+    // Said once the run has started, so a missing key or a bad block is the first thing said.
+    let heading = format!(
+        "Optimizing {seed_file} with '{}'…",
+        session.config.config.optimizer.name
+    );
+    let display = Arc::new(LiveDisplay::new(session.ledger().clone(), heading));
     let cancel = CancelToken::new();
     let interrupts = watch_interrupts(cancel.clone());
     let outcome = run::optimize(
-        &mut session,
+        &session,
         RunOptions {
             runs_dir: args.out.clone(),
             cancel: cancel.clone(),
             display: Some(display.clone()),
-            ledger: Some(ledger),
         },
     )
     .await;
@@ -78,14 +96,22 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         result.improvement() * 100.0
     );
     outln!("Artifacts: {}", outcome.folder.path.display());
+    outln!(
+        "Report: {}",
+        outcome.folder.latest_file(run::REPORT_FILE).display()
+    );
+    if let Some(line) = super::model_calls_line(&session) {
+        errln!("{line}");
+    }
 
-    let output = &session.config.config.output;
-    if let Some(dir) = args.emit.as_ref().or(output.emit_skill_dir.as_ref()) {
-        let collection = args.collection || output.as_collection;
-        let mut bundle = SkillBundle::load(&session.skill_path)
-            .with_context(|| format!("cannot read {}", session.skill_path.display()))?;
+    if let Some(Emit {
+        dir,
+        collection,
+        mut bundle,
+    }) = emit
+    {
         bundle.skill = result.best_skill.clone();
-        let exported = export_bundle(&bundle, dir, collection)?;
+        let exported = export_bundle(&bundle, &dir, collection, args.force)?;
         for warning in &exported.warnings {
             errln!("{warning}");
         }
@@ -94,6 +120,10 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
 
     if result.stop == Some(StopReason::Cancelled) {
         return Ok(ExitCode::from(INTERRUPTED));
+    }
+    if let Some(stop) = result.stop.as_ref().filter(|stop| stop.is_failure()) {
+        errln!("The run stopped early: {}.", stop.detail());
+        return Ok(ExitCode::from(super::NOTHING_WORKED));
     }
     if let Some(wanted) = args.min_improvement {
         // Compared at the 4 decimals of result.json, so 0.55 − 0.5 counts as 0.05.
@@ -108,6 +138,38 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where and how the best skill is exported, with the seed folder it takes its files from.
+struct Emit {
+    dir: PathBuf,
+    collection: bool,
+    bundle: SkillBundle,
+}
+
+/// The export of the best skill (`--emit`, else `output.emit_skill_dir`), checked before the
+/// run: an export folder that is one of the run's inputs (the session checked the config's
+/// already), a file, or one that already holds a skill (without `--force`) is refused now.
+fn emit_target(
+    args: &OptimizeArgs,
+    session: &Session,
+    seed: anyhow::Result<SkillBundle>,
+) -> anyhow::Result<Option<Emit>> {
+    let output = &session.config.config.output;
+    let Some(dir) = args.emit.as_ref().or(output.emit_skill_dir.as_ref()) else {
+        return Ok(None);
+    };
+    if let Some(flag) = &args.emit {
+        session.check_output("--emit", flag)?;
+    }
+    let collection = args.collection || output.as_collection;
+    let bundle = seed?;
+    check_destination(&bundle, dir, collection, args.force)?;
+    Ok(Some(Emit {
+        dir: dir.clone(),
+        collection,
+        bundle,
+    }))
 }
 
 /// The first Ctrl-C asks the run to stop after the calls in flight; the second quits at once.

@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use skill_factory::skill_spec::Severity;
-use skill_factory::validate::validate_path;
+use skill_factory_package::spec::Severity;
+use skill_factory_package::validate::validate_path;
 
 use crate::cli::ValidateArgs;
 use crate::output::outln;

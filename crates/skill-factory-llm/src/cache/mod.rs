@@ -14,4 +14,6 @@ mod store;
 
 pub use key::{CacheKey, KEY_FORMAT};
 pub use model::CachedModel;
-pub use store::{CacheError, CacheMode, CacheStats, CacheStore, Cleared, Hit, SCHEMA_VERSION};
+pub use store::{
+    APPLICATION_ID, CacheError, CacheMode, CacheStats, CacheStore, Cleared, Hit, SCHEMA_VERSION,
+};

@@ -8,12 +8,16 @@
 //!   not yet returned, never the file.
 //! * **Fast reads**: a lookup is one indexed primary-key read on a connection of its own that
 //!   writes never block; use counts and last-use times are batched into the next write.
-//! * **Versioned**: `PRAGMA user_version` holds [`SCHEMA_VERSION`]; a file from a newer build, a
-//!   database that is not a cache, or a damaged file is an error naming the path and the fix.
+//! * **Versioned and marked**: `PRAGMA user_version` holds [`SCHEMA_VERSION`] and
+//!   `PRAGMA application_id` holds [`APPLICATION_ID`]; a file from a newer build, a damaged
+//!   cache, or a file that is not a cache at all is an error naming the path and the fix.
+//! * **Never another program's file**: a path that holds something else (a text file, another
+//!   program's database) is refused by every operation and never deleted, so pointing
+//!   `cache.path` at a dataset by mistake loses nothing.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
@@ -24,6 +28,14 @@ use crate::request::{ChatResponse, StopReason, TokenUsage};
 
 /// The layout version this build reads and writes.
 pub const SCHEMA_VERSION: i64 = 1;
+
+/// The `application_id` of a Skill Factory cache (`SFch`): written when a cache is created or
+/// first opened by a writer, it is what tells a damaged cache, which may be deleted, from
+/// another program's file, which never is.
+pub const APPLICATION_ID: i32 = 0x5346_6368;
+
+/// The header of an SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// How long a writer waits for another process's write before giving up on that write.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -66,11 +78,11 @@ pub enum CacheMode {
 }
 
 /// Why the cache cannot be used. Every message names the file and what to do.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum CacheError {
-    /// The file is damaged, or is not a Skill Factory cache.
+    /// The file is a Skill Factory cache, but damaged.
     #[error(
-        "the model cache {} is unreadable ({detail}); delete it or run `skill-factory cache clear --path {}`, or set cache.path to another file",
+        "the model cache {} is damaged ({detail}); run `skill-factory cache clear --path {}` to start a new one, or set cache.path to another file",
         path.display(), path.display()
     )]
     Corrupt {
@@ -78,6 +90,17 @@ pub enum CacheError {
         path: PathBuf,
         /// What SQLite or the check said.
         detail: String,
+    },
+    /// The file is something else than a Skill Factory cache; it is left as it is.
+    #[error(
+        "{} is not a Skill Factory model cache ({what}), so it was not touched; set cache.path to another file (by default .skill-factory/cache.sqlite beside the config)",
+        path.display()
+    )]
+    NotACache {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead (`not an SQLite database`, `another program's SQLite database`).
+        what: String,
     },
     /// The file was written by a newer build with another layout.
     #[error(
@@ -92,12 +115,15 @@ pub enum CacheError {
     },
     /// The file or its folder cannot be opened, created or written (permissions, a full
     /// disk, a lock held too long by another process).
-    #[error("cannot use the model cache {}: {detail}", path.display())]
+    #[error("cannot use the model cache {}: {source}{hint}", path.display())]
     Access {
-        /// The cache file.
+        /// The cache file (or the file of it that could not be deleted).
         path: PathBuf,
-        /// What went wrong, and the fix where there is an obvious one.
-        detail: String,
+        /// What SQLite or the operating system said (shared, so the error stays cheap to clone).
+        source: Arc<dyn std::error::Error + Send + Sync>,
+        /// What was being done, or the fix where there is an obvious one (` (free some space
+        /// ...)`); empty when the cause says it all.
+        hint: String,
     },
 }
 
@@ -124,12 +150,22 @@ pub struct CacheStats {
     pub last_used: Option<i64>,
 }
 
+/// What a file at a cache path is, as far as its header and tables tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Identity {
+    /// A Skill Factory cache (marked, or unmarked with only our tables), or an empty file.
+    Ours,
+    /// Anything else, and what it is.
+    Foreign(String),
+}
+
 /// What clearing did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cleared {
     /// The file held this many entries; it is now empty.
     Emptied(u64),
-    /// The file was unreadable, so it (and its WAL files) were deleted.
+    /// The file was a cache too damaged (or too new) to empty, so it and its WAL files were
+    /// deleted; why it could not be emptied.
     Removed(String),
     /// There was no file.
     Missing,
@@ -337,19 +373,20 @@ impl CacheStore {
     /// [`CacheStore::put`] on tokio's blocking pool: SQLite may wait for another process's
     /// write, which must not hold an async worker.
     pub async fn put_in_background(
-        self: &std::sync::Arc<Self>,
+        self: &Arc<Self>,
         key: CacheKey,
         provider: String,
         model: String,
         response: ChatResponse,
     ) -> Result<(), CacheError> {
-        let store = std::sync::Arc::clone(self);
+        let store = Arc::clone(self);
         tokio::task::spawn_blocking(move || store.put(&key, &provider, &model, &response))
             .await
             .unwrap_or_else(|stopped| {
                 Err(CacheError::Access {
                     path: self.path.clone(),
-                    detail: format!("the model cache writer stopped: {stopped}"),
+                    source: Arc::new(stopped),
+                    hint: " (the model cache writer stopped)".to_string(),
                 })
             })
     }
@@ -453,29 +490,30 @@ impl CacheStore {
     }
 
     /// Empties the cache at `path` while other processes may be using it: the entries are
-    /// deleted in one transaction and the space is given back. A file too damaged to open is
-    /// deleted instead, with its WAL files.
+    /// deleted in one transaction and the space is given back. A cache too damaged (or too
+    /// new) to open is deleted instead, with its WAL files. A file that is not a Skill Factory
+    /// cache is refused ([`CacheError::NotACache`]) and left as it is.
     pub fn clear(path: &Path) -> Result<Cleared, CacheError> {
         if !path.exists() {
             return Ok(Cleared::Missing);
         }
+        if let Identity::Foreign(what) = identify(path)? {
+            return Err(CacheError::NotACache {
+                path: path.to_path_buf(),
+                what,
+            });
+        }
         let store = match CacheStore::open(path, CacheMode::ReadWrite) {
             Ok(store) => store,
             Err(CacheError::Corrupt { detail, .. }) => {
-                for suffix in ["", "-wal", "-shm"] {
-                    let file = sidecar(path, suffix);
-                    match std::fs::remove_file(&file) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => {
-                            return Err(CacheError::Access {
-                                path: file,
-                                detail: format!("cannot delete it: {e}"),
-                            });
-                        }
-                    }
-                }
+                remove_with_sidecars(path)?;
                 return Ok(Cleared::Removed(detail));
+            }
+            Err(CacheError::NewerSchema { found, .. }) => {
+                remove_with_sidecars(path)?;
+                return Ok(Cleared::Removed(format!(
+                    "layout version {found}, newer than this build's {SCHEMA_VERSION}"
+                )));
             }
             Err(other) => return Err(other),
         };
@@ -553,7 +591,8 @@ impl CacheStore {
         if let Some(folder) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(folder).map_err(|e| CacheError::Access {
                 path: self.path.clone(),
-                detail: format!("cannot create the folder {}: {e}", folder.display()),
+                source: Arc::new(e),
+                hint: format!(" (while creating its folder {})", folder.display()),
             })?;
         }
         let connection = Connection::open(&self.path).map_err(|e| self.error(e))?;
@@ -584,7 +623,7 @@ impl CacheStore {
 
     fn create_tables(&self, connection: &Connection) -> Result<(), CacheError> {
         let result = connection.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {APPLICATION_ID}; COMMIT;"
         ));
         if let Err(error) = result {
             let _ = connection.execute_batch("ROLLBACK;");
@@ -597,25 +636,27 @@ impl CacheStore {
     fn check_layout(&self, connection: &Connection) -> Result<(), CacheError> {
         // One statement, so one snapshot: read apart, another process could create the
         // tables and set the version in between.
-        let (version, foreign): (i64, i64) = connection
+        let (version, application_id, foreign): (i64, i32, i64) = connection
             .query_row(
                 "SELECT (SELECT user_version FROM pragma_user_version),
+                        (SELECT application_id FROM pragma_application_id),
                         (SELECT COUNT(*) FROM sqlite_master
-                         WHERE type = 'table' AND name NOT IN ('responses', 'counters'))",
+                         WHERE type = 'table' AND name NOT IN ('responses', 'counters')
+                           AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\')",
                 [],
-                |row| Ok((row.get(0)?, row.get(1)?)),
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
             )
             .map_err(|e| self.error(e))?;
+        if foreign > 0 || (application_id != 0 && application_id != APPLICATION_ID) {
+            return Err(CacheError::NotACache {
+                path: self.path.clone(),
+                what: "another program's SQLite database".to_string(),
+            });
+        }
         if version > SCHEMA_VERSION {
             return Err(CacheError::NewerSchema {
                 path: self.path.clone(),
                 found: version,
-            });
-        }
-        if version == 0 && foreign > 0 {
-            return Err(CacheError::Corrupt {
-                path: self.path.clone(),
-                detail: "an SQLite database, but not a Skill Factory cache".to_string(),
             });
         }
         Ok(())
@@ -624,34 +665,44 @@ impl CacheStore {
     fn error(&self, error: rusqlite::Error) -> CacheError {
         let path = self.path.clone();
         match error.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => CacheError::Corrupt {
+            Some(ErrorCode::NotADatabase) => CacheError::NotACache {
+                path,
+                what: "not an SQLite database".to_string(),
+            },
+            Some(ErrorCode::DatabaseCorrupt) => CacheError::Corrupt {
                 path,
                 detail: error.to_string(),
             },
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => CacheError::Access {
-                path,
-                detail: format!(
-                    "{error} (another process held it for more than {} s)",
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+                let hint = format!(
+                    " (another process held it for more than {} s)",
                     BUSY_TIMEOUT.as_secs()
-                ),
-            },
-            Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied | ErrorCode::CannotOpen) => {
-                CacheError::Access {
-                    path,
-                    detail: format!(
-                        "{error} (check the permissions of the file and its folder, or set cache.path)"
-                    ),
-                }
+                );
+                access(path, error, &hint)
             }
-            Some(ErrorCode::DiskFull) => CacheError::Access {
+            Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied | ErrorCode::CannotOpen) => {
+                access(
+                    path,
+                    error,
+                    " (check the permissions of the file and its folder, or set cache.path)",
+                )
+            }
+            Some(ErrorCode::DiskFull) => access(
                 path,
-                detail: format!("{error} (free some space or run `skill-factory cache prune`)"),
-            },
-            _ => CacheError::Access {
-                path,
-                detail: error.to_string(),
-            },
+                error,
+                " (free some space or run `skill-factory cache prune`)",
+            ),
+            _ => access(path, error, ""),
         }
+    }
+}
+
+/// [`CacheError::Access`] with SQLite's error as its cause.
+fn access(path: PathBuf, error: rusqlite::Error, hint: &str) -> CacheError {
+    CacheError::Access {
+        path,
+        source: Arc::new(error),
+        hint: hint.to_string(),
     }
 }
 
@@ -698,6 +749,82 @@ fn is_busy(error: &rusqlite::Error) -> bool {
         error.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     )
+}
+
+/// Deletes a cache file and its WAL files.
+fn remove_with_sidecars(path: &Path) -> Result<(), CacheError> {
+    for suffix in ["", "-wal", "-shm"] {
+        let file = sidecar(path, suffix);
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(CacheError::Access {
+                    path: file,
+                    source: Arc::new(e),
+                    hint: " (while deleting it)".to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Tells a Skill Factory cache (which `clear` may empty or delete) from anything else (which
+/// it never touches), from the file's header and, for an unmarked database, its tables. An
+/// empty file counts as an empty cache: clearing it loses nothing.
+fn identify(path: &Path) -> Result<Identity, CacheError> {
+    use std::io::Read;
+    let foreign = |what: &str| Ok(Identity::Foreign(what.to_string()));
+    let access = |source: std::io::Error| CacheError::Access {
+        path: path.to_path_buf(),
+        source: Arc::new(source),
+        hint: String::new(),
+    };
+    let metadata = std::fs::metadata(path).map_err(access)?;
+    if !metadata.is_file() {
+        return foreign("not a regular file");
+    }
+    if metadata.len() == 0 {
+        return Ok(Identity::Ours);
+    }
+    let mut header = [0u8; 100];
+    let mut file = std::fs::File::open(path).map_err(access)?;
+    let read = file.read(&mut header).map_err(access)?;
+    if read < header.len() || &header[..16] != SQLITE_MAGIC {
+        return foreign("not an SQLite database");
+    }
+    let application_id = i32::from_be_bytes([header[68], header[69], header[70], header[71]]);
+    if application_id == APPLICATION_ID {
+        return Ok(Identity::Ours);
+    }
+    if application_id != 0 {
+        return foreign("another program's SQLite database");
+    }
+    // Unmarked: a cache written before the mark, or a database of someone else's.
+    let tables = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).and_then(
+        |connection| {
+            let mut statement =
+                connection.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+            let names = statement
+                .query_map([], |row| row.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(names)
+        },
+    );
+    match tables {
+        Ok(names)
+            if names
+                .iter()
+                .all(|n| n == "responses" || n == "counters" || n.starts_with("sqlite_")) =>
+        {
+            Ok(Identity::Ours)
+        }
+        Ok(_) => foreign("another program's SQLite database"),
+        Err(_) => foreign(
+            "an SQLite database without the Skill Factory mark, which cannot be read; if it is an old cache, delete it yourself",
+        ),
+    }
 }
 
 /// `path` with `suffix` appended to its file name (`cache.sqlite-wal`).

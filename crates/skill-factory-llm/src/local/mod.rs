@@ -64,6 +64,21 @@ pub fn build_local(
     settings: &ProviderSettings,
     model: Option<&str>,
 ) -> Result<Arc<dyn ChatModel>, LlmError> {
+    let (path, slots) = checked(settings, model)?;
+    let info = gguf::read_gguf_info(&path)?;
+    imp::build(&path, info, slots, settings)
+}
+
+/// The name a `local` block's model is recorded under ([`model_name`]), for a replay, which
+/// needs neither the file nor the engine: the block is checked as [`build_local`] checks it,
+/// so a config that would fail live fails in a replay too.
+pub fn replayed_name(settings: &ProviderSettings, model: Option<&str>) -> Result<String, LlmError> {
+    checked(settings, model).map(|(path, _)| model_name(&path))
+}
+
+/// The model file and the number of slots of a `local` block, checked without opening the
+/// file.
+fn checked(settings: &ProviderSettings, model: Option<&str>) -> Result<(PathBuf, usize), LlmError> {
     let model = model
         .map(str::trim)
         .filter(|m| !m.is_empty())
@@ -83,7 +98,6 @@ pub fn build_local(
             path.display()
         )));
     }
-    let info = gguf::read_gguf_info(&path)?;
     let slots = match settings.max_concurrency {
         Some(0) => {
             return Err(LlmError::Config(
@@ -99,21 +113,21 @@ pub fn build_local(
         None => DEFAULT_SLOTS,
     };
     if let Some(seconds) = settings.timeout {
-        crate::providers::seconds_key("timeout", seconds)?;
+        crate::settings::seconds_key("timeout", seconds)?;
     }
-    imp::build(&path, info, slots, settings)
+    Ok((path, slots))
 }
 
 /// Keys of a hosted provider make no sense for a file on disk; saying so beats ignoring them.
 fn reject_http_keys(settings: &ProviderSettings) -> Result<(), LlmError> {
-    // `api_key` is not among them: replaying a recording gives every client a placeholder key.
     let mut keys = vec![
+        ("api_key", settings.api_key.is_some()),
         ("base_url", settings.base_url.is_some()),
         ("api_version", settings.api_version.is_some()),
         ("deployment", settings.deployment.is_some()),
     ];
-    keys.extend(crate::providers::fake_keys(settings));
-    let Some(present) = crate::providers::keys_set(&keys) else {
+    keys.extend(settings.fake_keys());
+    let Some(present) = crate::settings::keys_set(&keys) else {
         return Ok(());
     };
     Err(LlmError::Config(format!(
@@ -121,9 +135,8 @@ fn reject_http_keys(settings: &ProviderSettings) -> Result<(), LlmError> {
     )))
 }
 
-#[cfg(feature = "local")]
-/// The file name of a model path, which names the model in answers and cache keys.
-fn model_name(path: &Path) -> String {
+/// The file name of a model path, which names the model in answers, cache keys and recordings.
+pub fn model_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
@@ -375,7 +388,10 @@ mod tests {
             ..block(Some("m.gguf"))
         };
         let error = error_of(&settings);
-        assert!(error.contains("keys base_url do not apply"), "{error}");
+        assert!(
+            error.contains("keys api_key, base_url do not apply"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ use super::provider::{Endpoint, SystemOneSettings};
 use super::question::Question;
 use crate::http::{error_chain, truncate};
 use crate::retry::retry_after;
+use crate::url::EndpointUrl;
 
 /// How many characters of an error body are quoted in a message.
 const ERROR_BODY_CHARS: usize = 200;
@@ -48,6 +49,8 @@ pub trait DecisionModel: Send + Sync {
 pub struct SystemOneClient {
     http: reqwest::Client,
     endpoint: Endpoint,
+    /// The endpoint's URL, and how it may be shown.
+    url: EndpointUrl,
     headers: HeaderMap,
     timeout: Duration,
     max_retries: u32,
@@ -90,6 +93,7 @@ impl SystemOneClient {
             .map_err(|e| SystemOneError::Config(format!("could not start the HTTP client: {e}")))?;
         Ok(SystemOneClient {
             http,
+            url: EndpointUrl::new(endpoint.url.clone()),
             endpoint,
             headers,
             timeout: settings.timeout,
@@ -103,16 +107,17 @@ impl SystemOneClient {
         self.endpoint.provider
     }
 
-    /// The URL requests go to.
+    /// The URL requests go to, as it may be shown (credentials redacted).
     pub fn url(&self) -> &str {
-        &self.endpoint.url
+        self.url.shown()
     }
 
     fn redact(&self, text: &str) -> String {
-        match &self.endpoint.key {
+        let text = match &self.endpoint.key {
             Some(key) => key.redact(text),
             None => text.to_string(),
-        }
+        };
+        self.url.redact(&text)
     }
 
     fn request_error(&self, detail: String) -> SystemOneError {
@@ -126,7 +131,7 @@ impl SystemOneClient {
         let exchange = async {
             let response = self
                 .http
-                .post(&self.endpoint.url)
+                .post(self.url.url())
                 .headers(self.headers.clone())
                 .body(body.to_vec())
                 .send()

@@ -13,7 +13,9 @@
 //! * [`answer`]: reading and checking a response, all or nothing;
 //! * [`cache`]: the append-only `answers.jsonl` answer cache;
 //! * [`layers`]: the run's SQLite model cache and budget in front of a decision model;
-//! * [`fake`]: a deterministic in-process model for tests.
+//! * [`fake`]: a deterministic in-process model for tests;
+//! * [`script`]: the scripted model of `provider: scripted`, answering from regex rules in a
+//!   YAML file (offline examples and tests).
 
 pub mod answer;
 pub mod cache;
@@ -22,6 +24,7 @@ pub mod fake;
 pub mod layers;
 pub mod provider;
 pub mod question;
+pub mod script;
 
 pub use answer::Answers;
 pub use cache::{AnswerCache, AnswerKey, CachedAnswer};
@@ -32,13 +35,15 @@ pub use provider::{
     Endpoint, SYSTEMONE_PROVIDERS, SystemOneProvider, SystemOneSettings, systemone_provider_names,
 };
 pub use question::{Question, sha24};
+pub use script::{SCRIPTED_PROVIDER, scripted};
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Why a System One client could not be built, a request failed, or the cache is unusable.
 ///
 /// Messages never contain an API key: request errors are redacted before they are built.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SystemOneError {
     /// The settings cannot work: unknown provider, no key, no `base_url` for `custom`, a
     /// plain-HTTP URL to a remote host, ...
@@ -69,11 +74,11 @@ pub enum SystemOneError {
         detail: String,
     },
     /// The answer cache file could not be read or written.
-    #[error("answer cache {}: {detail}", path.display())]
+    #[error("answer cache {}: {source}", path.display())]
     CacheIo {
         /// The cache file.
         path: PathBuf,
-        /// What the operating system said.
-        detail: String,
+        /// What the operating system said (shared, so the error stays cheap to clone).
+        source: Arc<std::io::Error>,
     },
 }

@@ -8,6 +8,7 @@
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use skill_factory_pycompat::json;
 
 /// How many hex characters of a SHA-256 a hash keeps.
 const HASH_HEX_CHARS: usize = 24;
@@ -39,11 +40,11 @@ impl Question {
 
     /// The question hash: sha24 of `JSON.stringify([instructions, true, false])`.
     pub fn hash(&self) -> String {
-        sha24(&js_string_array(&[
-            &self.instructions,
-            &self.if_true,
-            &self.if_false,
-        ]))
+        sha24(&json::dumps_js(&json!([
+            self.instructions,
+            self.if_true,
+            self.if_false
+        ])))
     }
 
     /// The question in the request body: a `choice` between the criteria keyed `true` and
@@ -64,18 +65,6 @@ pub fn sha24(text: &str) -> String {
     let mut hex = hex::encode(digest);
     hex.truncate(HASH_HEX_CHARS);
     hex
-}
-
-/// `JSON.stringify` of an array of strings. serde_json escapes strings exactly as JavaScript
-/// does (`"`, `\`, the short escapes `\b \f \n \r \t`, other control characters as lower-case
-/// `\u00XX`, nothing else), and a Rust string cannot hold the lone surrogates that are the
-/// only other case JavaScript escapes.
-fn js_string_array(items: &[&str]) -> String {
-    serde_json::to_string(items).unwrap_or_else(|_| {
-        // Serializing strings into a String cannot fail; keep a correct fallback anyway.
-        let quoted: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
-        format!("[{}]", quoted.join(","))
-    })
 }
 
 #[cfg(test)]
@@ -100,7 +89,7 @@ mod tests {
     #[test]
     fn compact_json_keeps_non_ascii_slashes_and_line_separators_raw() {
         assert_eq!(
-            js_string_array(&["é/\u{2028}", "\u{1}\u{8}\u{c}"]),
+            json::dumps_js(&json!(["é/\u{2028}", "\u{1}\u{8}\u{c}"])),
             "[\"é/\u{2028}\",\"\\u0001\\b\\f\"]"
         );
     }

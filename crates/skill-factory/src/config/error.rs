@@ -2,8 +2,9 @@
 //! known, the key path, and what to do.
 
 use std::fmt;
-use std::io;
 use std::path::PathBuf;
+
+use skill_factory_package::input::InputError;
 
 /// Where in a config file something is: the file as the user named it, and the line (1-based)
 /// when known.
@@ -33,15 +34,10 @@ pub enum ConfigError {
         /// The path as given.
         path: PathBuf,
     },
-    /// The config file exists but could not be read.
-    #[error("cannot read config file {}: {source}", path.display())]
-    Unreadable {
-        /// The path as given.
-        path: PathBuf,
-        /// The operating system's reason.
-        #[source]
-        source: io::Error,
-    },
+    /// The config file exists but cannot be read: not a regular file, too large, not UTF-8,
+    /// or refused by the operating system.
+    #[error(transparent)]
+    Unreadable(#[from] InputError),
     /// The text is not valid YAML.
     #[error("YAML syntax error in {place}{}: {message}\n{snippet}fix the YAML at that spot (indentation, a missing ':' and an unclosed quote or bracket are the usual causes)", column_text(*.column))]
     Syntax {
@@ -121,6 +117,17 @@ pub enum ConfigError {
         /// What to write instead.
         fix: String,
     },
+    /// A value that cannot be read as what its key takes (a check that names no check, a
+    /// regular expression that does not compile).
+    #[error("invalid value for '{key}' ({place}): {message}")]
+    UnreadableValue {
+        /// File and line.
+        place: Place,
+        /// Key path of the value.
+        key: String,
+        /// What is wrong and what to write instead.
+        message: String,
+    },
     /// A name that is not one of a fixed set (`harness.type: x`).
     #[error("Unknown {} '{value}'. Supported: {} ('{key}', {place}){}", choice_kind(key), choices.join(", "), did_you_mean(*suggestion))]
     UnknownChoice {
@@ -146,7 +153,7 @@ pub enum ConfigError {
         key: String,
     },
     /// A classifier-mode config given to the skill-mode loader.
-    #[error("{} is a classifier-mode config (kind: classifier), which this build does not run yet; run it with the Python tool's 'skill-factory optimize --kind classifier' or 'skill-factory lab' commands", path.display())]
+    #[error("{} is a classifier-mode config (kind: classifier); run it with 'skill-factory optimize -c {}' or the 'skill-factory lab' commands (ask, score, select, freeze, report, status)", path.display(), path.display())]
     ClassifierConfig {
         /// The config file.
         path: PathBuf,
@@ -173,6 +180,7 @@ impl ConfigError {
             | ConfigError::WrongType { key, .. }
             | ConfigError::NullBlock { key, .. }
             | ConfigError::InvalidValue { key, .. }
+            | ConfigError::UnreadableValue { key, .. }
             | ConfigError::UnknownChoice { key, .. }
             | ConfigError::DuplicateKey { key, .. } => Some(key.clone()),
             _ => None,
@@ -188,6 +196,7 @@ impl ConfigError {
             | ConfigError::WrongType { place, .. }
             | ConfigError::NullBlock { place, .. }
             | ConfigError::InvalidValue { place, .. }
+            | ConfigError::UnreadableValue { place, .. }
             | ConfigError::UnknownChoice { place, .. }
             | ConfigError::DuplicateKey { place, .. } => place.line,
             ConfigError::DotEnv { line, .. } => *line,

@@ -2,24 +2,12 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
-/// Only the `kind` key; every other key is skipped unread.
-#[derive(Deserialize)]
-struct KindOnly {
-    #[serde(default)]
-    kind: Option<String>,
-}
-
-/// True when the file's YAML root has `kind: classifier`. A file that is missing, unreadable
-/// or not valid YAML counts as "not classifier", as in the reference tool, so that the skill
-/// loader reports the real problem.
+/// True when the file is a classifier-mode config ([`skill_factory_core::mode::is_classifier`]).
+/// A file that is missing or unreadable counts as "not classifier", so that the skill loader
+/// reports the real problem.
 pub fn is_classifier_config(path: &Path) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|text| text_is_classifier(&text))
-}
-
-pub(crate) fn text_is_classifier(text: &str) -> bool {
-    serde_saphyr::from_str::<KindOnly>(text).is_ok_and(|k| k.kind.as_deref() == Some("classifier"))
+    skill_factory_package::input::read_text(path, skill_factory_package::input::CONFIG)
+        .is_ok_and(|text| skill_factory_core::mode::is_classifier(&text))
 }
 
 #[cfg(test)]
@@ -27,21 +15,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kind_classifier_is_detected() {
-        assert!(text_is_classifier("kind: classifier\nprobes: {a: 1}\n"));
-    }
-
-    #[test]
-    fn skill_configs_and_other_kinds_are_not_classifier() {
-        assert!(!text_is_classifier("skill: s.md\ndataset: d.jsonl\n"));
-        assert!(!text_is_classifier("kind: skill\n"));
-        assert!(!text_is_classifier("kind: [classifier]\n"));
-    }
-
-    #[test]
-    fn invalid_yaml_and_missing_files_are_not_classifier() {
-        assert!(!text_is_classifier("kind: classifier\n  bad: [\n"));
-        assert!(!text_is_classifier("- kind: classifier\n"));
+    fn a_file_is_read_for_its_kind_and_a_missing_one_is_not_classifier() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(
+            &path,
+            "kind: classifier
+dataset: d.jsonl
+",
+        )
+        .unwrap();
+        assert!(is_classifier_config(&path));
         assert!(!is_classifier_config(Path::new("no/such/config.yaml")));
     }
 }

@@ -3,16 +3,15 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use skill_factory_llm::ProviderSettings;
+use skill_factory_package::input::{self, InputError};
 
 use super::env::read_dotenv_files;
 use super::error::{ConfigError, Place};
-use super::kind::text_is_classifier;
-use super::locate::{Locator, Step};
+use super::locate::{Locator, parse_path};
 use super::parse::parse_config;
 use super::schema::RunConfig;
 
@@ -67,12 +66,13 @@ impl LoadedConfig {
             .unwrap_or_else(|| self.dir.join("runs").join(&self.name))
     }
 
-    /// Where the top-level key `key` is written in the config file: the file and the line of
-    /// its value, or the file alone when the config does not have the key.
+    /// Where the key path `key` (`provider`, `metric.programmatic.checks[1]`) is written in
+    /// the config file: the file and the line of its value, or the file alone when the config
+    /// does not have the key.
     pub fn place_of(&self, key: &str) -> Place {
         Place {
             file: self.path.clone(),
-            line: Locator::new(&self.text).line(&[Step::Key(key.to_string())]),
+            line: Locator::new(&self.text).line(&parse_path(key)),
         }
     }
 
@@ -109,16 +109,13 @@ pub fn load_config(path: &Path) -> Result<LoadedConfig, ConfigError> {
 
 /// [`load_config`] with the working directory made explicit, so tests need not change it.
 pub(crate) fn load_config_in(path: &Path, cwd: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| match source.kind() {
-        io::ErrorKind::NotFound => ConfigError::NotFound {
+    let text = input::read_text(path, input::CONFIG).map_err(|error| match error {
+        InputError::Missing { .. } => ConfigError::NotFound {
             path: path.to_path_buf(),
         },
-        _ => ConfigError::Unreadable {
-            path: path.to_path_buf(),
-            source,
-        },
+        other => ConfigError::Unreadable(other),
     })?;
-    if text_is_classifier(&text) {
+    if skill_factory_core::mode::is_classifier(&text) {
         return Err(ConfigError::ClassifierConfig {
             path: path.to_path_buf(),
         });
@@ -127,12 +124,7 @@ pub(crate) fn load_config_in(path: &Path, cwd: Option<&Path>) -> Result<LoadedCo
     let base = path.parent().unwrap_or(Path::new(""));
     resolve_paths(&mut config, base);
 
-    let mut dotenv_files = Vec::new();
-    if let Some(cwd) = cwd {
-        dotenv_files.push(cwd.join(".env"));
-    }
-    dotenv_files.push(base.join(".env"));
-    let dotenv = read_dotenv_files(&dotenv_files)?;
+    let dotenv = dotenv_in(path, cwd)?;
 
     Ok(LoadedConfig {
         config,
@@ -142,6 +134,22 @@ pub(crate) fn load_config_in(path: &Path, cwd: Option<&Path>) -> Result<LoadedCo
         dotenv,
         text: text.into(),
     })
+}
+
+/// The variables of the `.env` files a config at `path` reads: `.env` in the working
+/// directory, then `.env` beside the config (whose values win). Classifier mode reads its keys
+/// through the same files.
+pub fn dotenv_beside(path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
+    dotenv_in(path, std::env::current_dir().ok().as_deref())
+}
+
+fn dotenv_in(path: &Path, cwd: Option<&Path>) -> Result<BTreeMap<String, String>, ConfigError> {
+    let mut files = Vec::new();
+    if let Some(cwd) = cwd {
+        files.push(cwd.join(".env"));
+    }
+    files.push(path.parent().unwrap_or(Path::new("")).join(".env"));
+    read_dotenv_files(&files)
 }
 
 /// The directory of a config file, `.` when the path names none.

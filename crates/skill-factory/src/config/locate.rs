@@ -42,6 +42,25 @@ pub(crate) fn render_path(steps: &[Step]) -> String {
     out
 }
 
+/// Reads a key path written as [`render_path`] writes it (`metric.judge.criteria[1].weight`).
+pub(crate) fn parse_path(key: &str) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for part in key.split('.') {
+        let (name, indexes) = part
+            .split_once('[')
+            .map_or((part, ""), |(n, rest)| (n, rest));
+        if !name.is_empty() {
+            steps.push(Step::Key(name.to_owned()));
+        }
+        for index in indexes.split('[') {
+            if let Ok(i) = index.trim_end_matches(']').parse() {
+                steps.push(Step::Index(i));
+            }
+        }
+    }
+    steps
+}
+
 /// The untyped shape of a YAML document, with the line of every value.
 #[derive(Debug)]
 pub(crate) enum Node {
@@ -193,5 +212,20 @@ impl<'de> Visitor<'de> for NodeVisitor {
             items.push(item);
         }
         Ok(Node::Seq(items))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_paths_read_back_as_written() {
+        for key in ["provider", "metric.judge.criteria[1].weight", "a[0][2].b"] {
+            assert_eq!(render_path(&parse_path(key)), key);
+        }
+        let text = "skill: s\nmetric:\n  programmatic:\n    checks:\n      - is_valid_json\n      - {max_length: 3}\n";
+        let line = Locator::new(text).line(&parse_path("metric.programmatic.checks[1]"));
+        assert_eq!(line, Some(6));
     }
 }

@@ -84,16 +84,16 @@ mod tests;
 pub use error::{ConfigError, Place};
 pub use kind::is_classifier_config;
 pub(crate) use load::resolve_paths;
-pub use load::{LoadedConfig, config_name, load_config};
+pub use load::{LoadedConfig, config_name, dotenv_beside, load_config};
 pub use parse::parse_config;
 pub use roles::{
     DEFAULT_OPTIMIZER_MODEL, DEFAULT_PROVIDER, DEFAULT_TARGET_MODEL, EnvLookup, JUDGE_MODEL_ENV,
     OPTIMIZER_MODEL_ENV, ResolvedRoles, TARGET_MODEL_ENV,
 };
 pub use schema::{
-    BudgetConfig, CacheConfig, Command, CommandMetricConfig, ConfigKind, Criterion, GoldenConfig,
-    HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig, OptimizerConfig,
-    OptimizerParams, OutputConfig, ProgrammaticConfig, ReflectionStyle, RunConfig, SkillMode,
-    SystemOneCheck, SystemOneConfig,
+    BudgetConfig, CacheConfig, Check, Command, CommandMetricConfig, ConfigKind, Criterion,
+    GoldenConfig, GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig,
+    OptimizerConfig, OptimizerParams, OutputConfig, ProgrammaticConfig, ReflectionStyle, RunConfig,
+    SkillMode, SystemOneCheck, SystemOneConfig,
 };
 pub use suggest::closest;

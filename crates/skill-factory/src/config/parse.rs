@@ -7,7 +7,7 @@ use serde_saphyr::{Error as YamlError, MessageFormatter, SnippetMode, UserMessag
 
 use super::error::{ConfigError, Place};
 use super::locate::{Locator, Step, render_path};
-use super::schema::{NULL_BLOCK, RunConfig};
+use super::schema::{INVALID_VALUE, NULL_BLOCK, RunConfig};
 use super::suggest::closest;
 use super::validate::validate;
 
@@ -74,6 +74,9 @@ fn describe(
     };
     let found = location.and_then(|l| source_text(text, l));
     let key = render_path(&steps);
+    if let Some(opened) = location.and_then(|l| unclosed_bracket(text, l)) {
+        return opened.error(file, text, key);
+    }
     match inner {
         YamlError::SerdeUnknownField {
             field, expected, ..
@@ -102,6 +105,17 @@ fn describe(
         },
         YamlError::Message { msg, .. } if msg == NULL_BLOCK => {
             ConfigError::NullBlock { place, key }
+        }
+        YamlError::Message { msg, .. } if msg.starts_with(INVALID_VALUE) => {
+            ConfigError::UnreadableValue {
+                // The entry's own line: the parser reports the end of the value.
+                place: Place {
+                    line: locator.line(&steps).or(place.line),
+                    ..place
+                },
+                key,
+                message: msg[INVALID_VALUE.len()..].to_owned(),
+            }
         }
         YamlError::DuplicateMappingKey { key: dup, .. } => {
             let mut steps = steps;
@@ -146,7 +160,17 @@ fn describe(
         YamlError::ExternallyTaggedEnumExpectedScalarOrMapping { .. } => {
             wrong_type(place, key, "name", found)
         }
-        _ => syntax_error(error, inner, place, location.map(|l| l.column())),
+        _ => {
+            // A tab the parser trips over is shown where it is: it may sit lines earlier.
+            let tab = UserMessageFormatter.format_message(inner).contains("tab");
+            match tab
+                .then(|| tab_spot(text, place.line.map_or(1, |l| l as usize)))
+                .flatten()
+            {
+                Some(spot) => spot.error(file, text, String::new()),
+                None => syntax_error(error, inner, place, location.map(|l| l.column())),
+            }
+        }
     }
 }
 
@@ -258,6 +282,93 @@ fn balanced_prefix(line: &str) -> &str {
         }
     }
     line
+}
+
+/// Where a syntax problem really is, when the parser reports it elsewhere.
+struct Spot {
+    /// 1-based line.
+    line: usize,
+    /// 1-based column, in characters.
+    column: usize,
+    /// What is wrong there.
+    message: String,
+}
+
+impl Spot {
+    fn error(self, file: &Path, text: &str, key: String) -> ConfigError {
+        let message = if key.is_empty() {
+            self.message
+        } else {
+            format!("{} (in '{key}')", self.message)
+        };
+        ConfigError::Syntax {
+            place: Place {
+                file: file.to_path_buf(),
+                line: u32::try_from(self.line).ok(),
+            },
+            column: u32::try_from(self.column).ok(),
+            snippet: caret_snippet(text, self.line, self.column),
+            message,
+        }
+    }
+}
+
+/// A `[` or `{` at the start of the value at `location` that is never closed: the parser reads
+/// `rounds: [4` as a scalar of the wrong type, where the fix is the bracket.
+fn unclosed_bracket(text: &str, location: serde_saphyr::Location) -> Option<Spot> {
+    let span = location.span();
+    let start = usize::try_from(span.byte_offset()?).ok()?;
+    let rest = text.get(start..)?;
+    let opener = rest.chars().next().filter(|c| matches!(c, '[' | '{'))?;
+    // A flow collection may span lines: only one the rest of the file never closes counts.
+    if balanced_prefix(rest).len() < rest.len() || rest.trim_end().ends_with([']', '}']) {
+        return None;
+    }
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    let closer = if opener == '[' { ']' } else { '}' };
+    Some(Spot {
+        line,
+        column,
+        message: format!("the '{opener}' here is never closed; add its '{closer}'"),
+    })
+}
+
+/// The first tab at or after `line` that stands in a line's indentation: the parser reports
+/// a tab where it stopped reading, often the end of the line before.
+fn tab_spot(text: &str, line: usize) -> Option<Spot> {
+    text.lines()
+        .enumerate()
+        .skip(line.saturating_sub(1))
+        .find_map(|(index, content)| {
+            let indent: String = content
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect();
+            indent.find('\t').map(|at| Spot {
+                line: index + 1,
+                column: indent[..at].chars().count() + 1,
+                message: "a tab in the indentation (YAML indentation must use spaces, not tabs)"
+                    .to_owned(),
+            })
+        })
+}
+
+/// The line with a caret under the column, in the parser's snippet layout.
+fn caret_snippet(text: &str, line: usize, column: usize) -> String {
+    let Some(content) = text.lines().nth(line.saturating_sub(1)) else {
+        return String::new();
+    };
+    let width = line.to_string().len();
+    let pad = " ".repeat(width);
+    // Tabs before the caret are kept so that it lines up under the same character.
+    let lead: String = content
+        .chars()
+        .take(column.saturating_sub(1))
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    format!("{pad} |\n{line} | {content}\n{pad} | {lead}^\n")
 }
 
 fn syntax_error(

@@ -9,6 +9,7 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
+use skill_factory_pycompat::repr::repr_float;
 
 /// One scalar rendered as Python's `str()` would render it.
 struct ScalarText(String);
@@ -49,20 +50,7 @@ impl Visitor<'_> for ScalarVisitor {
     }
 
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<String, E> {
-        Ok(python_float_text(v))
-    }
-}
-
-/// Python's `str(float)` for the values a config holds: `5.0` stays `5.0`, not `5`.
-pub(crate) fn python_float_text(v: f64) -> String {
-    if v.is_nan() {
-        "nan".to_owned()
-    } else if v.is_infinite() {
-        if v > 0.0 { "inf" } else { "-inf" }.to_owned()
-    } else if v.fract() == 0.0 && v.abs() < 1e16 {
-        format!("{v:.1}")
-    } else {
-        v.to_string()
+        Ok(repr_float(v))
     }
 }
 
@@ -102,17 +90,5 @@ impl<'de> Visitor<'de> for CommandVisitor {
             argv.push(item.0);
         }
         Ok(super::schema::Command::Argv(argv))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::python_float_text;
-
-    #[test]
-    fn whole_floats_keep_their_decimal_point_like_python() {
-        assert_eq!(python_float_text(5.0), "5.0");
-        assert_eq!(python_float_text(0.25), "0.25");
-        assert_eq!(python_float_text(-2.0), "-2.0");
     }
 }

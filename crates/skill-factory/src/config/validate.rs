@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::time::Duration;
 
 use super::error::{ConfigError, Place};
 use super::locate::{Locator, Step, render_path};
@@ -89,6 +90,11 @@ impl Checker<'_> {
                 path,
                 format!("{v} seconds is not a positive duration"),
                 "use a number of seconds greater than 0",
+            )),
+            Some(v) if Duration::try_from_secs_f64(v).is_err() => Err(self.invalid(
+                path,
+                format!("{v} seconds is longer than any duration this tool can wait"),
+                "use a number of seconds such as 300",
             )),
             _ => Ok(()),
         }
@@ -184,6 +190,10 @@ fn optimizer(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
     let o = &config.optimizer;
     check.at_least_one(at(&["optimizer", "rounds"]), o.rounds)?;
     check.at_least_one(at(&["optimizer", "minibatch_size"]), o.minibatch_size)?;
+    check.at_least_one(
+        at(&["optimizer", "max_edits_per_round"]),
+        o.max_edits_per_round,
+    )?;
     check.workers(at(&["optimizer", "max_workers"]), o.max_workers)?;
     if !(o.min_delta.is_finite() && o.min_delta >= 0.0) {
         return Err(check.invalid(

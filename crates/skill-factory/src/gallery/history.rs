@@ -18,6 +18,8 @@ pub enum Outcome {
     Rejected,
     /// Its body equals an earlier candidate's (that candidate's score stands).
     SameAs(usize),
+    /// Its body is its parent's, so it was not scored.
+    Unchanged(usize),
     /// Refused before scoring; the reason.
     Invalid(String),
     /// Valid but never scored (the run stopped first).
@@ -106,10 +108,10 @@ pub fn candidate_history(events: &str, baseline: f64) -> Result<Vec<CandidateRow
                         number: candidate,
                         round: number(&event, "round").unwrap_or(0),
                         val_score: None,
-                        outcome: if valid {
-                            Outcome::NotScored
-                        } else {
-                            Outcome::Invalid(text("reason"))
+                        outcome: match (valid, number(&event, "unchanged_from")) {
+                            (true, Some(parent)) => Outcome::Unchanged(parent),
+                            (true, None) => Outcome::NotScored,
+                            (false, _) => Outcome::Invalid(text("reason")),
                         },
                         rationale: text("rationale"),
                     },
@@ -166,7 +168,9 @@ mod tests {
 {"seq":8,"event":"candidate_scored","round":2,"candidate":3,"val_score":0.5}
 {"seq":9,"event":"candidate_scored","round":2,"candidate":4,"val_score":0.75,"same_as":1}
 {"seq":10,"event":"decision","round":2,"candidate":4,"accepted":false,"val_score":0.75,"best_before":0.75,"note":"x"}
-{"seq":11,"event":"candidate_proposed","round":3,"candidate":5,"valid":true,"rationale":"Late."}
+{"seq":11,"event":"candidate_proposed","round":3,"candidate":5,"valid":true,"rationale":"Same.","unchanged_from":1}
+{"seq":12,"event":"decision","round":3,"accepted":false,"val_score":0.75,"best_before":0.75,"note":"proposal identical to current skill"}
+{"seq":13,"event":"candidate_proposed","round":4,"candidate":6,"valid":true,"rationale":"Late."}
 "#;
 
     #[test]
@@ -189,7 +193,8 @@ mod tests {
                 ),
                 (3, 2, Some(0.5), Outcome::Rejected),
                 (4, 2, Some(0.75), Outcome::SameAs(1)),
-                (5, 3, None, Outcome::NotScored),
+                (5, 3, None, Outcome::Unchanged(1)),
+                (6, 4, None, Outcome::NotScored),
             ]
         );
         assert_eq!(rows[1].rationale, "Be terse.");

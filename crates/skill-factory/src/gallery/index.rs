@@ -30,7 +30,7 @@ pub fn read_entry(dir: &Path) -> Result<EntrySummary, GalleryError> {
     let facts =
         RunFacts::parse(&read_text(&result_path)?).map_err(|error| GalleryError::Result {
             path: result_path.clone(),
-            detail: error.to_string(),
+            source: error,
         })?;
     let config_path = dir.join(CONFIG_FILE);
     let config = load_config(&config_path)
@@ -42,7 +42,7 @@ pub fn read_entry(dir: &Path) -> Result<EntrySummary, GalleryError> {
     let mut skill_dirs = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|error| GalleryError::Read {
         path: dir.to_path_buf(),
-        detail: error.to_string(),
+        source: error,
     })? {
         let Ok(entry) = entry else { continue };
         if entry.path().join("SKILL.md").is_file() {
@@ -74,7 +74,7 @@ pub fn read_entry(dir: &Path) -> Result<EntrySummary, GalleryError> {
 pub fn read_entries(gallery_dir: &Path) -> Result<Vec<EntrySummary>, GalleryError> {
     let listing = std::fs::read_dir(gallery_dir).map_err(|error| GalleryError::Read {
         path: gallery_dir.to_path_buf(),
-        detail: error.to_string(),
+        source: error,
     })?;
     let mut dirs: Vec<PathBuf> = listing
         .filter_map(Result::ok)

@@ -24,19 +24,19 @@ pub mod readme;
 
 use std::path::{Path, PathBuf};
 
-use skill_factory_core::{Dataset, Skill, SkillError};
+use skill_factory_core::{Dataset, DatasetError, Skill, SkillError};
+use skill_factory_package::bundle::{BundleError, SkillBundle};
+use skill_factory_package::export::{ExportError, Exported, SkillLayout, export_bundle};
+use skill_factory_package::spec::{Finding, slugify};
 
 use self::facts::RunFacts;
 use self::history::{BadEventLine, candidate_history};
 use self::index::{IndexWritten, write_index};
 use self::portable::{config_yaml, portable_config};
 use self::readme::{Commands, EntryView, entry_readme};
-use crate::bundle::{BundleError, SkillBundle};
 use crate::config::{ConfigError, load_config};
-use crate::export::{ExportError, Exported, SkillLayout, export_bundle, slugify};
 use crate::run::events::{CANDIDATES_DIR, EVENTS_FILE};
-use crate::run::{BEST_SKILL_FILE, folder::write_atomic};
-use crate::skill_spec::Finding;
+use crate::run::{BEST_SKILL_FILE, TRAFFIC_FILE, folder::write_atomic};
 
 /// The gallery folder when none is given.
 pub const DEFAULT_GALLERY_DIR: &str = "gallery";
@@ -54,6 +54,9 @@ pub const RESULT_FILE: &str = crate::run::RESULT_FILE;
 /// Why a gallery entry or index could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum GalleryError {
+    /// An input the run named (its dataset) cannot be read.
+    #[error(transparent)]
+    Input(#[from] skill_factory_package::input::InputError),
     /// The folder is not a run folder of `skill-factory optimize`.
     #[error(
         "{}: no {missing} here. `gallery add` takes a run folder written by `skill-factory \
@@ -80,24 +83,25 @@ pub enum GalleryError {
         stop_reason: String,
     },
     /// A file could not be read.
-    #[error("cannot read {}: {detail}", path.display())]
+    #[error("cannot read {}: {source}", path.display())]
     Read {
         /// The file or folder.
         path: PathBuf,
         /// What the operating system said.
-        detail: String,
+        source: std::io::Error,
     },
     /// `result.json` lacks a field the gallery needs.
     #[error(
         "{}: not a result.json written by skill-factory optimize ({detail}). Add the entry from \
          a run of this version.",
-        path.display()
+        path.display(),
+        detail = source
     )]
     Result {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
-        detail: String,
+        source: serde_json::Error,
     },
     /// The run's (or entry's) config could not be read.
     #[error("{}: {source}", path.display())]
@@ -115,6 +119,16 @@ pub enum GalleryError {
         /// Why.
         source: SkillError,
     },
+    /// The run was not recorded, so its entry could not be replayed.
+    #[error(
+        "{}: the run was not recorded (no traffic.jsonl), so its entry could not be replayed. \
+         Rerun it with `skill-factory optimize --record -c CONFIG` and add that run.",
+        path.display()
+    )]
+    NotRecorded {
+        /// The run folder.
+        path: PathBuf,
+    },
     /// A line of `events.jsonl` is broken.
     #[error("{}: {source}", path.display())]
     Events {
@@ -124,12 +138,12 @@ pub enum GalleryError {
         source: BadEventLine,
     },
     /// The run's dataset cannot be read as a dataset.
-    #[error("{}: {detail}", path.display())]
+    #[error("{}: {source}", path.display())]
     Dataset {
         /// The dataset file.
         path: PathBuf,
         /// Why.
-        detail: String,
+        source: Box<DatasetError>,
     },
     /// The dataset no longer has the tasks the run split.
     #[error(
@@ -176,12 +190,12 @@ pub enum GalleryError {
     #[error(transparent)]
     Export(#[from] ExportError),
     /// A file could not be written.
-    #[error("cannot write {}: {detail}", path.display())]
+    #[error("cannot write {}: {source}", path.display())]
     Write {
         /// The file or folder.
         path: PathBuf,
         /// What the operating system said.
-        detail: String,
+        source: std::io::Error,
     },
 }
 
@@ -189,7 +203,7 @@ pub enum GalleryError {
 pub(crate) fn read_text(path: &Path) -> Result<String, GalleryError> {
     std::fs::read_to_string(path).map_err(|error| GalleryError::Read {
         path: path.to_path_buf(),
-        detail: error.to_string(),
+        source: error,
     })
 }
 
@@ -197,7 +211,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String, GalleryError> {
 pub(crate) fn write_file(path: &Path, contents: &[u8]) -> Result<(), GalleryError> {
     write_atomic(path, contents).map_err(|error| GalleryError::Write {
         path: path.to_path_buf(),
-        detail: error.to_string(),
+        source: error,
     })
 }
 
@@ -267,7 +281,7 @@ fn parse_skill(path: &Path) -> Result<Skill, GalleryError> {
 fn read_candidates(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, GalleryError> {
     let listing = std::fs::read_dir(dir).map_err(|error| GalleryError::Read {
         path: dir.to_path_buf(),
-        detail: error.to_string(),
+        source: error,
     })?;
     let mut files = Vec::new();
     for entry in listing.filter_map(Result::ok) {
@@ -278,7 +292,7 @@ fn read_candidates(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, GalleryError> {
         if numbered {
             let bytes = std::fs::read(entry.path()).map_err(|error| GalleryError::Read {
                 path: entry.path(),
-                detail: error.to_string(),
+                source: error,
             })?;
             files.push((name, bytes));
         }
@@ -307,6 +321,7 @@ fn commands(gallery_dir: &Path, entry: &str, default_name: &str) -> Commands {
         return Commands {
             from: Some("From this folder:".to_owned()),
             config: CONFIG_FILE.to_owned(),
+            traffic: TRAFFIC_FILE.to_owned(),
             run_dir: runs,
             add_flags: format!(" --gallery ..{name_flag}"),
         };
@@ -321,6 +336,7 @@ fn commands(gallery_dir: &Path, entry: &str, default_name: &str) -> Commands {
     Commands {
         from: None,
         config: format!("{entry_dir}/{CONFIG_FILE}"),
+        traffic: format!("{entry_dir}/{TRAFFIC_FILE}"),
         run_dir: format!("{entry_dir}/{runs}"),
         add_flags: format!("{gallery_flag}{name_flag}"),
     }
@@ -339,7 +355,7 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
     let result_text = read_text(&result_path)?;
     let facts = RunFacts::parse(&result_text).map_err(|error| GalleryError::Result {
         path: result_path.clone(),
-        detail: error.to_string(),
+        source: error,
     })?;
     if !facts.finished() {
         return Err(GalleryError::Unfinished {
@@ -347,6 +363,16 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
             stop_reason: facts.stop_reason.clone(),
         });
     }
+    let traffic_path = run_dir.join(TRAFFIC_FILE);
+    if !traffic_path.is_file() {
+        return Err(GalleryError::NotRecorded {
+            path: run_dir.to_path_buf(),
+        });
+    }
+    let traffic = std::fs::read(&traffic_path).map_err(|error| GalleryError::Read {
+        path: traffic_path.clone(),
+        source: error,
+    })?;
     let snapshot = load_config(&config_path)
         .map_err(|source| GalleryError::Config {
             path: config_path.clone(),
@@ -366,11 +392,14 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
             }
         })?;
 
-    let dataset_text = read_text(&snapshot.dataset)?;
+    let dataset_text = skill_factory_package::input::read_text(
+        &snapshot.dataset,
+        skill_factory_package::input::DATASET,
+    )?;
     let dataset_size = Dataset::from_jsonl(&dataset_text, &snapshot.dataset.display().to_string())
         .map_err(|error| GalleryError::Dataset {
             path: snapshot.dataset.clone(),
-            detail: error.to_string(),
+            source: Box::new(error),
         })?
         .len();
     if dataset_size != facts.splits.total() {
@@ -410,7 +439,7 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
             name.clone(),
             std::fs::read(source).map_err(|error| GalleryError::Read {
                 path: source.clone(),
-                detail: error.to_string(),
+                source: error,
             })?,
         ));
     }
@@ -427,9 +456,10 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
 
     std::fs::create_dir_all(&dir).map_err(|error| GalleryError::Write {
         path: dir.clone(),
-        detail: error.to_string(),
+        source: error,
     })?;
-    let exported = export_bundle(&bundle, &dir, false)?;
+    // The entry folder is the gallery's own: its skill is rewritten with the entry.
+    let exported = export_bundle(&bundle, &dir, false, true)?;
     write_file(
         &dir.join(CONFIG_FILE),
         config_yaml(&portable.config, &facts.run_id).as_bytes(),
@@ -439,12 +469,13 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
         write_file(&dir.join(name), bytes)?;
     }
     write_file(&dir.join(RESULT_FILE), result_text.as_bytes())?;
+    write_file(&dir.join(TRAFFIC_FILE), &traffic)?;
     let candidates_out = dir.join(CANDIDATES_DIR);
     if candidates_out.exists() {
         // A previous entry's candidates go: a shorter run must not keep the longer one's.
         std::fs::remove_dir_all(&candidates_out).map_err(|error| GalleryError::Write {
             path: candidates_out.clone(),
-            detail: error.to_string(),
+            source: error,
         })?;
     }
     for (name, bytes) in &candidates {

@@ -13,6 +13,7 @@ use super::history::{CandidateRow, Outcome};
 use super::portable::script_file;
 use super::{CONFIG_FILE, DATASET_FILE, RESULT_FILE, SEED_FILE};
 use crate::config::{MetricConfig, RunConfig};
+use crate::run::TRAFFIC_FILE;
 
 /// Everything an entry's README is made of.
 #[derive(Debug, Clone)]
@@ -41,6 +42,8 @@ pub struct Commands {
     pub from: Option<String>,
     /// The entry's config as the commands name it.
     pub config: String,
+    /// The entry's recorded model traffic as the commands name it.
+    pub traffic: String,
     /// The run folder a rerun leaves, as the commands name it.
     pub run_dir: String,
     /// Flags `gallery add` needs to write the same entry again (`--gallery`, `--name`).
@@ -111,15 +114,7 @@ pub fn metric_label(metric: &MetricConfig) -> String {
         let checks: Vec<String> = programmatic
             .checks
             .iter()
-            .map(|check| match check {
-                serde_json::Value::String(name) => format!("`{name}`"),
-                serde_json::Value::Object(map) => map
-                    .keys()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                other => format!("`{other}`"),
-            })
+            .map(|check| format!("`{}`", check.label()))
             .collect();
         parts.push(weighted(
             format!("programmatic: {}", checks.join(", ")),
@@ -275,6 +270,7 @@ fn outcome_text(outcome: &Outcome) -> String {
         Outcome::Accepted => "**accepted**".to_owned(),
         Outcome::Rejected => "rejected: not better than the best".to_owned(),
         Outcome::SameAs(earlier) => format!("same body as #{earlier}"),
+        Outcome::Unchanged(parent) => format!("unchanged from its parent #{parent}: not scored"),
         Outcome::Invalid(reason) => format!("refused unscored: {}", cell(reason, 120)),
         Outcome::NotScored => "not scored (the run stopped)".to_owned(),
     }
@@ -439,11 +435,6 @@ pub fn entry_readme(view: &EntryView) -> String {
         );
     }
 
-    text.push_str("\n## Reproduce\n\n");
-    if let Some(from) = &view.commands.from {
-        let _ = writeln!(text, "{from}\n");
-    }
-    text.push_str("```bash\n");
     let local_models: Vec<&str> = [
         target_block(config),
         config.optimizer_provider.as_ref(),
@@ -459,6 +450,25 @@ pub fn entry_readme(view: &EntryView) -> String {
     })
     .filter_map(|b| b.model.as_deref())
     .collect();
+    let from = view
+        .commands
+        .from
+        .as_ref()
+        .map(|from| format!("{from}\n\n"))
+        .unwrap_or_default();
+
+    text.push_str("\n## Reproduce\n\n### Replay: exact, with no model\n\n");
+    let _ = writeln!(
+        text,
+        "[`{TRAFFIC_FILE}`]({TRAFFIC_FILE}) holds every model exchange of the run. Replayed, it \
+         reproduces every score, candidate and decision above byte for byte, on any machine, \
+         with no model and no key:\n\n{from}```bash\nSKILL_FACTORY_REPLAY={} skill-factory \
+         optimize -c {}\n```",
+        view.commands.traffic, view.commands.config
+    );
+    text.push_str("\n### Rerun live\n\n");
+    text.push_str(&from);
+    text.push_str("```bash\n");
     if let Some(known) = KNOWN_MODELS.iter().find(|known| {
         local_models.iter().any(|model| {
             std::path::Path::new(model)
@@ -472,7 +482,11 @@ pub fn entry_readme(view: &EntryView) -> String {
             known.name, known.about
         );
     }
-    let _ = writeln!(text, "skill-factory optimize -c {}", view.commands.config);
+    let _ = writeln!(
+        text,
+        "skill-factory optimize --record -c {}",
+        view.commands.config
+    );
     let _ = writeln!(
         text,
         "skill-factory gallery add {}{}",
@@ -483,11 +497,20 @@ pub fn entry_readme(view: &EntryView) -> String {
         text,
         "[`{CONFIG_FILE}`]({CONFIG_FILE}) is the config of run `{}` as it ran: its roles \
          resolved, its paths relative to this folder, the seed, the dataset and any scripts \
-         copied here. `optimize` reruns the search into a new run folder (its model answers \
-         cached in `.skill-factory/` here); `gallery add` rewrites this entry and the gallery \
-         index from it. The run above took {} on the machine that made it.",
+         copied here. `optimize` reruns the search live into a new run folder (its model \
+         answers cached in `.skill-factory/` here), recording it; `gallery add` rewrites this \
+         entry and the gallery index from it. The run above took {} on the machine that made \
+         it.{}",
         facts.run_id,
-        wall_time(facts.elapsed_seconds)
+        wall_time(facts.elapsed_seconds),
+        if local_models.is_empty() {
+            ""
+        } else {
+            " A live rerun of a local model may give other numbers on another kind of CPU: \
+             llama.cpp picks its arithmetic kernels by the CPU's instruction set, their sums \
+             round differently in the last bits, and a greedy answer changes where two tokens \
+             were nearly tied. The replay is exact everywhere."
+        }
     );
     text
 }
@@ -587,6 +610,7 @@ mod tests {
             commands: &Commands {
                 from: None,
                 config: "gallery/weather-temperature/config.yaml".into(),
+                traffic: "gallery/weather-temperature/traffic.jsonl".into(),
                 run_dir: "gallery/weather-temperature/runs/weather-temperature/latest".into(),
                 add_flags: String::new(),
             },
@@ -634,9 +658,19 @@ mod tests {
             "```bash\nskill-factory models fetch smollm2-135m   # SmolLM2-135M-Instruct, Q4_1"
         ));
         assert!(text.contains(
-            "skill-factory optimize -c gallery/weather-temperature/config.yaml\n\
+            "skill-factory optimize --record -c gallery/weather-temperature/config.yaml\n\
              skill-factory gallery add gallery/weather-temperature/runs/weather-temperature/latest\n```"
         ));
+        assert!(
+            text.contains(
+                "SKILL_FACTORY_REPLAY=gallery/weather-temperature/traffic.jsonl skill-factory optimize -c gallery/weather-temperature/config.yaml"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("may give other numbers on another kind of CPU"),
+            "{text}"
+        );
     }
 
     #[test]

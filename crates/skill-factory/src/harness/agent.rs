@@ -1,8 +1,14 @@
 //! The agent CLI presets (`claude_code`, `codex`, `gemini_cli`): what each is told, through
-//! which flags and streams, and where an installed skill goes. Each CLI has its own module;
-//! this one holds what they share.
+//! which flags and streams, and where an installed skill goes.
+//!
+//! A preset is data ([`Preset`]), one entry per CLI with the reasons for its shape; one
+//! function ([`AgentCli::invocation`]) reads it. Every argv is
+//! `<executable> <preset args> [skill flag <body>] [--model <model>] <extra_args> [prompt]`,
+//! and the prompt goes where the preset says. A CLI without a system-prompt flag gets the
+//! skill body, a `---` rule, then the task input as its prompt (the input alone in installed
+//! mode, or when the body is empty).
 
-use super::{claude_code, codex, gemini_cli};
+use crate::config::HarnessType;
 
 /// Which agent CLI a preset runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,23 +41,106 @@ pub struct Invocation {
     pub stdin: Option<String>,
 }
 
+/// How one agent CLI is run.
+#[derive(Debug)]
+pub struct Preset {
+    /// The harness name recorded in rollouts.
+    pub name: &'static str,
+    /// Where, relative to its working directory, the CLI discovers project skills.
+    pub skills_dir: &'static str,
+    /// The arguments after the executable that make the CLI answer once and exit.
+    pub args: &'static [&'static str],
+    /// The flag that appends the skill body to the system prompt; `None` puts the body in
+    /// the prompt instead.
+    pub system_prompt_flag: Option<&'static str>,
+    /// Where the prompt goes.
+    pub prompt: PromptVia,
+}
+
+/// Where a preset puts the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptVia {
+    /// On stdin, with nothing after the extra arguments.
+    Stdin,
+    /// On stdin, with this argument last (the CLI's "read the prompt from stdin").
+    StdinAfter(&'static str),
+    /// As the value of this flag, last; stdin is `/dev/null`.
+    Flag(&'static str),
+}
+
+/// `claude -p`, exactly as the reference tool runs it: the body is one argv element of
+/// `--append-system-prompt` (no placeholder pass can touch it), the task input on stdin. In
+/// installed mode the flag is left out: Claude Code finds the skill in
+/// `.claude/skills/<name>/SKILL.md` under its working directory and loads it when the task
+/// calls for it, as it will once deployed.
+const CLAUDE_CODE: Preset = Preset {
+    name: "claude_code",
+    skills_dir: ".claude/skills",
+    args: &["-p", "--output-format", "text"],
+    system_prompt_flag: Some("--append-system-prompt"),
+    prompt: PromptVia::Stdin,
+};
+
+/// `codex exec`, with the prompt on stdin (`-`). It has no flag that appends to the system
+/// prompt, and a prompt argument combined with piped stdin is read as "instruction + extra
+/// context", which would turn the task into context; one prompt on stdin keeps the skill
+/// first and the task as the request, and avoids argv size limits. It prints progress on
+/// stderr and only the final agent message on stdout, which becomes the output.
+/// `--skip-git-repo-check` is needed because the working directory (always, in installed
+/// mode) need not be a Git repository. Sandbox and approval flags are the user's call: add
+/// them to `extra_args` (e.g. `[--sandbox, workspace-write]`); by default `codex exec` runs
+/// read-only. Installed skills go to `.agents/skills/<name>/SKILL.md`, where Codex discovers
+/// repository skills.
+const CODEX: Preset = Preset {
+    name: "codex",
+    skills_dir: ".agents/skills",
+    args: &["exec", "--skip-git-repo-check"],
+    system_prompt_flag: None,
+    prompt: PromptVia::StdinAfter("-"),
+};
+
+/// Gemini CLI in headless mode: `--prompt` is what selects it, and the CLI appends its value
+/// to whatever arrives on stdin, so with an empty stdin the prompt is exactly ours, skill
+/// first. It has no flag that appends to the system prompt (`GEMINI_SYSTEM_MD` replaces all
+/// of it, which would also drop its tool instructions). Installed skills go to
+/// `.agents/skills/<name>/SKILL.md`, the cross-agent location Gemini CLI reads besides
+/// `.gemini/skills`.
+const GEMINI_CLI: Preset = Preset {
+    name: "gemini_cli",
+    skills_dir: ".agents/skills",
+    args: &["--output-format", "text"],
+    system_prompt_flag: None,
+    prompt: PromptVia::Flag("--prompt"),
+};
+
 impl AgentCli {
+    /// The CLI a harness type runs, if it runs an agent CLI.
+    pub fn for_harness(harness: HarnessType) -> Option<AgentCli> {
+        match harness {
+            HarnessType::ClaudeCode => Some(AgentCli::ClaudeCode),
+            HarnessType::Codex => Some(AgentCli::Codex),
+            HarnessType::GeminiCli => Some(AgentCli::GeminiCli),
+            HarnessType::Api | HarnessType::Subprocess => None,
+        }
+    }
+
+    /// How this CLI is run.
+    pub fn preset(self) -> &'static Preset {
+        match self {
+            AgentCli::ClaudeCode => &CLAUDE_CODE,
+            AgentCli::Codex => &CODEX,
+            AgentCli::GeminiCli => &GEMINI_CLI,
+        }
+    }
+
     /// The harness name recorded in rollouts (`claude_code`, `codex`, `gemini_cli`).
     pub fn name(self) -> &'static str {
-        match self {
-            AgentCli::ClaudeCode => "claude_code",
-            AgentCli::Codex => "codex",
-            AgentCli::GeminiCli => "gemini_cli",
-        }
+        self.preset().name
     }
 
     /// Where, relative to its working directory, the CLI discovers project skills.
     pub fn skills_dir(self) -> &'static str {
-        match self {
-            AgentCli::ClaudeCode => claude_code::SKILLS_DIR,
-            AgentCli::Codex => codex::SKILLS_DIR,
-            AgentCli::GeminiCli => gemini_cli::SKILLS_DIR,
-        }
+        self.preset().skills_dir
     }
 
     /// The invocation for one task. `skill_body` is the body to put in the prompt, or `None`
@@ -62,28 +151,118 @@ impl AgentCli {
         skill_body: Option<&str>,
         input: &str,
     ) -> Invocation {
-        match self {
-            AgentCli::ClaudeCode => claude_code::invocation(options, skill_body, input),
-            AgentCli::Codex => codex::invocation(options, skill_body, input),
-            AgentCli::GeminiCli => gemini_cli::invocation(options, skill_body, input),
+        let preset = self.preset();
+        let mut argv = vec![options.executable.clone()];
+        argv.extend(preset.args.iter().map(|arg| arg.to_string()));
+        let prompt = match preset.system_prompt_flag {
+            Some(flag) => {
+                if let Some(body) = skill_body {
+                    argv.push(flag.to_string());
+                    argv.push(body.to_string());
+                }
+                input.to_string()
+            }
+            None => skill_then_task(skill_body, input),
+        };
+        if let Some(model) = &options.model {
+            argv.push("--model".to_string());
+            argv.push(model.clone());
         }
+        argv.extend(options.extra_args.iter().cloned());
+        let stdin = match preset.prompt {
+            PromptVia::Stdin => Some(prompt),
+            PromptVia::StdinAfter(arg) => {
+                argv.push(arg.to_string());
+                Some(prompt)
+            }
+            PromptVia::Flag(flag) => {
+                argv.push(flag.to_string());
+                argv.push(prompt);
+                None
+            }
+        };
+        Invocation { argv, stdin }
     }
 }
 
 /// The prompt of a CLI that has no system-prompt flag: the skill body, a rule, then the task.
 /// Without a body (installed mode, or an empty skill) the prompt is the task alone.
-pub(super) fn skill_then_task(skill_body: Option<&str>, input: &str) -> String {
+fn skill_then_task(skill_body: Option<&str>, input: &str) -> String {
     match skill_body.map(str::trim).filter(|b| !b.is_empty()) {
         Some(body) => format!("{body}\n\n---\n\n{input}"),
         None => input.to_string(),
     }
 }
 
-/// `--model <model>` when a model is set.
-pub(super) fn model_flag(options: &AgentOptions) -> Vec<String> {
-    options
-        .model
-        .iter()
-        .flat_map(|m| ["--model".to_string(), m.clone()])
-        .collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> AgentOptions {
+        AgentOptions {
+            executable: "agent".to_string(),
+            model: Some("m".to_string()),
+            extra_args: vec!["--x".to_string()],
+        }
+    }
+
+    #[test]
+    fn each_preset_places_the_skill_and_the_prompt_where_its_cli_reads_them() {
+        let claude = AgentCli::ClaudeCode.invocation(&options(), Some("Body."), "Task.");
+        assert_eq!(
+            claude.argv,
+            [
+                "agent",
+                "-p",
+                "--output-format",
+                "text",
+                "--append-system-prompt",
+                "Body.",
+                "--model",
+                "m",
+                "--x"
+            ]
+        );
+        assert_eq!(claude.stdin.as_deref(), Some("Task."));
+
+        let codex = AgentCli::Codex.invocation(&options(), Some("Body."), "Task.");
+        assert_eq!(
+            codex.argv,
+            [
+                "agent",
+                "exec",
+                "--skip-git-repo-check",
+                "--model",
+                "m",
+                "--x",
+                "-"
+            ]
+        );
+        assert_eq!(codex.stdin.as_deref(), Some("Body.\n\n---\n\nTask."));
+
+        let gemini = AgentCli::GeminiCli.invocation(&options(), Some("Body."), "Task.");
+        assert_eq!(
+            gemini.argv,
+            [
+                "agent",
+                "--output-format",
+                "text",
+                "--model",
+                "m",
+                "--x",
+                "--prompt",
+                "Body.\n\n---\n\nTask."
+            ]
+        );
+        assert_eq!(gemini.stdin, None);
+    }
+
+    #[test]
+    fn installed_mode_sends_the_task_alone() {
+        let claude = AgentCli::ClaudeCode.invocation(&options(), None, "Task.");
+        assert!(!claude.argv.iter().any(|a| a == "--append-system-prompt"));
+        assert_eq!(claude.stdin.as_deref(), Some("Task."));
+        let codex = AgentCli::Codex.invocation(&options(), None, "Task.");
+        assert_eq!(codex.stdin.as_deref(), Some("Task."));
+    }
 }

@@ -9,6 +9,7 @@ use skill_factory_core::{Rollout, Skill, Task, Usage};
 use skill_factory_llm::{ChatModel, ChatRequest, StopReason};
 
 use super::Harness;
+use crate::config::HarnessConfig;
 
 /// Runs a skill by sending one chat request to the target model.
 pub struct ApiHarness {
@@ -18,6 +19,11 @@ pub struct ApiHarness {
 }
 
 impl ApiHarness {
+    /// The `api` harness of a `harness` block, calling `client` (the target's model).
+    pub fn from_config(config: &HarnessConfig, client: Arc<dyn ChatModel>) -> Self {
+        ApiHarness::new(client, config.temperature, config.max_tokens)
+    }
+
     /// A harness that calls `client` with the given sampling settings.
     pub fn new(client: Arc<dyn ChatModel>, temperature: f64, max_tokens: u32) -> Self {
         ApiHarness {
@@ -64,6 +70,9 @@ impl Harness for ApiHarness {
                         .insert("truncated".into(), Value::Bool(true));
                 }
                 rollout
+            }
+            Err(error) if error.is_unreachable() => {
+                Rollout::unreachable(&task.id, error.to_string())
             }
             Err(error) => Rollout::failure(&task.id, error.to_string()),
         };

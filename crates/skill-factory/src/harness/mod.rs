@@ -5,13 +5,19 @@
 //!
 //! * [`api`]: one model call, the skill body as system prompt;
 //! * [`subprocess`]: a child process per rollout, either the user's own command
-//!   ([`template`] placeholders) or an agent CLI preset ([`agent`]: [`claude_code`],
-//!   [`codex`], [`gemini_cli`]), with the skill in the prompt or installed as a real skill
-//!   folder ([`workspace`]);
+//!   ([`template`] placeholders) or an agent CLI preset ([`agent`]: Claude Code, Codex,
+//!   Gemini CLI, each a table entry), with the skill in the prompt or installed as a real
+//!   skill folder ([`workspace`]);
 //! * [`budgeted`]: the run's budget in front of a process harness.
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use skill_factory_core::{Rollout, Skill, Task};
+
+use crate::config::HarnessType;
+use crate::error::EngineError;
+use crate::session::Session;
 
 /// Runs a skill on one task.
 #[async_trait]
@@ -25,9 +31,6 @@ pub trait Harness: Send + Sync {
 pub mod agent;
 pub mod api;
 pub mod budgeted;
-pub mod claude_code;
-pub mod codex;
-pub mod gemini_cli;
 pub mod subprocess;
 pub mod template;
 pub mod workspace;
@@ -36,3 +39,19 @@ pub use agent::{AgentCli, AgentOptions};
 pub use api::ApiHarness;
 pub use budgeted::{BudgetedHarness, HARNESS_ROLE};
 pub use subprocess::{ProcessSettings, Program, SubprocessHarness};
+
+/// The harness of the session's `harness` block. Only the `api` harness builds a model client
+/// (the target's): the others run a child process and need no provider and no key; the
+/// run's budget admits and books each of their rollouts.
+pub fn from_config(session: &Session) -> Result<Arc<dyn Harness>, EngineError> {
+    let config = &session.config.config.harness;
+    if config.harness_type == HarnessType::Api {
+        let client = session.client("target", &session.config.target_provider())?;
+        return Ok(Arc::new(ApiHarness::from_config(config, client)));
+    }
+    let harness = SubprocessHarness::from_config(config, session)?;
+    Ok(Arc::new(BudgetedHarness::new(
+        Arc::new(harness),
+        session.ledger().clone(),
+    )))
+}

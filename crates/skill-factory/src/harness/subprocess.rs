@@ -31,15 +31,17 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::Value;
 use skill_factory_core::{Rollout, Skill, Task};
+use skill_factory_pycompat::repr::repr_float;
 
 use super::Harness;
 use super::agent::{AgentCli, AgentOptions, Invocation};
 use super::template::{self, Values};
 use super::workspace::RolloutDir;
-use crate::config::{InputVia, SkillMode};
+use crate::config::{HarnessConfig, InputVia, SkillMode};
+use crate::error::EngineError;
 use crate::metric::text::py_strip;
 use crate::process::{self, ChildSpec, Limits, Outcome, Output};
-use crate::pyrepr::repr_float;
+use crate::session::Session;
 
 /// The harness name of a user's command.
 pub const SUBPROCESS: &str = "subprocess";
@@ -118,6 +120,44 @@ pub struct SubprocessHarness {
 }
 
 impl SubprocessHarness {
+    /// The process harness of a `harness` block (any type but `api`): the user's command or
+    /// the agent CLI the type names, its children getting the session's environment.
+    pub fn from_config(config: &HarnessConfig, session: &Session) -> Result<Self, EngineError> {
+        let program = match AgentCli::for_harness(config.harness_type) {
+            Some(cli) => Program::Agent {
+                cli,
+                options: AgentOptions {
+                    executable: config.executable().to_string(),
+                    model: config.model.clone(),
+                    extra_args: config.extra_args.clone(),
+                },
+            },
+            None => Program::Command {
+                argv: match &config.command {
+                    Some(command) => command
+                        .argv()
+                        .map_err(|e| session.block_error("harness.command", e))?,
+                    None => Vec::new(),
+                },
+                input_via: config.input_via,
+            },
+        };
+        let settings = ProcessSettings {
+            timeout: config.timeout_duration(),
+            cwd: config.cwd.clone(),
+            env: session.child_env(&config.env),
+            skill_mode: config.skill_mode,
+        };
+        SubprocessHarness::new(program, settings).map_err(|e| {
+            let key = if config.command.is_some() {
+                "harness.command"
+            } else {
+                "harness.type"
+            };
+            session.block_error(key, e)
+        })
+    }
+
     /// A harness for `program`. Fails on an empty argv, and in `input_via: arg` mode when no
     /// argument holds `{input}` or `{input_file}` (the input would reach the child no way).
     pub fn new(program: Program, settings: ProcessSettings) -> Result<Self, String> {
@@ -191,7 +231,7 @@ impl SubprocessHarness {
         let mut metadata = serde_json::Map::new();
         let rollout = match outcome {
             Outcome::LaunchFailed(error) => {
-                Rollout::failure(&task.id, format!("failed to launch '{argv0}': {error}"))
+                Rollout::unreachable(&task.id, format!("failed to launch '{argv0}': {error}"))
             }
             Outcome::TimedOut { output } => {
                 let mut message = format!(

@@ -98,11 +98,11 @@ impl RolloutDir {
     }
 }
 
-/// A folder name for a skill: the slug export gives it ([`crate::export::slugify`]: `My Skill!`
+/// A folder name for a skill: the slug export gives it ([`skill_factory_package::spec::slugify`]: `My Skill!`
 /// → `my-skill`), cut to 64 characters, `skill` when nothing is left. Agents expect skill
 /// folders in this form, and a name must not reach outside its folder.
 pub fn skill_folder_name(name: &str) -> String {
-    let Ok(mut folder) = crate::export::slugify(name) else {
+    let Ok(mut folder) = skill_factory_package::spec::slugify(name) else {
         return "skill".to_string();
     };
     // A slug is ASCII, so cutting it by bytes keeps whole characters.

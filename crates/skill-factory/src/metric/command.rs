@@ -23,11 +23,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use skill_factory_core::{MetricResult, Rollout, Task};
+use skill_factory_pycompat::repr::repr_float;
 
 use super::text::py_strip;
 use super::{Metric, NotApplicable};
+use crate::config::CommandMetricConfig;
 use crate::process::{self, ChildSpec, Limits, Outcome};
-use crate::pyrepr::repr_float;
 
 /// The metric's name in feedback and breakdowns.
 pub const NAME: &str = "command";
@@ -60,6 +61,21 @@ impl fmt::Debug for CommandMetric {
 }
 
 impl CommandMetric {
+    /// The metric of a `metric.command` block; the program runs with `env` over the
+    /// inherited environment.
+    pub fn from_config(
+        config: &CommandMetricConfig,
+        env: BTreeMap<String, String>,
+    ) -> Result<Self, String> {
+        let argv = match &config.command {
+            Some(command) => command.argv()?,
+            None => Vec::new(),
+        };
+        Ok(CommandMetric::new(argv, config.timeout_duration())?
+            .in_dir(config.cwd.clone())
+            .with_env(env))
+    }
+
     /// A metric running `argv` (never through a shell) with at most `timeout` per rollout.
     pub fn new(argv: Vec<String>, timeout: Duration) -> Result<Self, String> {
         if argv.is_empty() {

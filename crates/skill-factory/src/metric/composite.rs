@@ -12,9 +12,9 @@
 use async_trait::async_trait;
 use futures_util::future::join_all;
 use skill_factory_core::{MetricResult, Rollout, Task, Usage};
+use skill_factory_pycompat::repr::repr_float;
 
 use super::{Metric, NotApplicable};
-use crate::pyrepr::repr_float;
 
 /// The metric's name in feedback and breakdowns.
 pub const NAME: &str = "composite";

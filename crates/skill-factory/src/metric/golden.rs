@@ -33,85 +33,22 @@
 //! read (the reference also reads other Unicode decimal digits).
 
 use std::collections::{BTreeSet, HashMap};
-use std::fmt;
-use std::str::FromStr;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use skill_factory_core::{MetricResult, Rollout, Task};
+use skill_factory_pycompat::repr::{repr_str, repr_str_list};
 
 use super::json_text::{parse_tolerant, python_eq};
 use super::text::{normalize, py_split, py_strip};
 use super::{Metric, NotApplicable};
-use crate::pyrepr::{repr_str, repr_str_list};
+use crate::config::{GoldenConfig, GoldenMode};
 
 /// The metric's name in feedback and breakdowns.
 pub const NAME: &str = "golden";
 
 /// Largest difference at which two numbers still count as equal in `numeric` mode.
 pub const NUMERIC_TOLERANCE: f64 = 1e-6;
-
-/// How the golden metric compares an output with the expected answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum GoldenMode {
-    /// Trimmed texts are equal.
-    Exact,
-    /// Equal after trimming, case folding and whitespace collapsing.
-    #[default]
-    Normalized,
-    /// F1 of the overlap of normalized words.
-    TokenF1,
-    /// JSON values are equal, with partial credit per key for objects.
-    JsonEqual,
-    /// The first numbers are equal within [`NUMERIC_TOLERANCE`].
-    Numeric,
-}
-
-impl GoldenMode {
-    /// Every mode, in the order the reference documents them.
-    pub const ALL: [GoldenMode; 5] = [
-        GoldenMode::Exact,
-        GoldenMode::Normalized,
-        GoldenMode::TokenF1,
-        GoldenMode::JsonEqual,
-        GoldenMode::Numeric,
-    ];
-
-    /// The mode's name in configs and feedback (`token_f1`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GoldenMode::Exact => "exact",
-            GoldenMode::Normalized => "normalized",
-            GoldenMode::TokenF1 => "token_f1",
-            GoldenMode::JsonEqual => "json_equal",
-            GoldenMode::Numeric => "numeric",
-        }
-    }
-}
-
-impl fmt::Display for GoldenMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for GoldenMode {
-    type Err = String;
-
-    /// Reads a mode name as written in a config; the error lists the valid names.
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        GoldenMode::ALL
-            .into_iter()
-            .find(|mode| mode.as_str() == name)
-            .ok_or_else(|| {
-                let valid: Vec<&str> = GoldenMode::ALL.iter().map(|m| m.as_str()).collect();
-                format!(
-                    "unknown golden mode '{name}': use one of {}",
-                    valid.join(", ")
-                )
-            })
-    }
-}
 
 /// Compares the output with the task's expected answer (see the module documentation).
 #[derive(Debug, Clone, Default)]
@@ -120,6 +57,11 @@ pub struct GoldenMetric {
 }
 
 impl GoldenMetric {
+    /// The golden metric of a `metric.golden` block.
+    pub fn from_config(config: &GoldenConfig) -> Self {
+        GoldenMetric::new(config.mode)
+    }
+
     /// A golden metric comparing in the given mode.
     pub fn new(mode: GoldenMode) -> Self {
         GoldenMetric { mode }
@@ -360,22 +302,6 @@ fn interpret(integer: &str, groups: &[(char, String)]) -> Option<(String, String
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mode_names_round_trip() {
-        for mode in GoldenMode::ALL {
-            assert_eq!(mode.as_str().parse::<GoldenMode>(), Ok(mode));
-        }
-    }
-
-    #[test]
-    fn unknown_mode_error_lists_the_valid_modes() {
-        let err = "fuzzy".parse::<GoldenMode>().unwrap_err();
-        assert_eq!(
-            err,
-            "unknown golden mode 'fuzzy': use one of exact, normalized, token_f1, json_equal, numeric"
-        );
-    }
 
     #[test]
     fn token_f1_counts_repeated_words_once_per_occurrence() {

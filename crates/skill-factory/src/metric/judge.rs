@@ -18,10 +18,11 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use skill_factory_core::{MetricResult, Rollout, Task, Usage};
 use skill_factory_llm::{ChatModel, ChatRequest};
+use skill_factory_pycompat::repr::{repr_float, repr_str, str_json, type_name};
 
 use super::text::py_strip;
 use super::{Metric, NotApplicable};
-use crate::pyrepr::{repr_float, repr_str, str_json, type_name};
+use crate::config::{Criterion, JudgeConfig};
 
 /// The metric's name in feedback and breakdowns.
 pub const NAME: &str = "llm_judge";
@@ -45,28 +46,6 @@ Give credit for answers that are correct and complete; take points off for inven
 broken formatting and anything left out. Reply with minified JSON only: no prose and no code \
 fences.";
 
-/// One line of the judge's rubric.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Criterion {
-    /// Key of the criterion in the judge's `scores` and in the breakdown.
-    pub name: String,
-    /// What the criterion asks for, shown to the judge.
-    pub description: String,
-    /// Relative weight in the final score (> 0).
-    pub weight: f64,
-}
-
-impl Criterion {
-    /// A rubric criterion.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, weight: f64) -> Self {
-        Criterion {
-            name: name.into(),
-            description: description.into(),
-            weight,
-        }
-    }
-}
-
 /// Asks a model to grade the output against a weighted rubric.
 pub struct LlmJudgeMetric {
     client: Arc<dyn ChatModel>,
@@ -74,6 +53,11 @@ pub struct LlmJudgeMetric {
 }
 
 impl LlmJudgeMetric {
+    /// The judge of a `metric.judge` block, grading with `client` (the judge role's model).
+    pub fn from_config(config: &JudgeConfig, client: Arc<dyn ChatModel>) -> Result<Self, String> {
+        LlmJudgeMetric::new(client, config.criteria.clone())
+    }
+
     /// A judge using `client` to grade against `criteria`. Fails without criteria or when a
     /// weight is not a positive number.
     pub fn new(client: Arc<dyn ChatModel>, criteria: Vec<Criterion>) -> Result<Self, String> {

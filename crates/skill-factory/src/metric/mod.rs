@@ -9,19 +9,24 @@ pub mod golden;
 pub mod json_text;
 pub mod judge;
 pub mod programmatic;
-pub mod pyregex;
 pub mod systemone;
 pub mod text;
 
 pub use command::CommandMetric;
 pub use composite::CompositeMetric;
-pub use golden::{GoldenMetric, GoldenMode};
-pub use judge::{Criterion, LlmJudgeMetric};
-pub use programmatic::{Check, ProgrammaticMetric};
-pub use systemone::{SystemOneCheck, SystemOneMetric};
+pub use golden::GoldenMetric;
+pub use judge::LlmJudgeMetric;
+pub use programmatic::ProgrammaticMetric;
+pub use systemone::SystemOneMetric;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use skill_factory_core::{MetricResult, Rollout, Task};
+
+use crate::config::GoldenConfig;
+use crate::error::EngineError;
+use crate::session::Session;
 
 /// The signal a metric gives when it cannot score a task at all (a golden metric on a task
 /// without an expected answer): the composite drops it instead of counting it as 0.
@@ -32,6 +37,46 @@ pub struct NotApplicable(pub String);
 /// error as feedback, as the reference tool scores it.
 pub(crate) fn rollout_failed(metric: &str, error: &str) -> MetricResult {
     MetricResult::new(metric, 0.0, format!("rollout failed: {error}"))
+}
+
+/// The composite metric of the session's `metric` block, in the fixed order golden →
+/// programmatic → judge → systemone → command. The judge client is built only when a judge is
+/// configured, the System One client only with `metric.systemone`; a config without any metric
+/// block scores with `golden` in `normalized` mode.
+pub fn from_config(session: &Session) -> Result<Arc<dyn Metric>, EngineError> {
+    let metric = &session.config.config.metric;
+    let bad = |key: &str, detail: String| session.block_error(key, detail);
+    let mut parts: Vec<(Box<dyn Metric>, f64)> = Vec::new();
+    let default_golden = GoldenConfig::default();
+    let golden = metric
+        .golden
+        .as_ref()
+        .or(metric.is_empty().then_some(&default_golden));
+    if let Some(golden) = golden {
+        parts.push((Box::new(GoldenMetric::from_config(golden)), golden.weight));
+    }
+    if let Some(programmatic) = &metric.programmatic {
+        let built = ProgrammaticMetric::from_config(programmatic)
+            .map_err(|e| bad("metric.programmatic.checks", e))?;
+        parts.push((Box::new(built), programmatic.weight));
+    }
+    if let Some(judge) = &metric.judge {
+        let client = session.client("judge", &session.config.judge_provider())?;
+        let built = LlmJudgeMetric::from_config(judge, client)
+            .map_err(|e| bad("metric.judge.criteria", e))?;
+        parts.push((Box::new(built), judge.weight));
+    }
+    if let Some(systemone) = &metric.systemone {
+        let built = SystemOneMetric::from_config(systemone, session)?;
+        parts.push((Box::new(built), systemone.weight));
+    }
+    if let Some(command) = &metric.command {
+        let built = CommandMetric::from_config(command, session.child_env(&command.env))
+            .map_err(|e| bad("metric.command.command", e))?;
+        parts.push((Box::new(built), command.weight));
+    }
+    let composite = CompositeMetric::new(parts).map_err(|e| bad("metric", e))?;
+    Ok(Arc::new(composite))
 }
 
 /// Scores one rollout of one task.

@@ -30,11 +30,15 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use skill_factory_core::{MetricResult, Rollout, Task, Usage};
 use skill_factory_llm::systemone::{
-    AnswerCache, AnswerKey, CachedAnswer, DecisionModel, Question, sha24,
+    AnswerCache, AnswerKey, BudgetedDecisions, CachedAnswer, CachedDecisions, DecisionModel,
+    Question, SystemOneClient, SystemOneSettings, sha24,
 };
+use skill_factory_pycompat::repr::repr_float;
 
 use super::{Metric, NotApplicable};
-use crate::pyrepr::repr_float;
+use crate::config::{SystemOneCheck, SystemOneConfig};
+use crate::error::EngineError;
+use crate::session::Session;
 
 /// The metric's name in feedback and breakdowns.
 pub const NAME: &str = "systemone";
@@ -43,46 +47,13 @@ pub const NAME: &str = "systemone";
 /// answers are ours).
 pub const PREAMBLE: &str = "You are checking one output of an AI agent against its input. The state holds the INPUT the agent received and the OUTPUT it produced. Answer only about the output.";
 
-/// One yes/no check.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SystemOneCheck {
-    /// Short id, unique among the checks; also the question id in requests.
-    pub name: String,
-    /// The question about the output.
-    pub question: String,
-    /// What "true" means (default `Yes: <question>`).
-    pub if_true: String,
-    /// What "false" means (default `No: <question>`); quoted in feedback when the check fails.
-    pub if_false: String,
-    /// Weight among the checks (> 0).
-    pub weight: f64,
-}
-
 impl SystemOneCheck {
-    /// A check; missing criteria default to `Yes: <question>` and `No: <question>`.
-    pub fn new(
-        name: impl Into<String>,
-        question: impl Into<String>,
-        if_true: Option<String>,
-        if_false: Option<String>,
-        weight: f64,
-    ) -> Self {
-        let question = question.into();
-        SystemOneCheck {
-            name: name.into(),
-            if_true: if_true.unwrap_or_else(|| format!("Yes: {question}")),
-            if_false: if_false.unwrap_or_else(|| format!("No: {question}")),
-            question,
-            weight,
-        }
-    }
-
     /// The question as the model receives it.
     pub fn compiled(&self) -> Question {
         Question::new(
             format!("{PREAMBLE}\n\n{}", self.question),
-            self.if_true.clone(),
-            self.if_false.clone(),
+            self.true_text(),
+            self.false_text(),
         )
     }
 }
@@ -98,6 +69,57 @@ pub struct SystemOneMetric {
 }
 
 impl SystemOneMetric {
+    /// The metric of a `metric.systemone` block: its HTTP client (keys from the environment
+    /// and `.env`), its answer cache (the `cache` file, else in memory), and the run's model
+    /// cache and budget in front of the client, as of every model.
+    pub fn from_config(config: &SystemOneConfig, session: &Session) -> Result<Self, EngineError> {
+        let bad = |key: &str, detail: String| session.block_error(key, detail);
+        let mut settings = SystemOneSettings {
+            provider: config.provider.clone(),
+            model: config.model.clone(),
+            api_key: config.api_key.clone(),
+            base_url: config.base_url.clone(),
+            account_id: config.account_id.clone(),
+            ..SystemOneSettings::default()
+        };
+        if let Some(timeout) = config.timeout_duration() {
+            settings.timeout = timeout;
+        }
+        let env = |key: &str| session.config.env(key);
+        let client = SystemOneClient::new(&settings, &env)
+            .map_err(|e| bad("metric.systemone", e.to_string()))?;
+        let cache = match &config.cache {
+            Some(path) => {
+                AnswerCache::open(path).map_err(|e| bad("metric.systemone.cache", e.to_string()))?
+            }
+            None => AnswerCache::in_memory(),
+        };
+        if session.ledger().limits().max_usd.is_some() {
+            return Err(bad(
+                "metric.systemone",
+                "optimizer.budget.max_usd is set, but the price of System One requests is not known, so that budget could not be kept; bound them with max_calls instead".to_string(),
+            ));
+        }
+        let (provider, url) = (client.provider().to_string(), client.url().to_string());
+        let mut model: Arc<dyn DecisionModel> = Arc::new(client);
+        if let Some(store) = session.layers()?.cache() {
+            model = Arc::new(CachedDecisions::new(model, store.clone(), &provider, &url));
+        }
+        let model = Arc::new(BudgetedDecisions::new(
+            model,
+            session.ledger().clone(),
+            &provider,
+        ));
+        SystemOneMetric::new(
+            model,
+            Arc::new(cache),
+            config.checks.clone(),
+            config.threshold,
+            config.include_expected,
+        )
+        .map_err(|e| bad("metric.systemone.checks", e))
+    }
+
     /// A metric asking `model`, caching in `cache`. Fails without checks, on a duplicate name,
     /// a weight that is not a positive number, or a threshold outside [0, 1].
     pub fn new(
@@ -174,7 +196,7 @@ impl SystemOneMetric {
         let mut total_weight = 0.0;
         let mut failing = Vec::new();
         let mut parts = Vec::with_capacity(self.checks.len());
-        for ((check, _, _), &p) in self.checks.iter().zip(probabilities) {
+        for ((check, question, _), &p) in self.checks.iter().zip(probabilities) {
             let value = match self.threshold {
                 Some(threshold) => f64::from(u8::from(p >= threshold)),
                 None => p,
@@ -184,7 +206,7 @@ impl SystemOneMetric {
             if p < 0.5 {
                 failing.push(format!(
                     "{}: P(true)={p:.2} ({})",
-                    check.name, check.if_false
+                    check.name, question.if_false
                 ));
             }
             parts.push((check.name.clone(), value));

@@ -17,6 +17,7 @@ use tokio::sync::Semaphore;
 
 use super::StopReason;
 use super::event::{Event, EventSink, RolloutRecord};
+use super::honest::Honesty;
 use crate::cancel::CancelToken;
 use crate::evaluate::{EvalObserver, evaluate_shared};
 use crate::harness::Harness;
@@ -36,6 +37,22 @@ impl Scored {
     /// The mean score.
     pub fn score(&self) -> f64 {
         self.evaluation.score()
+    }
+
+    /// [`Evaluation::all_unreachable`](skill_factory_core::Evaluation::all_unreachable) of a
+    /// complete evaluation.
+    pub fn all_failed(&self) -> Option<&str> {
+        self.complete
+            .then(|| self.evaluation.all_unreachable())
+            .flatten()
+    }
+
+    /// [`StopReason::RolloutsFailed`] for `what` when [`Scored::all_failed`].
+    pub fn failure(&self, what: impl FnOnce() -> String) -> Option<StopReason> {
+        self.all_failed().map(|error| StopReason::RolloutsFailed {
+            what: what(),
+            error: error.to_string(),
+        })
     }
 }
 
@@ -59,6 +76,8 @@ pub struct RunContext {
     /// The files bundled with the seed skill (paths relative to its folder), which a
     /// candidate's links may point at.
     pub skill_files: Vec<String>,
+    /// What no candidate may copy: the answers and inputs of the tasks the optimizer sees.
+    pub honesty: Honesty,
     memo: Mutex<HashMap<(String, String), TaskEvaluation>>,
 }
 
@@ -82,6 +101,7 @@ impl RunContext {
             cancel,
             events,
             skill_files: Vec::new(),
+            honesty: Honesty::default(),
             memo: Mutex::new(HashMap::new()),
         }
     }
@@ -89,6 +109,12 @@ impl RunContext {
     /// The same context, knowing the files bundled with the seed skill.
     pub fn with_skill_files(mut self, files: Vec<String>) -> Self {
         self.skill_files = files;
+        self
+    }
+
+    /// The same context refusing candidates that copy what `honesty` guards.
+    pub fn with_honesty(mut self, honesty: Honesty) -> Self {
+        self.honesty = honesty;
         self
     }
 

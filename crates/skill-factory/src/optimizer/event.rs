@@ -89,8 +89,11 @@ pub enum Event {
         /// Why it was rejected without being scored, if it was.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// A usable proposal whose body is its parent's: the parent (nothing is scored).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        unchanged_from: Option<usize>,
         /// Agent Skills guidance a valid proposal does not follow (see
-        /// [`crate::skill_spec::validate_candidate`]).
+        /// [`skill_factory_package::spec::validate_candidate`]).
         #[serde(skip_serializing_if = "Vec::is_empty")]
         warnings: Vec<String>,
         /// The model's rationale.

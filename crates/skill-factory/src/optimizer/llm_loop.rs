@@ -6,7 +6,8 @@
 //! and asks it for `max_edits_per_round` rewrites, scores every distinct rewrite on the whole
 //! validation split, and accepts the round's best only if it beats the best score by more
 //! than `min_delta`. The search stops after `rounds` rounds, or after `patience` rounds in a
-//! row without improvement, or when the budget or a Ctrl-C says so.
+//! row without improvement, or once the best scores the metric's maximum on validation, or
+//! when the budget or a Ctrl-C says so.
 //!
 //! What differs from the reference, on purpose:
 //! * the round's proposals are requested concurrently, and the validations of its distinct
@@ -15,29 +16,31 @@
 //! * a body proposed twice is scored once, and results of the same body on the same task are
 //!   reused across rounds, so the run makes at most the reference's number of model calls;
 //! * the reflection prompt lists the edits already rejected in this run, and why;
+//! * a round whose minibatch the best skill already aces asks no proposal, and the search
+//!   stops once the best reaches the metric's maximum on validation (the reference spends its
+//!   remaining rounds there until patience stops it);
 //! * a truncated, empty, untagged or malformed proposal is rejected with a reason (in the
 //!   round's note and the events) and never evaluated;
 //! * every proposal, not only the round's best, is kept in the run folder.
 
 use std::collections::{HashMap, VecDeque};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures_util::future::join_all;
 use serde_json::{Map, Value};
-use skill_factory_core::pyrandom::PyRandom;
 use skill_factory_core::{Skill, Task};
-use skill_factory_llm::{ChatModel, ChatResponse, LlmError};
+use skill_factory_llm::ChatModel;
+use skill_factory_pycompat::random::Random;
 
-use super::context::{RunContext, Scored};
+use super::context::RunContext;
 use super::event::Event;
 use super::reflection::{
-    REJECTED_SHOWN, Reflection, Rejected, RejectedEdit, body_limits, default_goal, keeps_the_spec,
-    note_for, proposal_request, proposal_temperature, read_proposal,
+    REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, default_goal, note_for,
 };
-use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason};
+use super::round::{self, Ask, Triage, Validated};
+use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason, is_perfect};
 use crate::config::{OptimizerConfig, ReflectionStyle};
-use crate::metric::text::py_strip;
 
 /// The history note of a round whose proposals were all unusable (the reference's words).
 pub const NO_VALID_PROPOSAL: &str = "no valid proposal from optimizer LLM";
@@ -47,6 +50,11 @@ pub const IDENTICAL_PROPOSAL: &str = "proposal identical to current skill";
 
 /// The seed's history note (the reference's).
 pub const SEED_NOTE: &str = "seed (baseline)";
+
+/// The history note of a round whose minibatch the best skill already aced: the optimizer
+/// model is not asked (the reference asks it anyway).
+pub const PERFECT_MINIBATCH: &str =
+    "minibatch already scores the maximum: nothing to reflect on, no proposal asked";
 
 /// The hyper-parameters `llm_loop` reads from the `optimizer` block.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +83,7 @@ impl LlmLoopSettings {
         LlmLoopSettings {
             rounds: config.rounds,
             minibatch_size: config.minibatch_size,
-            max_edits_per_round: config.max_edits_per_round.max(1),
+            max_edits_per_round: config.max_edits_per_round,
             patience: config.patience,
             seed: config.seed,
             goal: config.goal.clone(),
@@ -92,35 +100,15 @@ pub struct LlmLoop {
 }
 
 impl LlmLoop {
+    /// The `llm_loop` of an `optimizer` block, proposing edits with `client`.
+    pub fn from_config(config: &OptimizerConfig, client: Arc<dyn ChatModel>) -> Self {
+        LlmLoop::new(client, LlmLoopSettings::from_config(config))
+    }
+
     /// An optimizer proposing edits with `client`.
     pub fn new(client: Arc<dyn ChatModel>, settings: LlmLoopSettings) -> Self {
         LlmLoop { client, settings }
     }
-
-    /// Asks for `count` proposals at once, each under a permit of the shared cap. A request
-    /// is not sent once the run is stopping (`None`).
-    async fn propose(
-        &self,
-        context: &RunContext,
-        prompt: &str,
-        count: usize,
-    ) -> Vec<Option<Result<ChatResponse, LlmError>>> {
-        join_all((0..count).map(|index| async move {
-            let _permit = context.permits.acquire().await.ok();
-            if context.stop_reason().is_some() {
-                return None;
-            }
-            let request = proposal_request(prompt, index, self.settings.reflection);
-            Some(self.client.chat(&request).await)
-        }))
-        .await
-    }
-}
-
-/// One proposal of a round, after checking.
-struct Candidate {
-    id: usize,
-    outcome: Result<super::reflection::Proposal, Rejected>,
 }
 
 /// The search's state between rounds.
@@ -132,8 +120,8 @@ struct Search<'a> {
     next_id: usize,
     rounds_without_improvement: usize,
     rejected: VecDeque<RejectedEdit>,
-    /// Bodies scored on validation in this run: their candidate and score.
-    scored: HashMap<String, (usize, f64)>,
+    /// Bodies scored on validation in this run: the first candidate of each.
+    scored: HashMap<String, usize>,
 }
 
 impl Search<'_> {
@@ -172,11 +160,27 @@ impl Search<'_> {
         self.context.events.checkpoint(&self.result);
     }
 
+    /// Records a round that scored no new skill: the best stays, for the reason in `note`.
+    fn keep_best(&mut self, round: usize, best: Skill, train_score: f64, note: String) {
+        let record = CandidateRecord {
+            iteration: round,
+            skill: best,
+            train_score,
+            val_score: self.result.best_score,
+            accepted: false,
+            note,
+        };
+        self.record(round, record, None);
+    }
+
     fn out_of_patience(&self) -> bool {
         self.rounds_without_improvement >= self.settings.patience
     }
 
-    /// Runs one round; `Err` carries the reason to stop.
+    /// Runs one round: scores the best skill on the minibatch, asks for rewrites of it
+    /// ([`round::propose`]), sorts them ([`round::triage`]), scores the new ones on
+    /// validation ([`round::validate`]) and keeps the round's best if it beats the best
+    /// ([`Search::accept`]). Breaks with the reason when the run is stopping.
     async fn round(
         &mut self,
         optimizer: &LlmLoop,
@@ -185,10 +189,9 @@ impl Search<'_> {
         val: &[Task],
         goal: &str,
         limits: (usize, usize),
-    ) -> Result<(), StopReason> {
+    ) -> ControlFlow<StopReason> {
         let context = self.context;
         let best = self.result.best_skill.clone();
-        let best_score = self.result.best_score;
         context.emit(Event::RoundStarted {
             round,
             minibatch: batch.iter().map(|t| t.id.clone()).collect(),
@@ -197,7 +200,16 @@ impl Search<'_> {
             .evaluate(&best, batch, round, self.best_id, "train")
             .await;
         if !train.complete {
-            return Err(stopping(context));
+            return ControlFlow::Break(stopping(context));
+        }
+        if let Some(reason) = train.failure(|| format!("round {round}'s minibatch")) {
+            return ControlFlow::Break(reason);
+        }
+        if is_perfect(train.score()) {
+            // Every task of the minibatch already scores the maximum: there is no failure to
+            // reflect on, and a rewrite could only be a guess.
+            self.keep_best(round, best, train.score(), PERFECT_MINIBATCH.to_string());
+            return ControlFlow::Continue(());
         }
         let rejected: Vec<RejectedEdit> = self.rejected.iter().cloned().collect();
         let prompt = Reflection {
@@ -209,198 +221,82 @@ impl Search<'_> {
             limits,
         }
         .prompt_for(self.settings.reflection);
-        let answers = optimizer
-            .propose(context, &prompt, self.settings.max_edits_per_round)
-            .await;
-        let mut candidates = Vec::with_capacity(answers.len());
-        for (index, answer) in answers.into_iter().enumerate() {
-            let id = self.next_id;
-            self.next_id += 1;
-            let (outcome, raw, usage) = match &answer {
-                Some(answer) => (
-                    read_proposal(answer, limits, self.settings.reflection)
-                        .and_then(|proposal| keeps_the_spec(proposal, &context.skill_files)),
-                    answer
-                        .as_ref()
-                        .map(|r| r.text.clone())
-                        .unwrap_or_else(|e| e.to_string()),
-                    answer.as_ref().map(|r| r.usage).unwrap_or_default(),
-                ),
-                None => (
-                    Err(Rejected {
-                        reason: "not requested: the run was stopping".to_string(),
-                        rationale: String::new(),
-                    }),
-                    String::new(),
-                    Default::default(),
-                ),
-            };
-            let (valid, reason, rationale, body_chars, document) = match &outcome {
-                Ok(proposal) => (
-                    true,
-                    None,
-                    proposal.rationale.clone(),
-                    proposal.body.chars().count(),
-                    best.with_body(proposal.body.clone()).to_markdown(),
-                ),
-                Err(rejected) => (
-                    false,
-                    Some(rejected.reason.clone()),
-                    rejected.rationale.clone(),
-                    0,
-                    raw,
-                ),
-            };
-            context.emit(Event::CandidateProposed {
-                round,
-                candidate: id,
-                index,
-                parent: self.best_id,
-                temperature: proposal_temperature(index),
-                valid,
-                reason,
-                warnings: outcome
-                    .as_ref()
-                    .map(|proposal| proposal.warnings.clone())
-                    .unwrap_or_default(),
-                rationale,
-                body_chars,
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-                document,
-            });
-            candidates.push(Candidate { id, outcome });
-        }
-        if context.stop_reason().is_some() {
-            return Err(stopping(context));
-        }
-
-        // Sort the proposals: unusable, identical to the best, a repeat, or to be scored.
-        let mut problems: Vec<String> = Vec::new();
-        let mut to_score: Vec<(usize, String, String)> = Vec::new();
-        let mut repeats: Vec<(usize, usize)> = Vec::new();
-        let mut any_valid = false;
-        for candidate in &candidates {
-            match &candidate.outcome {
-                Err(rejected) => {
-                    if !problems.contains(&rejected.reason) {
-                        problems.push(rejected.reason.clone());
-                    }
-                    self.remember(RejectedEdit {
-                        round,
-                        candidate: candidate.id,
-                        rationale: rejected.rationale.clone(),
-                        reason: rejected.reason.clone(),
-                    });
-                }
-                Ok(proposal) => {
-                    any_valid = true;
-                    if py_strip(&proposal.body) == py_strip(&best.body) {
-                        self.remember(RejectedEdit {
-                            round,
-                            candidate: candidate.id,
-                            rationale: proposal.rationale.clone(),
-                            reason: "identical to the current skill".to_string(),
-                        });
-                    } else if let Some((first, _, _)) =
-                        to_score.iter().find(|(_, body, _)| *body == proposal.body)
-                    {
-                        repeats.push((candidate.id, *first));
-                    } else {
-                        to_score.push((
-                            candidate.id,
-                            proposal.body.clone(),
-                            proposal.rationale.clone(),
-                        ));
-                    }
-                }
-            }
-        }
-        // A round with nothing new to score records why and keeps the best skill.
-        let nothing_to_score = if !any_valid {
-            Some(format!("{NO_VALID_PROPOSAL} ({})", problems.join("; ")))
-        } else if to_score.is_empty() {
-            Some(IDENTICAL_PROPOSAL.to_string())
-        } else {
-            None
+        let ask = Ask {
+            prompt: &prompt,
+            count: self.settings.max_edits_per_round,
+            style: self.settings.reflection,
+            limits,
         };
-        if let Some(note) = nothing_to_score {
-            let record = CandidateRecord {
-                iteration: round,
-                skill: best,
-                train_score: train.score(),
-                val_score: best_score,
-                accepted: false,
-                note,
-            };
-            self.record(round, record, None);
-            return Ok(());
-        }
-
-        let skills: Vec<Skill> = to_score
-            .iter()
-            .map(|(_, body, _)| best.with_body(body.clone()))
-            .collect();
-        let scores: Vec<Scored> = join_all(
-            to_score
-                .iter()
-                .zip(&skills)
-                .map(|((id, _, _), skill)| context.evaluate(skill, val, round, *id, "val")),
+        let parent = (self.best_id, &best);
+        let candidates = round::propose(
+            context,
+            &optimizer.client,
+            &ask,
+            round,
+            parent,
+            &mut self.next_id,
         )
         .await;
-        let mut round_best: Option<usize> = None;
-        for (position, ((id, body, _), scored)) in to_score.iter().zip(&scores).enumerate() {
-            if !scored.complete {
-                continue;
-            }
-            let same_as = self
-                .scored
-                .get(body)
-                .map(|(first, _)| *first)
-                .filter(|first| first != id);
-            context.emit(Event::CandidateScored {
-                round,
-                candidate: *id,
-                val_score: scored.score(),
-                same_as,
+        if context.stop_reason().is_some() {
+            return ControlFlow::Break(stopping(context));
+        }
+        if let Some(error) = round::all_requests_failed(&candidates) {
+            return ControlFlow::Break(StopReason::OptimizerFailed {
+                error: error.to_string(),
             });
-            self.scored
-                .entry(body.clone())
-                .or_insert((*id, scored.score()));
-            if round_best.is_none_or(|b| scored.score() > scores[b].score()) {
-                round_best = Some(position);
-            }
         }
-        for (id, first) in &repeats {
-            if let Some(position) = to_score.iter().position(|(c, _, _)| c == first)
-                && scores[position].complete
-            {
-                context.emit(Event::CandidateScored {
-                    round,
-                    candidate: *id,
-                    val_score: scores[position].score(),
-                    same_as: Some(*first),
-                });
-            }
+        let triage = round::triage(round, &candidates);
+        for edit in &triage.rejected {
+            self.remember(edit.clone());
         }
-        let Some(winner) = round_best else {
-            return Err(stopping(context));
+        if let Some(note) = nothing_to_score(&triage) {
+            self.keep_best(round, best, train.score(), note);
+            return ControlFlow::Continue(());
+        }
+        let validated =
+            round::validate(context, round, &best, &triage, val, &mut self.scored).await;
+        let Some(winner) = validated.best() else {
+            return ControlFlow::Break(stopping(context));
         };
-        let winner_score = scores[winner].score();
-        let accepted = winner_score > best_score + self.settings.min_delta;
-        let gate = if self.settings.min_delta > 0.0 {
-            format!(" by more than min_delta {}", self.settings.min_delta)
+        if let Some(reason) = validated.all_failed(round) {
+            return ControlFlow::Break(reason);
+        }
+        self.accept(round, train.score(), &triage, &validated, winner);
+        if validated.complete() {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(stopping(context))
+        }
+    }
+
+    /// Keeps the round's best if it beats the best by more than `min_delta`, and remembers
+    /// every other scored edit with why it was not kept.
+    fn accept(
+        &mut self,
+        round: usize,
+        train_score: f64,
+        triage: &Triage,
+        validated: &Validated,
+        winner: usize,
+    ) {
+        let best_score = self.result.best_score;
+        let min_delta = self.settings.min_delta;
+        let winner_score = validated.scores[winner].score();
+        let accepted = winner_score > best_score + min_delta;
+        let gate = if min_delta > 0.0 {
+            format!(" by more than min_delta {min_delta}")
         } else {
             String::new()
         };
-        for (position, (id, _, rationale)) in to_score.iter().enumerate() {
-            if (position == winner && accepted) || !scores[position].complete {
+        for (position, new) in triage.new.iter().enumerate() {
+            let scored = &validated.scores[position];
+            if (position == winner && accepted) || !scored.complete {
                 continue;
             }
-            let score = scores[position].score();
+            let score = scored.score();
             // An edit that beat the best but lost to a better one of the same round must not
             // be remembered as a failure to improve: the next prompt would mislead.
-            let reason = if accepted && score > best_score + self.settings.min_delta {
+            let reason = if accepted && score > best_score + min_delta {
                 format!(
                     "validation score {score:.3} beat the best {best_score:.3}, but another edit of the same round scored higher ({winner_score:.3}) and was kept"
                 )
@@ -409,25 +305,34 @@ impl Search<'_> {
             };
             self.remember(RejectedEdit {
                 round,
-                candidate: *id,
-                rationale: rationale.clone(),
+                candidate: new.id,
+                rationale: new.rationale.clone(),
                 reason,
             });
         }
-        let (winner_id, _, rationale) = &to_score[winner];
         let record = CandidateRecord {
             iteration: round,
-            skill: skills[winner].clone(),
-            train_score: train.score(),
+            skill: validated.skills[winner].clone(),
+            train_score,
             val_score: winner_score,
             accepted,
-            note: note_for(rationale),
+            note: note_for(&triage.new[winner].rationale),
         };
-        self.record(round, record, Some(*winner_id));
-        if scores.iter().any(|s| !s.complete) {
-            return Err(stopping(context));
-        }
-        Ok(())
+        self.record(round, record, Some(triage.new[winner].id));
+    }
+}
+
+/// The history note of a round with nothing new to score, or `None` when it has something.
+fn nothing_to_score(triage: &Triage) -> Option<String> {
+    if !triage.any_valid {
+        Some(format!(
+            "{NO_VALID_PROPOSAL} ({})",
+            triage.problems.join("; ")
+        ))
+    } else if triage.new.is_empty() {
+        Some(IDENTICAL_PROPOSAL.to_string())
+    } else {
+        None
     }
 }
 
@@ -484,7 +389,7 @@ impl Optimizer for LlmLoop {
             next_id: 1,
             rounds_without_improvement: 0,
             rejected: VecDeque::new(),
-            scored: HashMap::from([(seed.body.clone(), (0, baseline.score()))]),
+            scored: HashMap::from([(seed.body.clone(), 0)]),
         };
         context.emit(Event::CandidateScored {
             round: 0,
@@ -494,13 +399,19 @@ impl Optimizer for LlmLoop {
         });
         context.events.checkpoint(&search.result);
         let mut stop = if baseline.complete {
-            None
+            baseline.failure(|| "the baseline (the seed on the validation split)".to_string())
         } else {
             Some(stopping(context))
         };
-        let mut rng = PyRandom::new(settings.seed);
+        let mut rng = Random::new(settings.seed);
         let mut round = 0;
         while stop.is_none() && round < settings.rounds {
+            if is_perfect(search.result.best_score) {
+                stop = Some(StopReason::Perfect {
+                    score: search.result.best_score,
+                });
+                break;
+            }
             round += 1;
             if let Some(reason) = context.stop_reason() {
                 stop = Some(reason);
@@ -513,7 +424,9 @@ impl Optimizer for LlmLoop {
             } else {
                 rng.sample(train, settings.minibatch_size)
             };
-            if let Err(reason) = search.round(self, round, &batch, val, &goal, limits).await {
+            if let ControlFlow::Break(reason) =
+                search.round(self, round, &batch, val, &goal, limits).await
+            {
                 stop = Some(reason);
             } else if search.out_of_patience() {
                 stop = Some(StopReason::Patience {

@@ -16,8 +16,10 @@
 
 pub mod context;
 pub mod event;
+pub mod honest;
 pub mod llm_loop;
 pub mod reflection;
+pub mod round;
 
 pub use context::RunContext;
 pub use event::{Event, EventSink, NoEvents, RolloutRecord};
@@ -71,17 +73,58 @@ pub enum StopReason {
     Budget(Exhaustion),
     /// The run was cancelled (Ctrl-C).
     Cancelled,
+    /// No rollout of an evaluation reached its model or program (an unreachable target, an
+    /// agent CLI that does not start): nothing was measured, so the search stopped instead of
+    /// spending its rounds.
+    RolloutsFailed {
+        /// Which evaluation (`the baseline`, `round 3's minibatch`, ...).
+        what: String,
+        /// The first rollout's error.
+        error: String,
+    },
+    /// No request to the optimizer model of a round reached it, each after its retries.
+    OptimizerFailed {
+        /// The first request's error.
+        error: String,
+    },
+    /// The best skill scores the metric's maximum on validation: no edit can beat it, so
+    /// further rounds would only spend calls.
+    Perfect {
+        /// The best validation score (the maximum).
+        score: f64,
+    },
+}
+
+/// The most any metric scores (scores are fractions of the tasks' worth, 0 to 1).
+pub const METRIC_MAXIMUM: f64 = 1.0;
+
+/// Whether `score` is the metric's maximum (within rounding of a mean).
+pub fn is_perfect(score: f64) -> bool {
+    score >= METRIC_MAXIMUM - 1e-9
 }
 
 impl StopReason {
-    /// A short code for result files: `rounds`, `patience`, `budget` or `cancelled`.
+    /// A short code for result files: `rounds`, `patience`, `budget`, `cancelled`,
+    /// `rollouts_failed`, `optimizer_unreachable` or `perfect`.
     pub fn code(&self) -> &'static str {
         match self {
             StopReason::RoundsDone { .. } => "rounds",
             StopReason::Patience { .. } => "patience",
             StopReason::Budget(_) => "budget",
             StopReason::Cancelled => "cancelled",
+            StopReason::RolloutsFailed { .. } => "rollouts_failed",
+            StopReason::OptimizerFailed { .. } => "optimizer_unreachable",
+            StopReason::Perfect { .. } => "perfect",
         }
+    }
+
+    /// Whether the run stopped because nothing worked (exit 3), not because it ended or was
+    /// told to stop.
+    pub fn is_failure(&self) -> bool {
+        matches!(
+            self,
+            StopReason::RolloutsFailed { .. } | StopReason::OptimizerFailed { .. }
+        )
     }
 
     /// A sentence for people.
@@ -102,9 +145,21 @@ impl StopReason {
                 "cancelled (Ctrl-C); calls in flight finished and the best skill so far is kept"
                     .to_string()
             }
+            StopReason::RolloutsFailed { what, error } => format!(
+                "no rollout of {what} reached its model or program, so nothing was measured (first: {error}); {RESUME}"
+            ),
+            StopReason::OptimizerFailed { error } => {
+                format!("no request reached the optimizer model (first: {error}); {RESUME}")
+            }
+            StopReason::Perfect { score } => format!(
+                "the best skill scores {score:.3} on validation, the metric's maximum: no edit can beat it"
+            ),
         }
     }
 }
+
+/// How a run that stopped on failures is resumed.
+const RESUME: &str = "fix the provider or the harness and run the same command again: the model cache keeps every answer already received";
 
 /// What an optimization produced, in the reference tool's shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,16 +262,14 @@ pub fn optimizer_name(config: &OptimizerConfig) -> Result<&'static str, UnknownO
     }
 }
 
-/// Builds the optimizer a config names, given the optimizer model client.
-pub fn build_optimizer(
+/// The optimizer of an `optimizer` block, proposing edits with `client` (the optimizer
+/// role's model).
+pub fn from_config(
     config: &OptimizerConfig,
     client: Arc<dyn ChatModel>,
 ) -> Result<Box<dyn Optimizer>, UnknownOptimizer> {
     match optimizer_name(config)? {
-        "llm_loop" => Ok(Box::new(LlmLoop::new(
-            client,
-            LlmLoopSettings::from_config(config),
-        ))),
+        "llm_loop" => Ok(Box::new(LlmLoop::from_config(config, client))),
         other => Err(UnknownOptimizer::Unknown {
             name: other.to_string(),
         }),

@@ -21,11 +21,11 @@
 
 use skill_factory_core::{Evaluation, Task};
 use skill_factory_llm::{ChatRequest, ChatResponse, LlmError, StopReason};
+use skill_factory_package::spec;
+use skill_factory_pycompat::repr::repr_str;
 
 use crate::config::ReflectionStyle;
 use crate::metric::text::py_strip;
-use crate::pyrepr::repr_str;
-use crate::skill_spec;
 
 /// Output token limit of a proposal request (as the reference).
 pub const PROPOSAL_MAX_TOKENS: u32 = 4096;
@@ -185,7 +185,8 @@ impl Reflection<'_> {
         lines.push(format!("Goal: {}", py_strip(self.goal)));
         lines.push(String::new());
         lines.push(
-            "Write new instructions for the assistant. Reply with the instructions only."
+            "Write new instructions for the assistant that work for every input, not only this \
+             one: never put this input's answer in them. Reply with the instructions only."
                 .to_string(),
         );
         lines.join("\n")
@@ -533,14 +534,14 @@ fn check_body(body: &str, (max_chars, max_lines): (usize, usize)) -> Result<(), 
 }
 
 /// Checks a proposal against the Agent Skills rules a candidate must keep
-/// ([`skill_spec::validate_candidate`]): an error rejects it with the rule and the fix,
+/// ([`spec::validate_candidate`]): an error rejects it with the rule and the fix,
 /// warnings are kept with it.
 pub fn keeps_the_spec(
     mut proposal: Proposal,
     skill_files: &[String],
 ) -> Result<Proposal, Rejected> {
     let files: Vec<&str> = skill_files.iter().map(String::as_str).collect();
-    let findings = skill_spec::validate_candidate(&proposal.body, &files);
+    let findings = spec::validate_candidate(&proposal.body, &files);
     if let Some(error) = findings.iter().find(|finding| finding.is_error()) {
         return Err(Rejected {
             reason: format!("the body breaks the Agent Skills spec: {error}"),
@@ -870,7 +871,7 @@ mod tests {
         assert_eq!(
             prompt,
             format!(
-                "An assistant follows these instructions:\n\"Do it.\"\n\nIt answered badly (score 0.00):\nInput:\ninput b\nIts answer: {}{TRUNCATION_MARK}\nCorrect answer: B\nWhy it is wrong: feedback b\n\nGoal: Reply with B.\n\nWrite new instructions for the assistant. Reply with the instructions only.",
+                "An assistant follows these instructions:\n\"Do it.\"\n\nIt answered badly (score 0.00):\nInput:\ninput b\nIts answer: {}{TRUNCATION_MARK}\nCorrect answer: B\nWhy it is wrong: feedback b\n\nGoal: Reply with B.\n\nWrite new instructions for the assistant that work for every input, not only this one: never put this input's answer in them. Reply with the instructions only.",
                 "z".repeat(COMPACT_FIELD_CHARS)
             )
         );

@@ -220,6 +220,7 @@ mod tests {
             temperature: 0.2,
             valid: false,
             reason: Some("the reply was empty".into()),
+            unchanged_from: None,
             warnings: Vec::new(),
             rationale: String::new(),
             body_chars: 0,

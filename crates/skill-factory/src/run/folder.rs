@@ -6,9 +6,8 @@
 //! temporary file in the same folder, then renamed over the old one, so a reader (or a kill)
 //! never sees half a file. The append-only logs are the exception (see [`super::events`]).
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
 
@@ -71,10 +70,18 @@ impl RunFolder {
         #[cfg(not(unix))]
         std::fs::write(&temporary, &self.id)?;
         if let Ok(meta) = std::fs::symlink_metadata(&link)
-            && meta.is_dir()
+            && !meta.file_type().is_symlink()
         {
-            // A real folder named `latest` (the reference's default run folder) is left alone.
+            // A real folder named `latest` (the reference's default run folder), or a file of
+            // the user's, is left alone.
             let _ = std::fs::remove_file(&temporary);
+            if !meta.is_dir() {
+                tracing::warn!(
+                    "{} is a file, not the link to the newest run, so it was left as it is; the run is in {}",
+                    link.display(),
+                    self.path.display()
+                );
+            }
             return Ok(());
         }
         std::fs::rename(&temporary, &link)
@@ -85,31 +92,23 @@ impl RunFolder {
         self.path.join(name)
     }
 
+    /// A path inside the run folder as a user would type it: through `<root>/latest` while
+    /// that link points at this run, else [`RunFolder::file`].
+    pub fn latest_file(&self, name: &str) -> PathBuf {
+        let link = self.root.join(LATEST);
+        match std::fs::read_link(&link) {
+            Ok(target) if target == Path::new(&self.id) => link.join(name),
+            _ => self.file(name),
+        }
+    }
+
     /// Writes `name` atomically.
     pub fn write(&self, name: &str, contents: &str) -> io::Result<()> {
         write_atomic(&self.file(name), contents.as_bytes())
     }
 }
 
-/// Writes `path` by writing a temporary file beside it and renaming it over `path`.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    if !parent.as_os_str().is_empty() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // Unique per process and per write, so concurrent writers never share a temporary.
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let number = WRITES.fetch_add(1, Ordering::Relaxed);
-    let temporary = parent.join(format!(".{name}.{}.{number}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&temporary)?;
-    file.write_all(contents)?;
-    drop(file);
-    std::fs::rename(&temporary, path)
-}
+pub use skill_factory_package::output::write_atomic;
 
 #[cfg(test)]
 mod tests {
@@ -141,19 +140,9 @@ mod tests {
             std::fs::read_to_string(root.join("latest/a.txt")).unwrap(),
             "hello"
         );
-    }
-
-    #[test]
-    fn atomic_writes_replace_the_whole_file_and_leave_no_temporary() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("f.json");
-        write_atomic(&path, b"first, longer").unwrap();
-        write_atomic(&path, b"second").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
-        let names: Vec<String> = std::fs::read_dir(tmp.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["f.json"]);
+        // The newest run's files are named through `latest`, an older one's by its own folder.
+        #[cfg(unix)]
+        assert_eq!(second.latest_file("a.txt"), root.join("latest/a.txt"));
+        assert_eq!(first.latest_file("a.txt"), first.path.join("a.txt"));
     }
 }

@@ -16,6 +16,7 @@
 //! | `rollouts.jsonl` | every rollout in full |
 //! | `candidates/NNN.md` | the seed (`000`) and every proposal, valid or not |
 //! | `scores.svg` | validation score per round ([`chart`]) |
+//! | `traffic.jsonl` | with `--record`: every model exchange, for `SKILL_FACTORY_REPLAY` |
 //!
 //! `report.md`, `best_skill.md`, `result.json` and `scores.svg` are first written before the
 //! baseline (with no scores yet) and rewritten (atomically) after the baseline and after every
@@ -29,24 +30,29 @@ pub mod report;
 pub mod result;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use chrono::{SecondsFormat, Utc};
 use serde_json::Value;
-use skill_factory_llm::{BudgetLimits, Ledger, ProviderSettings};
+use skill_factory_core::Split;
+use skill_factory_llm::url::EndpointUrl;
+use skill_factory_llm::{Ledger, ProviderSettings};
+use skill_factory_package::bundle::SkillBundle;
 
 use self::events::EventLog;
 use self::folder::RunFolder;
 use self::result::{RunInfo, TestScores, result_json};
-use crate::bundle::SkillBundle;
 use crate::cancel::CancelToken;
-use crate::config::{BudgetConfig, RunConfig, resolve_paths};
+use crate::config::resolve_paths;
 use crate::error::EngineError;
+use crate::harness::{self, Harness};
+use crate::metric::{self, Metric};
 use crate::optimizer::event::Fanout;
+use crate::optimizer::honest::{self, Honesty};
 use crate::optimizer::{
-    Event, EventSink, OptimizationResult, RunContext, build_optimizer, optimizer_name,
+    self, Event, EventSink, OptimizationResult, Optimizer, RunContext, UnknownOptimizer,
+    optimizer_name,
 };
 use crate::session::Session;
 
@@ -60,6 +66,9 @@ pub const RESULT_FILE: &str = "result.json";
 pub const CONFIG_FILE: &str = "config.yaml";
 /// The score chart's file name.
 pub const CHART_FILE: &str = "scores.svg";
+/// The recorded model traffic's file name (`optimize --record`), which
+/// `SKILL_FACTORY_REPLAY` replays.
+pub const TRAFFIC_FILE: &str = "traffic.jsonl";
 
 /// How to run an optimization.
 #[derive(Clone, Default)]
@@ -71,9 +80,6 @@ pub struct RunOptions {
     pub cancel: CancelToken,
     /// Also receives every event (the command line's live display).
     pub display: Option<Arc<dyn EventSink>>,
-    /// The ledger the run's calls are booked in; default: a new one from [`ledger_for`].
-    /// Pass one to watch the spending while the run goes on.
-    pub ledger: Option<Arc<Ledger>>,
 }
 
 /// A finished run.
@@ -88,78 +94,98 @@ pub struct RunOutcome {
     pub report: String,
 }
 
-/// The budget of an `optimizer.budget` block.
-pub fn budget_limits(budget: &BudgetConfig) -> BudgetLimits {
-    BudgetLimits {
-        max_calls: budget.max_calls,
-        max_tokens: budget.max_tokens,
-        max_usd: budget.max_usd,
-        max_duration: budget
-            .max_minutes
-            .and_then(|m| Duration::try_from_secs_f64(m * 60.0).ok()),
-    }
-}
-
-/// A fresh ledger with the config's `optimizer.budget`; its clock starts now.
-pub fn ledger_for(config: &RunConfig) -> Arc<Ledger> {
-    Arc::new(Ledger::new(budget_limits(&config.optimizer.budget)))
-}
-
-/// Model-bound steps allowed in flight at once during `optimize`: `harness.max_workers`
-/// (default 16), or `optimizer.max_workers` when a config sets it higher. The reference
-/// read only `optimizer.max_workers` (default 1) here; taking the larger keeps its configs'
-/// intent while letting ours run in parallel by default.
-pub fn max_workers(config: &RunConfig) -> usize {
-    config
-        .harness
-        .max_workers
-        .max(config.optimizer.max_workers)
-        .max(1)
-}
-
-fn folder_error(path: &Path, error: std::io::Error) -> EngineError {
+fn folder_error(path: &Path, source: std::io::Error) -> EngineError {
     EngineError::RunFolder {
         path: path.to_path_buf(),
-        detail: error.to_string(),
+        source,
     }
 }
 
-/// Runs the optimization a session's config describes and writes its run folder.
-///
-/// The session's ledger is replaced by the run's (see [`RunOptions::ledger`]) before any
-/// client is built, so every call of the run is admitted and booked by it.
-pub async fn optimize(
-    session: &mut Session,
-    options: RunOptions,
-) -> Result<RunOutcome, EngineError> {
-    let config_path = session.config.path.clone();
-    optimizer_name(&session.config.config.optimizer).map_err(|e| EngineError::Unsupported {
-        config: config_path.clone(),
-        key: "optimizer.name".into(),
-        detail: e.to_string(),
-    })?;
-    let ledger = options
-        .ledger
-        .clone()
-        .unwrap_or_else(|| ledger_for(&session.config.config));
-    session.ledger = ledger.clone();
-    let split = session.split()?;
-    let harness = session.harness()?;
-    let metric = session.metric()?;
-    let client = session.client("optimizer", &session.config.optimizer_provider())?;
-    let optimizer = build_optimizer(&session.config.config.optimizer, client).map_err(|e| {
-        EngineError::Unsupported {
-            config: config_path.clone(),
-            key: "optimizer.name".into(),
-            detail: e.to_string(),
-        }
-    })?;
+/// Runs the optimization a session's config describes and writes its run folder. Every call
+/// of the run is admitted and booked by the session's ledger (open the session with
+/// [`crate::session::SessionOptions::budgeted`] to hold it to the config's budget).
+pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutcome, EngineError> {
+    let parts = RunParts::build(session)?;
+    let (recorder, context) = open_folder(session, &parts, &options)?;
+    let result = parts
+        .optimizer
+        .optimize(
+            &session.skill,
+            &parts.split.train,
+            &parts.split.val,
+            &context,
+        )
+        .await;
+    let test = if parts.split.test.is_empty() {
+        None
+    } else {
+        Some(score_test(&context, session, &result, &parts.split.test).await)
+    };
+    let info = RunInfo {
+        finished_at: Some(Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)),
+        test,
+        ..recorder.info_now()
+    };
+    let report = recorder
+        .write_outputs(&result, &info)
+        .map_err(|e| folder_error(&recorder.folder.path, e))?;
+    context.emit(Event::RunFinished {
+        baseline_score: result.baseline_score,
+        best_score: result.best_score,
+    });
+    Ok(RunOutcome {
+        result,
+        info,
+        folder: recorder.folder.clone(),
+        report,
+    })
+}
 
+/// What a run is made of, all built from the config before any folder exists, so a bad key
+/// or a missing API key leaves nothing behind.
+struct RunParts {
+    split: Split,
+    harness: Arc<dyn Harness>,
+    metric: Arc<dyn Metric>,
+    optimizer: Box<dyn Optimizer>,
+}
+
+impl RunParts {
+    fn build(session: &Session) -> Result<RunParts, EngineError> {
+        let config = &session.config.config.optimizer;
+        let unknown = |e: UnknownOptimizer| session.block_error("optimizer.name", e.to_string());
+        // The name first: a run that cannot search should not ask for keys.
+        optimizer_name(config).map_err(unknown)?;
+        let split = session.split()?;
+        let harness = harness::from_config(session)?;
+        let metric = metric::from_config(session)?;
+        let client = session.client("optimizer", &session.config.optimizer_provider())?;
+        let optimizer = optimizer::from_config(config, client).map_err(unknown)?;
+        Ok(RunParts {
+            split,
+            harness,
+            metric,
+            optimizer,
+        })
+    }
+}
+
+/// Creates the run folder and its first files (the config snapshot, the seed, and the result
+/// files before any score, so a run killed during a long baseline still leaves a folder every
+/// reader lists), and the context the search runs in, announcing the run.
+fn open_folder(
+    session: &Session,
+    parts: &RunParts,
+    options: &RunOptions,
+) -> Result<(Arc<RunWriter>, RunContext), EngineError> {
     let started = Utc::now();
     let runs_dir = options
         .runs_dir
         .clone()
         .unwrap_or_else(|| session.config.runs_dir());
+    if options.runs_dir.is_some() {
+        session.check_output("-o", &runs_dir)?;
+    }
     let folder = RunFolder::create(&runs_dir, started).map_err(|e| folder_error(&runs_dir, e))?;
     let write = |name: &str, text: &str| {
         folder
@@ -167,10 +193,16 @@ pub async fn optimize(
             .map_err(|e| folder_error(&folder.file(name), e))
     };
     write(CONFIG_FILE, &config_snapshot(session, &runs_dir))?;
+    // A recording without its file yet (`--record`) gets the run folder's.
+    if let Some(recorder) = session.layers_in_use().and_then(|layers| layers.recorder()) {
+        recorder.start(folder.file(TRAFFIC_FILE))?;
+    }
+    let ledger = session.ledger().clone();
     let log =
         EventLog::create(&folder, ledger.clone()).map_err(|e| folder_error(&folder.path, e))?;
     write(&EventLog::candidate_file(0), &session.skill.to_markdown())?;
 
+    let split = &parts.split;
     let base = RunInfo {
         run_id: folder.id.clone(),
         config_name: session.config.name.clone(),
@@ -185,33 +217,38 @@ pub async fn optimize(
         }),
         ..RunInfo::default()
     };
-    let recorder = Arc::new(Recorder {
-        folder: folder.clone(),
+    let recorder = Arc::new(RunWriter {
+        folder,
         log,
-        base: base.clone(),
+        base,
         ledger: ledger.clone(),
         failed_rollouts: AtomicUsize::new(0),
+        refused_copies: Mutex::new(Vec::new()),
+        cleaned_repeats: Mutex::new(Vec::new()),
     });
-    // Written before the baseline, which may take long (agent harnesses): a run killed
-    // before its first round still leaves a folder every reader lists.
     recorder.checkpoint(&OptimizationResult::starting(
-        optimizer.name(),
+        parts.optimizer.name(),
         &session.skill,
     ));
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![recorder.clone()];
     sinks.extend(options.display.clone());
-    let workers = max_workers(&session.config.config);
+    let workers = session.config.config.max_workers();
     let context = RunContext::new(
-        harness,
-        metric,
+        parts.harness.clone(),
+        parts.metric.clone(),
         workers,
-        ledger.clone(),
+        ledger,
         options.cancel.clone(),
         Arc::new(Fanout(sinks)),
     )
-    .with_skill_files(bundled_files(&session.skill_path));
+    .with_skill_files(bundled_files(&session.skill_path))
+    // The optimizer's tasks only: the held-out test split is never shown to the check either.
+    .with_honesty(Honesty::new(
+        &session.skill.body,
+        split.train.iter().chain(&split.val),
+    ));
     context.emit(Event::RunStarted {
-        optimizer: optimizer.name().to_string(),
+        optimizer: parts.optimizer.name().to_string(),
         skill: session.skill.name.clone(),
         train: split.train.len(),
         val: split.val.len(),
@@ -219,34 +256,7 @@ pub async fn optimize(
         rounds: session.config.config.optimizer.rounds,
         max_workers: workers,
     });
-
-    let result = optimizer
-        .optimize(&session.skill, &split.train, &split.val, &context)
-        .await;
-
-    let test = if split.test.is_empty() {
-        None
-    } else {
-        Some(score_test(&context, session, &result, &split.test).await)
-    };
-    let info = RunInfo {
-        finished_at: Some(Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)),
-        test,
-        ..recorder.info_now()
-    };
-    let report = recorder
-        .write_outputs(&result, &info)
-        .map_err(|e| folder_error(&folder.path, e))?;
-    context.emit(Event::RunFinished {
-        baseline_score: result.baseline_score,
-        best_score: result.best_score,
-    });
-    Ok(RunOutcome {
-        result,
-        info,
-        folder,
-        report,
-    })
+    Ok((recorder, context))
 }
 
 /// The paths of the files bundled with the skill at `path` (its folder's, when it is a
@@ -307,16 +317,20 @@ async fn score_test(
 }
 
 /// Logs events and keeps the result files current.
-struct Recorder {
+struct RunWriter {
     folder: RunFolder,
     log: EventLog,
     base: RunInfo,
     ledger: Arc<Ledger>,
     /// Rollouts that failed (a failed result is never reused, so each is counted once).
     failed_rollouts: AtomicUsize,
+    /// Candidates refused for copying a task's answer or input.
+    refused_copies: Mutex<Vec<usize>>,
+    /// Candidates cleaned of repeated paragraphs.
+    cleaned_repeats: Mutex<Vec<usize>>,
 }
 
-impl Recorder {
+impl RunWriter {
     /// The run information with the spending as of now.
     fn info_now(&self) -> RunInfo {
         RunInfo {
@@ -324,6 +338,8 @@ impl Recorder {
             unpriced_models: self.ledger.unpriced_models(),
             elapsed_secs: self.ledger.elapsed().as_secs_f64(),
             failed_rollouts: self.failed_rollouts.load(Ordering::Relaxed),
+            refused_copies: sorted(&self.refused_copies),
+            cleaned_repeats: sorted(&self.cleaned_repeats),
             ..self.base.clone()
         }
     }
@@ -344,13 +360,33 @@ impl Recorder {
     }
 }
 
-impl EventSink for Recorder {
+impl EventSink for RunWriter {
     fn event(&self, event: &Event) {
         if let Event::Rollout(record) = event
             && !record.reused
             && record.item.rollout.error.is_some()
         {
             self.failed_rollouts.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Event::CandidateProposed {
+            candidate,
+            reason,
+            warnings,
+            ..
+        } = event
+        {
+            if reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(honest::COPIES))
+            {
+                lock(&self.refused_copies).push(*candidate);
+            }
+            if warnings
+                .iter()
+                .any(|w| w.starts_with(honest::REPEATS_REMOVED))
+            {
+                lock(&self.cleaned_repeats).push(*candidate);
+            }
         }
         self.log.event(event);
     }
@@ -363,6 +399,18 @@ impl EventSink for Recorder {
             );
         }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Every critical section leaves its data consistent, so a poisoned lock is still usable.
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The candidate numbers in order (events come in completion order).
+fn sorted(ids: &Mutex<Vec<usize>>) -> Vec<usize> {
+    let mut ids = lock(ids).clone();
+    ids.sort_unstable();
+    ids
 }
 
 /// The config as it ran, as YAML: every role's provider block resolved (inheritance and
@@ -399,13 +447,17 @@ pub fn config_snapshot(session: &Session, runs_dir: &Path) -> String {
 /// What an environment variable whose value the snapshot withholds is written as.
 pub const WITHHELD: &str = "<withheld: set it in the environment>";
 
-/// Removes every `api_key` (provider blocks, `metric.systemone`, wherever a block has one)
-/// and withholds the value of every `env` entry whose name looks like a secret
-/// (`..._KEY`, `..._TOKEN`, `SECRET`, `PASSWORD`, ...): the snapshot is meant to be shared.
+/// Removes every `api_key` (provider blocks, `metric.systemone`, wherever a block has one),
+/// redacts the credentials of every `base_url` (userinfo, query values), and withholds the
+/// value of every `env` entry whose name looks like a secret (`..._KEY`, `..._TOKEN`,
+/// `SECRET`, `PASSWORD`, ...): the snapshot is meant to be shared.
 pub(crate) fn remove_secrets(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.remove("api_key");
+            if let Some(Value::String(url)) = map.get_mut("base_url") {
+                *url = EndpointUrl::new(url.clone()).shown().to_string();
+            }
             if let Some(Value::Object(env)) = map.get_mut("env") {
                 for (name, value) in env.iter_mut() {
                     if looks_secret(name) {
@@ -457,7 +509,7 @@ mod tests {
     #[test]
     fn secrets_are_removed_wherever_the_config_holds_them() {
         let mut config = json!({
-            "provider": {"name": "openai", "model": "m", "api_key": "sk-1"},
+            "provider": {"name": "openai", "model": "m", "api_key": "sk-1", "base_url": "http://u:pass-7@h/v1?key=key-8"},
             "judge_provider": {"name": "anthropic", "api_key": "sk-2"},
             "metric": {
                 "systemone": {"provider": "typesafe", "api_key": "ts-3", "checks": []},
@@ -469,7 +521,9 @@ mod tests {
         });
         remove_secrets(&mut config);
         let text = config.to_string();
-        for secret in ["sk-1", "sk-2", "ts-3", "k-4", "ghp-5", "pw-6"] {
+        for secret in [
+            "sk-1", "sk-2", "ts-3", "k-4", "ghp-5", "pw-6", "pass-7", "key-8",
+        ] {
             assert!(!text.contains(secret), "{secret} left in {text}");
         }
         assert!(!text.contains("api_key"), "{text}");

@@ -111,6 +111,22 @@ pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> 
             info.failed_rollouts
         );
     }
+    if !info.refused_copies.is_empty() {
+        let _ = write!(
+            text,
+            " Candidates refused for copying a task's answer or input: {} ({}; never scored, each one's reason is in events.jsonl).",
+            info.refused_copies.len(),
+            numbers(&info.refused_copies)
+        );
+    }
+    if !info.cleaned_repeats.is_empty() {
+        let _ = write!(
+            text,
+            " Candidates cleaned of repeated paragraphs before scoring: {} ({}).",
+            info.cleaned_repeats.len(),
+            numbers(&info.cleaned_repeats)
+        );
+    }
     if !info.unpriced_models.is_empty() {
         let _ = write!(
             text,
@@ -134,6 +150,17 @@ pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> 
         "\n## Score chart\n\n![Validation score per round]({chart_file})\n"
     );
     text
+}
+
+/// Candidate numbers as the report writes them: `candidate 3`, `candidates 3, 5`.
+fn numbers(ids: &[usize]) -> String {
+    let list: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    let word = if ids.len() == 1 {
+        "candidate"
+    } else {
+        "candidates"
+    };
+    format!("{word} {}", list.join(", "))
 }
 
 #[cfg(test)]

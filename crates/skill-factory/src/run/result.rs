@@ -12,13 +12,15 @@
 //! `budget`, `cancelled`), `stop_detail`, `splits` (task counts), `test` (held-out scores
 //! and the val→test gap, or null without a test split), `usage` (calls and tokens per role
 //! and in total), `cost_usd` (null when a model has no known price), `unpriced_models`,
-//! `elapsed_seconds` and `failed_rollouts` (rollouts that failed and were scored 0).
+//! `elapsed_seconds`, `failed_rollouts` (rollouts that failed and were scored 0),
+//! `refused_copies` (the numbers of the candidates refused for copying a task's answer or
+//! input) and `cleaned_repeats` (those whose repeated paragraphs were removed).
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
-use skill_factory_core::pyjson::dumps_pretty;
 use skill_factory_llm::Spend;
+use skill_factory_pycompat::json::dumps_pretty_ascii;
 
 use crate::optimizer::OptimizationResult;
 
@@ -70,6 +72,10 @@ pub struct RunInfo {
     pub elapsed_secs: f64,
     /// Rollouts that failed (scored 0) over the whole run.
     pub failed_rollouts: usize,
+    /// Candidates refused unscored for copying a task's answer or input, by number.
+    pub refused_copies: Vec<usize>,
+    /// Candidates whose repeated paragraphs were removed before scoring, by number.
+    pub cleaned_repeats: Vec<usize>,
 }
 
 impl RunInfo {
@@ -190,31 +196,14 @@ pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
         json!(round_to(info.elapsed_secs, 3)),
     );
     map.insert("failed_rollouts".into(), json!(info.failed_rollouts));
+    map.insert("refused_copies".into(), json!(info.refused_copies));
+    map.insert("cleaned_repeats".into(), json!(info.cleaned_repeats));
     Value::Object(map)
 }
 
 /// The text of `result.json`.
 pub fn result_json(result: &OptimizationResult, info: &RunInfo) -> String {
-    ensure_ascii(&dumps_pretty(&result_value(result, info)))
-}
-
-/// Python's `ensure_ascii`: every character outside printable ASCII becomes `\uXXXX`
-/// (a surrogate pair beyond the BMP). Applied to the finished JSON text, which is exact:
-/// outside strings JSON text is plain ASCII already, and control characters inside strings
-/// are escaped by the serializer.
-pub fn ensure_ascii(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if (' '..='~').contains(&c) || c == '\n' {
-            out.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
-    out
+    dumps_pretty_ascii(&result_value(result, info))
 }
 
 #[cfg(test)]
@@ -227,13 +216,5 @@ mod tests {
         assert_eq!(round4(0.09375), 0.0938);
         assert_eq!(round4(2.0 / 3.0), 0.6667);
         assert_eq!(round4(1.0), 1.0);
-    }
-
-    #[test]
-    fn non_ascii_is_escaped_like_python_json() {
-        assert_eq!(
-            ensure_ascii("\"Figure — é 😀\u{7f}\""),
-            "\"Figure \\u2014 \\u00e9 \\ud83d\\ude00\\u007f\""
-        );
     }
 }

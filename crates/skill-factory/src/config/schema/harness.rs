@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -84,6 +85,11 @@ impl HarnessConfig {
             HarnessType::ClaudeCode | HarnessType::Codex | HarnessType::GeminiCli => 300.0,
             HarnessType::Api | HarnessType::Subprocess => 120.0,
         })
+    }
+
+    /// [`Self::timeout_secs`] as a duration.
+    pub fn timeout_duration(&self) -> Duration {
+        super::duration(self.timeout_secs())
     }
 
     /// The agent CLI binary: `executable` if given, else `claude`, `codex` or `gemini` by type

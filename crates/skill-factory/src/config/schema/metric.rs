@@ -4,8 +4,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use super::check::Check;
 
 /// The metric parts of a run. After loading, at least one is present: a config without any
 /// gets `golden` in `normalized` mode with weight 1.
@@ -64,10 +67,9 @@ impl MetricConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GoldenConfig {
-    /// `exact`, `normalized` (default), `token_f1`, `json_equal` or `numeric`; the metric
-    /// module checks the name.
-    #[serde(default = "default_mode")]
-    pub mode: String,
+    /// `exact`, `normalized` (default), `token_f1`, `json_equal` or `numeric`.
+    #[serde(default)]
+    pub mode: GoldenMode,
     /// Weight in the composite; greater than 0 (default 1).
     #[serde(default = "super::one")]
     pub weight: f64,
@@ -76,9 +78,55 @@ pub struct GoldenConfig {
 impl Default for GoldenConfig {
     fn default() -> Self {
         Self {
-            mode: default_mode(),
+            mode: GoldenMode::default(),
             weight: 1.0,
         }
+    }
+}
+
+/// How the golden metric compares an output with the expected answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GoldenMode {
+    /// Trimmed texts are equal.
+    Exact,
+    /// Equal after trimming, case folding and whitespace collapsing.
+    #[default]
+    Normalized,
+    /// F1 of the overlap of normalized words.
+    TokenF1,
+    /// JSON values are equal, with partial credit per key for objects.
+    JsonEqual,
+    /// The first numbers are equal within
+    /// [`NUMERIC_TOLERANCE`](crate::metric::golden::NUMERIC_TOLERANCE).
+    Numeric,
+}
+
+impl GoldenMode {
+    /// Every mode, in the order the reference documents them.
+    pub const ALL: [GoldenMode; 5] = [
+        GoldenMode::Exact,
+        GoldenMode::Normalized,
+        GoldenMode::TokenF1,
+        GoldenMode::JsonEqual,
+        GoldenMode::Numeric,
+    ];
+
+    /// The mode's name in configs and feedback (`token_f1`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GoldenMode::Exact => "exact",
+            GoldenMode::Normalized => "normalized",
+            GoldenMode::TokenF1 => "token_f1",
+            GoldenMode::JsonEqual => "json_equal",
+            GoldenMode::Numeric => "numeric",
+        }
+    }
+}
+
+impl fmt::Display for GoldenMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -89,10 +137,9 @@ pub struct ProgrammaticConfig {
     /// Weight in the composite; greater than 0 (default 1).
     #[serde(default = "super::one")]
     pub weight: f64,
-    /// The checks, non-empty, kept as written (`is_valid_json`, `{json_has_keys: [a, b]}`):
-    /// the metric module parses them.
+    /// The checks, non-empty, in order.
     #[serde(default)]
-    pub checks: Vec<serde_json::Value>,
+    pub checks: Vec<Check>,
 }
 
 /// `metric.judge`.
@@ -119,6 +166,17 @@ pub struct Criterion {
     /// Weight among the criteria; greater than 0 (default 1).
     #[serde(default = "super::one")]
     pub weight: f64,
+}
+
+impl Criterion {
+    /// A rubric criterion.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, weight: f64) -> Self {
+        Criterion {
+            name: name.into(),
+            description: description.into(),
+            weight,
+        }
+    }
 }
 
 /// `metric.systemone`: kept as written for the System One metric. Its `Debug` output hides
@@ -198,6 +256,40 @@ pub struct SystemOneCheck {
     pub weight: f64,
 }
 
+impl SystemOneCheck {
+    /// A check; missing criteria default to `Yes: <question>` and `No: <question>`.
+    pub fn new(
+        name: impl Into<String>,
+        question: impl Into<String>,
+        if_true: Option<String>,
+        if_false: Option<String>,
+        weight: f64,
+    ) -> Self {
+        SystemOneCheck {
+            name: name.into(),
+            question: question.into(),
+            if_true,
+            if_false,
+            weight,
+        }
+    }
+
+    /// What "true" means: `true` as written, else `Yes: <question>`.
+    pub fn true_text(&self) -> String {
+        self.if_true
+            .clone()
+            .unwrap_or_else(|| format!("Yes: {}", self.question))
+    }
+
+    /// What "false" means: `false` as written, else `No: <question>`; quoted in feedback when
+    /// the check fails.
+    pub fn false_text(&self) -> String {
+        self.if_false
+            .clone()
+            .unwrap_or_else(|| format!("No: {}", self.question))
+    }
+}
+
 /// `metric.command`: a program that reads one rollout as JSON on stdin and prints
 /// `{"score": 0..1, "feedback": "..."}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -221,10 +313,20 @@ pub struct CommandMetricConfig {
     pub env: BTreeMap<String, String>,
 }
 
-fn default_command_timeout() -> f64 {
-    30.0
+impl CommandMetricConfig {
+    /// `timeout` as a duration.
+    pub fn timeout_duration(&self) -> Duration {
+        super::duration(self.timeout)
+    }
 }
 
-fn default_mode() -> String {
-    "normalized".to_owned()
+impl SystemOneConfig {
+    /// `timeout` as a duration, when given.
+    pub fn timeout_duration(&self) -> Option<Duration> {
+        self.timeout.map(super::duration)
+    }
+}
+
+fn default_command_timeout() -> f64 {
+    30.0
 }

@@ -5,21 +5,24 @@
 //! one more field with `#[serde(default, deserialize_with = "block")]` and a `Default` impl.
 
 mod cache;
+mod check;
 mod harness;
 mod metric;
 mod optimizer;
 mod output;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use skill_factory_llm::ProviderSettings;
 
 pub use cache::CacheConfig;
+pub use check::Check;
 pub use harness::{Command, HarnessConfig, HarnessType, InputVia, SkillMode};
 pub use metric::{
-    CommandMetricConfig, Criterion, GoldenConfig, JudgeConfig, MetricConfig, ProgrammaticConfig,
-    SystemOneCheck, SystemOneConfig,
+    CommandMetricConfig, Criterion, GoldenConfig, GoldenMode, JudgeConfig, MetricConfig,
+    ProgrammaticConfig, SystemOneCheck, SystemOneConfig,
 };
 pub use optimizer::{BudgetConfig, OptimizerConfig, OptimizerParams, ReflectionStyle};
 pub use output::OutputConfig;
@@ -81,6 +84,19 @@ pub struct RunConfig {
     pub cache: CacheConfig,
 }
 
+impl RunConfig {
+    /// Model-bound steps allowed in flight at once during `optimize`: `harness.max_workers`
+    /// (default 16), or `optimizer.max_workers` when a config sets it higher. The reference
+    /// read only `optimizer.max_workers` (default 1) here; taking the larger keeps its configs'
+    /// intent while letting ours run in parallel by default.
+    pub fn max_workers(&self) -> usize {
+        self.harness
+            .max_workers
+            .max(self.optimizer.max_workers)
+            .max(1)
+    }
+}
+
 /// The mode a config is written for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -99,6 +115,11 @@ fn default_val_fraction() -> f64 {
 /// error module turns it into [`super::ConfigError::NullBlock`].
 pub(crate) const NULL_BLOCK: &str = "skill-factory: block is null";
 
+/// What a value that deserialized but cannot be read as what its key takes (a check naming
+/// no check) reports, before its problem; the error module turns it into
+/// [`super::ConfigError::UnreadableValue`] at the value's line.
+pub(crate) const INVALID_VALUE: &str = "skill-factory: invalid value: ";
+
 /// A block that must be a mapping when present: `optimizer: null` is an error, not the
 /// defaults, because it usually means the lines under it lost their indentation.
 pub(crate) fn block<'de, D, T>(deserializer: D) -> Result<T, D::Error>
@@ -116,6 +137,12 @@ where
     T: Deserialize<'de>,
 {
     block(deserializer).map(Some)
+}
+
+/// A number of seconds as a duration. Loading checks that every duration key is a positive
+/// number a duration can hold, so the saturation never applies to a loaded config.
+pub(crate) fn duration(seconds: f64) -> Duration {
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
 }
 
 /// serde's `default = "..."` needs a function; weights default to 1.

@@ -1,8 +1,10 @@
 //! The `optimizer` block.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use skill_factory_llm::BudgetLimits;
 
 use super::harness::Command;
 
@@ -20,7 +22,7 @@ pub struct OptimizerConfig {
     /// Train tasks sampled per round; at least 1 (default 4).
     #[serde(default = "default_minibatch_size")]
     pub minibatch_size: usize,
-    /// Candidates proposed per round (default 1; 0 behaves as 1, as in the reference).
+    /// Candidates proposed per round; at least 1 (default 1; the reference read 0 as 1).
     #[serde(default = "default_max_edits_per_round")]
     pub max_edits_per_round: usize,
     /// Consecutive rounds without improvement before stopping (default 3; 0 stops after the
@@ -95,6 +97,20 @@ pub struct BudgetConfig {
     /// Most minutes of wall time.
     #[serde(default)]
     pub max_minutes: Option<f64>,
+}
+
+impl BudgetConfig {
+    /// The limits a ledger enforces.
+    pub fn limits(&self) -> BudgetLimits {
+        BudgetLimits {
+            max_calls: self.max_calls,
+            max_tokens: self.max_tokens,
+            max_usd: self.max_usd,
+            max_duration: self
+                .max_minutes
+                .and_then(|m| Duration::try_from_secs_f64(m * 60.0).ok()),
+        }
+    }
 }
 
 impl Default for OptimizerConfig {

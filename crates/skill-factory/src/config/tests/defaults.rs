@@ -38,7 +38,7 @@ fn minimal_config_gets_every_reference_default() {
     assert_eq!(
         c.metric.golden,
         Some(GoldenConfig {
-            mode: "normalized".into(),
+            mode: GoldenMode::Normalized,
             weight: 1.0
         })
     );
@@ -80,7 +80,7 @@ fn metric_without_golden_gets_no_default_golden() {
     assert!(c.metric.golden.is_none());
     let p = c.metric.programmatic.unwrap();
     assert_eq!(p.weight, 1.0);
-    assert_eq!(p.checks, vec![serde_json::json!("is_valid_json")]);
+    assert_eq!(p.checks, vec![Check::IsValidJson]);
 }
 
 #[test]

@@ -40,7 +40,7 @@ fn errors_name_the_file_as_given() {
 }
 
 #[test]
-fn classifier_config_is_refused_with_a_pointer_to_classifier_mode() {
+fn classifier_config_given_to_the_skill_loader_points_at_the_classifier_commands() {
     let tmp = tempfile::tempdir().unwrap();
     let path = write(
         tmp.path(),
@@ -51,7 +51,11 @@ fn classifier_config_is_refused_with_a_pointer_to_classifier_mode() {
     assert!(matches!(e, ConfigError::ClassifierConfig { .. }));
     assert_mentions(
         &e.to_string(),
-        &["is a classifier-mode config", "--kind classifier"],
+        &[
+            "is a classifier-mode config",
+            "skill-factory optimize -c",
+            "skill-factory lab",
+        ],
     );
     assert!(is_classifier_config(&path));
 }

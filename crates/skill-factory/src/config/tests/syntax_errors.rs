@@ -69,3 +69,33 @@ fn root_must_be_a_mapping() {
         );
     }
 }
+
+#[test]
+fn a_tab_is_reported_on_its_own_line() {
+    let e = parse(&format!("{BASE}optimizer:\n  rounds: 2\n\tpatience: 3\n")).unwrap_err();
+    assert_eq!(e.line(), Some(5), "{e}");
+    assert_mentions(
+        &e.to_string(),
+        &["line 5 column 1", "tab", "5 | \tpatience: 3"],
+    );
+}
+
+#[test]
+fn an_unclosed_bracket_is_called_one() {
+    let e = parse(&format!("{BASE}optimizer:\n  rounds: [4\n")).unwrap_err();
+    assert!(matches!(e, ConfigError::Syntax { .. }), "{e}");
+    assert_mentions(
+        &e.to_string(),
+        &[
+            "line 4 column 11",
+            "the '[' here is never closed",
+            "optimizer.rounds",
+        ],
+    );
+    // A flow list over two lines is no such error.
+    let c = parse(&format!(
+        "{BASE}metric:\n  programmatic: {{checks: [is_valid_json,\n    {{max_length: 3}}]}}\n"
+    ))
+    .unwrap();
+    assert_eq!(c.metric.programmatic.unwrap().checks.len(), 2);
+}

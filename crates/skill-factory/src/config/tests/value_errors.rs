@@ -146,7 +146,7 @@ fn every_metric_weight_must_be_positive() {
     let cases = [
         ("metric: {golden: {weight: 0}}\n", "metric.golden.weight"),
         (
-            "metric: {programmatic: {weight: -1, checks: [x]}}\n",
+            "metric: {programmatic: {weight: -1, checks: [is_valid_json]}}\n",
             "metric.programmatic.weight",
         ),
         (
@@ -350,4 +350,58 @@ fn a_misspelt_reflection_style_lists_the_styles_and_suggests_one() {
             "did you mean 'compact'?",
         ],
     );
+}
+
+#[test]
+fn every_golden_mode_reads_from_its_name() {
+    for mode in GoldenMode::ALL {
+        let c = parse(&format!("{BASE}metric: {{golden: {{mode: {mode}}}}}\n")).unwrap();
+        assert_eq!(c.metric.golden.map(|g| g.mode), Some(mode));
+    }
+}
+
+#[test]
+fn unknown_golden_mode_lists_the_valid_modes_at_its_line() {
+    let (e, m) = error_of("metric:\n  golden: {mode: fuzzy}\n");
+    assert_eq!(e.key_path().as_deref(), Some("metric.golden.mode"), "{m}");
+    assert_mentions(
+        &m,
+        &[
+            "'fuzzy'",
+            "exact, normalized, token_f1, json_equal, numeric",
+            "line 4",
+        ],
+    );
+}
+
+#[test]
+fn an_unreadable_check_names_its_entry_and_line() {
+    let (e, m) = error_of(
+        "metric:\n  programmatic:\n    checks:\n      - is_valid_json\n      - {is_json: true}\n",
+    );
+    assert!(matches!(e, ConfigError::UnreadableValue { .. }), "{m}");
+    assert_eq!(
+        e.key_path().as_deref(),
+        Some("metric.programmatic.checks[1]"),
+        "{m}"
+    );
+    assert_mentions(
+        &m,
+        &[
+            "unknown programmatic check 'is_json'",
+            "did you mean 'is_valid_json'?",
+            "line 7",
+        ],
+    );
+}
+
+#[test]
+fn a_regex_that_does_not_compile_is_refused_when_the_config_loads() {
+    let (e, m) = error_of("metric: {programmatic: {checks: [{matches_regex: \"(unclosed\"}]}}\n");
+    assert_eq!(
+        e.key_path().as_deref(),
+        Some("metric.programmatic.checks[0]"),
+        "{m}"
+    );
+    assert_mentions(&m, &["invalid regular expression /(unclosed/", "line 3"]);
 }

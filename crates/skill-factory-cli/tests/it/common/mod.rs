@@ -1,0 +1,150 @@
+//! What the test modules share: the binary under a clean environment, reading what
+//! `optimize` printed, and the external programs some tests check us against.
+
+pub mod artifacts;
+pub mod external_tool;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use skill_factory_llm::PROVIDERS;
+use skill_factory_llm::systemone::SYSTEMONE_PROVIDERS;
+use skill_factory_llm::systemone::provider::CLOUDFLARE_ACCOUNT_ENV;
+
+/// Where the agent CLIs and installers look for their global configuration: a developer's
+/// own must not decide where a test installs a skill.
+const AGENT_CONFIG_VARIABLES: [&str; 3] = ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME"];
+
+/// Every variable of the test's environment that could change what the binary does: each
+/// provider's key and endpoint variable, each System One key, every `SKILL_FACTORY_*`
+/// variable (model overrides, recording, replay, logging), and the agents' config folders.
+/// Read from the provider tables, so a provider added later is scrubbed too.
+pub fn foreign_variables() -> Vec<OsString> {
+    let tables = PROVIDERS
+        .iter()
+        .flat_map(|provider| [provider.key_env, provider.base_url_env])
+        .chain(SYSTEMONE_PROVIDERS.iter().map(|provider| provider.key_env))
+        .flatten()
+        .chain([CLOUDFLARE_ACCOUNT_ENV])
+        .chain(AGENT_CONFIG_VARIABLES)
+        .map(OsString::from);
+    let ours = std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| name.to_string_lossy().starts_with("SKILL_FACTORY_"));
+    tables.chain(ours).collect()
+}
+
+/// Removes [`foreign_variables`] from a command's environment.
+pub fn scrub(command: &mut std::process::Command) -> &mut std::process::Command {
+    for name in foreign_variables() {
+        command.env_remove(name);
+    }
+    command
+}
+
+/// `skill-factory` as a child process under a clean environment.
+pub fn process() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_skill-factory"));
+    scrub(&mut command);
+    command
+}
+
+/// `skill-factory` under a clean environment, as an `assert_cmd` command.
+pub fn bin() -> assert_cmd::Command {
+    assert_cmd::Command::from_std(process())
+}
+
+/// What a finished `skill-factory` printed, and its exit code.
+pub struct Ran {
+    /// The exit code; `None` when a signal ended it.
+    pub code: Option<i32>,
+    /// Standard output, lossily decoded.
+    pub stdout: String,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+}
+
+/// What a finished command printed, stdout then stderr.
+pub fn printed(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs the command to its end.
+pub fn run(command: &mut assert_cmd::Command) -> Ran {
+    let output = command.output().expect("skill-factory runs");
+    Ran {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// A seed skill (`skill_text` its body) and `n` labelled tasks in `dir`, as `skill.md` and
+/// `data.jsonl`; returns the answers a mock should give, every third one wrong, so the
+/// expected score is known.
+pub fn labelled_tasks(dir: &Path, skill_text: &str, n: usize) -> HashMap<String, String> {
+    std::fs::write(
+        dir.join("skill.md"),
+        format!("---\nname: echo\ndescription: Echo.\n---\n{skill_text}\n"),
+    )
+    .unwrap();
+    let mut dataset = String::new();
+    let mut answers = HashMap::new();
+    for i in 0..n {
+        let input = format!("message number {i}");
+        dataset.push_str(&format!(
+            "{{\"id\": \"t{i}\", \"input\": \"{input}\", \"expected\": \"label{i}\"}}\n"
+        ));
+        let answer = if i % 3 == 0 {
+            "wrong".to_string()
+        } else {
+            format!("label{i}")
+        };
+        answers.insert(input, answer);
+    }
+    std::fs::write(dir.join("data.jsonl"), dataset).unwrap();
+    answers
+}
+
+/// The repository's root folder (examples, gallery, `.env.example`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A JSON file read and parsed (`result.json`, `events.jsonl` lines are not this).
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `optimize -c config -o out` with `args`, run to its end.
+pub fn optimize(args: &[&str], config: &Path, out: &Path) -> Ran {
+    run(bin()
+        .arg("optimize")
+        .arg("-c")
+        .arg(config)
+        .arg("-o")
+        .arg(out)
+        .args(args))
+}
+
+/// Whether a run folder's search turned a scored edit down: a `candidate_scored` event of a
+/// round that scored below the run's best (a round's losing proposal, or a round not kept).
+pub fn an_edit_was_turned_down(folder: &Path) -> bool {
+    let result = read_json(&folder.join("result.json"));
+    let best = result["best_score"].as_f64().unwrap_or(0.0);
+    std::fs::read_to_string(folder.join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .any(|e| {
+            e["event"] == "candidate_scored"
+                && e["round"].as_u64() > Some(0)
+                && e["val_score"].as_f64().is_some_and(|score| score < best)
+        })
+}

@@ -1,0 +1,23 @@
+//! The integration tests of the `skill-factory` binary, in one binary: every module runs the
+//! built command under the clean environment of [`common::bin`].
+
+mod common;
+
+mod agent_skills;
+mod cache;
+mod classifier;
+mod closed_output;
+#[cfg(feature = "e2e")]
+mod e2e_local;
+mod env_example;
+mod errors;
+mod evaluate;
+mod gallery;
+mod honesty;
+mod npx_skills;
+mod optimize;
+mod optimize_cache;
+mod process_harnesses;
+mod python_reader;
+mod reference_configs;
+mod urls;

@@ -1,0 +1,269 @@
+//! `skill-factory optimize` and the model cache: a rerun costs nothing, a run killed with
+//! SIGKILL resumes to the same result without repeating a finished call, and a storm of faults
+//! still ends in a complete run folder.
+//!
+//! The mock is skill sensitive (it answers more tasks right the more rules its optimizer has
+//! added to the skill), so runs accept and reject edits and "the same best skill and scores"
+//! compares real searches, not a seed that nothing can beat.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use skill_factory_llm::{CacheMode, CacheStore};
+use skill_factory_mock::{Answering, FaultPlan, MockConfig, MockServer, load_answers};
+
+/// The ticket-classifier example.
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ticket-classifier")
+}
+
+/// The ticket-classifier example with every model at the mock, three rounds.
+fn write_config(dir: &Path, base: &str, extra: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let config = format!(
+        "skill: \"{}\"\ndataset: \"{}\"\nval_fraction: 0.3\nseed: 3\n\
+         provider: {{name: openai-compatible, model: m, base_url: \"{base}/v1\", api_key: k{extra}}}\n\
+         optimizer: {{rounds: 3, minibatch_size: 3, max_edits_per_round: 2, patience: 3}}\n\
+         harness: {{max_workers: 2}}\n",
+        example().join("seed_skill.md").display(),
+        example().join("dataset.jsonl").display(),
+    );
+    let path = dir.join("config.yaml");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+fn optimize_command(config: &Path) -> std::process::Command {
+    let mut cmd = crate::common::process();
+    let runs = config.parent().unwrap().join("runs");
+    cmd.arg("optimize")
+        .arg("-c")
+        .arg(config)
+        .arg("-o")
+        .arg(runs);
+    cmd
+}
+
+async fn optimize(config: &Path) -> Output {
+    let mut cmd = optimize_command(config);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The newest run's `result.json` without what differs between equal runs: ids, timestamps,
+/// durations and the spending (a replayed call is counted as cached, not as paid).
+fn result_without_timestamps(config: &Path) -> Value {
+    let latest = config.parent().unwrap().join("runs/latest/result.json");
+    let mut result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&latest).unwrap()).unwrap();
+    let object = result.as_object_mut().unwrap();
+    for key in [
+        "run_id",
+        "started_at",
+        "finished_at",
+        "elapsed_seconds",
+        "usage",
+        "cost_usd",
+        "unpriced_models",
+    ] {
+        object.remove(key);
+    }
+    result
+}
+
+/// Asserts that the search of the newest run of `config` went somewhere: an edit beat the
+/// seed, and a scored edit was turned down (a round's losing proposal, in `events.jsonl`).
+fn assert_edits_were_accepted_and_rejected(config: &Path) {
+    let result = result_without_timestamps(config);
+    let history = result["history"].as_array().unwrap();
+    assert!(
+        history.iter().skip(1).any(|r| r["accepted"] == true),
+        "{result:#}"
+    );
+    assert!(
+        result["best_score"].as_f64() > result["baseline_score"].as_f64(),
+        "{result:#}"
+    );
+    assert_ne!(result["best_skill"]["body"], history[0]["body"]);
+    let folder = config.parent().unwrap().join("runs/latest");
+    assert!(
+        crate::common::an_edit_was_turned_down(&folder),
+        "no scored edit was turned down in {}",
+        folder.display()
+    );
+}
+
+fn cache_of(config: &Path) -> PathBuf {
+    config.parent().unwrap().join(".skill-factory/cache.sqlite")
+}
+
+fn entries(path: &Path) -> usize {
+    CacheStore::open(path, CacheMode::ReadOnly)
+        .unwrap()
+        .stats()
+        .unwrap()
+        .entries as usize
+}
+
+async fn mock(latency: Duration, faults: FaultPlan) -> MockServer {
+    MockServer::start(MockConfig {
+        answers: load_answers(&example().join("dataset.jsonl")).unwrap(),
+        answering: Answering::SkillSensitive,
+        latency,
+        faults,
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_optimize_sends_no_requests_and_finds_the_same_best_skill_and_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = mock(Duration::ZERO, FaultPlan::default()).await;
+    let config = write_config(dir.path(), &server.base_url(), "");
+    let first_run = optimize(&config).await;
+    let first = result_without_timestamps(&config);
+    assert_edits_were_accepted_and_rejected(&config);
+    let asked = server.request_count();
+    assert!(asked > 20, "three rounds ask the models: {asked}");
+
+    let second_run = optimize(&config).await;
+    assert_eq!(server.request_count(), asked, "the rerun sent nothing");
+    assert_eq!(result_without_timestamps(&config), first);
+    let scores = |out: &Output| -> Vec<String> {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("Baseline "))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(scores(&second_run), scores(&first_run));
+    assert_eq!(scores(&first_run).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_optimize_reruns_to_the_same_result_without_repeating_a_finished_call() {
+    let root = tempfile::tempdir().unwrap();
+    let server = mock(Duration::from_millis(100), FaultPlan::default()).await;
+
+    // The reference: one uninterrupted run on an empty cache.
+    // Both configs live in a folder of the same name: the run's name comes from it.
+    let straight = write_config(
+        &root.path().join("straight/tickets"),
+        &server.base_url(),
+        "",
+    );
+    optimize(&straight).await;
+    let expected = result_without_timestamps(&straight);
+    assert_edits_were_accepted_and_rejected(&straight);
+    let all_calls = server.request_count();
+
+    // The same run, killed with SIGKILL once part of its answers are in, then rerun.
+    let killed = write_config(&root.path().join("killed/tickets"), &server.base_url(), "");
+    let cache = cache_of(&killed);
+    let mut child = optimize_command(&killed)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let wanted = all_calls / 3;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !(cache.exists() && entries(&cache) >= wanted) {
+        assert!(
+            Instant::now() < deadline,
+            "the run never stored {wanted} answers"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run finished before it could be killed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let kept = entries(&cache);
+    assert!(kept >= wanted && kept < all_calls, "{kept} of {all_calls}");
+
+    let before = server.request_count();
+    optimize(&killed).await;
+    assert_eq!(
+        server.request_count() - before,
+        all_calls - kept,
+        "the rerun asked exactly the calls that had not finished"
+    );
+    assert_eq!(result_without_timestamps(&killed), expected);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_optimize_of_three_rounds_survives_a_storm_of_429_500_hangs_and_broken_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = mock(
+        Duration::ZERO,
+        FaultPlan {
+            rate_limit: 0.20,
+            server_error: 0.05,
+            hang: 0.02,
+            malformed: 0.02,
+            retry_after_secs: 1,
+            seed: 9,
+        },
+    )
+    .await;
+    let config = write_config(
+        dir.path(),
+        &server.base_url(),
+        ", timeout: 2, max_retries: 3",
+    );
+    let out = optimize(&config).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let folder = config.parent().unwrap().join("runs/latest");
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("result.json")).unwrap())
+            .unwrap();
+    assert!(result["best_skill"]["body"].is_string(), "{result}");
+    // Every round ran, unless the best reached the maximum and the search stopped there.
+    match result["stop_reason"].as_str() {
+        Some("rounds") => assert_eq!(result["metadata"]["rounds_run"], 3, "{result:#}"),
+        Some("perfect") => assert_eq!(result["best_score"], 1.0, "{result:#}"),
+        other => panic!("stopped by {other:?}: {result:#}"),
+    }
+    let rollouts = std::fs::read_to_string(folder.join("rollouts.jsonl")).unwrap();
+    assert!(rollouts.lines().count() > 10, "{rollouts}");
+    let failed = rollouts
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).unwrap()["error"].is_string())
+        .count();
+    assert_eq!(
+        result["failed_rollouts"], failed,
+        "the run counts its failed rollouts"
+    );
+    for line in rollouts.lines() {
+        let rollout: Value = serde_json::from_str(line).unwrap();
+        match rollout["error"].as_str() {
+            Some(reason) => {
+                assert!(
+                    reason.contains("request failed after"),
+                    "a failed rollout says why: {reason}"
+                );
+                assert_eq!(rollout["score"], 0.0, "{line}");
+            }
+            None => assert!(rollout["output"].is_string(), "{line}"),
+        }
+    }
+    assert!(server.request_count() > 20);
+    server.stop().await;
+}

@@ -1,0 +1,55 @@
+//! The one error type of classifier mode.
+
+use std::path::PathBuf;
+
+use skill_factory_llm::systemone::SystemOneError;
+
+/// Why a classifier-mode command could not do what it was asked. Every variant is the user's
+/// to fix (exit code 2); failed System One requests are not errors but counts in a report.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// Bad input: the message names the file, line or key and says what to do.
+    #[error("{0}")]
+    Invalid(String),
+    /// A file that must exist does not.
+    #[error("{} not found{hint}", path.display())]
+    NotFound {
+        /// The missing file.
+        path: PathBuf,
+        /// What to do about it, starting with `: ` (or empty).
+        hint: String,
+    },
+    /// A sealed split (test, held-out) was asked for outside `lab report` after a freeze.
+    #[error("{0}")]
+    Sealed(String),
+    /// Requests are needed but no System One model can be reached.
+    #[error("{0}")]
+    Offline(String),
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The System One client or the answer cache failed.
+    #[error(transparent)]
+    SystemOne(#[from] SystemOneError),
+}
+
+impl LabError {
+    /// An [`LabError::Invalid`] from anything printable.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        LabError::Invalid(message.into())
+    }
+
+    /// An [`LabError::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        LabError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Classifier mode: tune a *probe set* (yes/no questions, a score expression, a threshold and a
+//! state budget) for a System One decision model, measured on honest, sealed splits.
+//!
+//! A System One model answers every question about an example in one request with a
+//! calibrated P(true). The lab buys each answer once and keeps it in `answers.jsonl` (the
+//! format, hashes and client of `skill_factory_llm::systemone`, shared with skill mode, the
+//! Python tool and skill-scanner), so every threshold, ensemble and report afterwards is
+//! computed offline at no cost.
+//!
+//! * [`question`]: questions, framings and the question bank;
+//! * [`score`]: the JSON score expression;
+//! * [`probeset`]: the probe set and its content hash;
+//! * [`dataset`]: labelled examples (JSONL) and their status at a state budget;
+//! * [`splits`]: group-aware train / val / test / held-out assignment by salted hash;
+//! * [`seal`]: the freeze record that guards test and held-out (`seal.json`);
+//! * [`table`]: the cached answers of a set of examples, as the metrics read them;
+//! * [`lab`]: planning, pricing and asking the missing answers;
+//! * [`metrics`]: rates, AUC and threshold fitting;
+//! * [`noise`]: re-asking the same questions, and how far the answers moved;
+//! * [`drift`]: refitting the threshold on train when the model changes;
+//! * [`evaluate`]: a probe set scored on a split;
+//! * [`objective`]: the objective, its constraints and the validation gate;
+//! * [`select`]: the candidate families fitted on train;
+//! * [`optimizer`]: seed, selection and the gate, round by round;
+//! * [`config`]: the `kind: classifier` YAML;
+//! * [`workspace`]: the files of a workspace and the reports written into it.
+
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod dataset;
+pub mod drift;
+pub mod error;
+pub mod evaluate;
+mod files;
+pub mod lab;
+pub mod metrics;
+pub mod noise;
+pub mod objective;
+pub mod optimizer;
+pub mod probeset;
+pub mod question;
+pub mod report;
+pub mod score;
+pub mod seal;
+pub mod select;
+pub mod splits;
+pub mod svg;
+pub mod table;
+pub mod workspace;
+#[cfg(test)]
+pub(crate) mod world;
+
+pub use error::LabError;

@@ -1,0 +1,711 @@
+//! The classifier optimizer: the seed's threshold fitted on train, then a selection round over
+//! the whole question pool, every candidate gated on validation against the incumbent.
+//!
+//! Only train and validation examples ever reach it: test and held-out stay sealed until
+//! `lab freeze`, and nothing here can read them.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+use skill_factory_pycompat::float::round;
+
+use crate::LabError;
+use crate::dataset::Example;
+use crate::evaluate::{Policy, QuestionStats, Reports, evaluate_split, question_stats};
+use crate::lab::{AskReport, Asked, Lab};
+use crate::metrics::fit_threshold;
+use crate::objective::Objective;
+use crate::probeset::ProbeSet;
+use crate::question::Bank;
+use crate::select::{Candidate, Selection, best_per_family, name_at_margin, pareto};
+use crate::splits::Split;
+use crate::table::most_served;
+
+const KEYS: &[&str] = &[
+    "rounds",
+    "patience",
+    "max_questions",
+    "max_new_questions",
+    "max_state_budget",
+    "goal",
+    "margins",
+    "gate_per_family",
+];
+
+/// `optimizer:` of a classifier config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptimizerSettings {
+    /// Most reflective rounds (with a proposer model).
+    pub rounds: usize,
+    /// Consecutive refused reflective rounds that end the run.
+    pub patience: usize,
+    /// Most questions a candidate reads.
+    pub max_questions: usize,
+    /// Most questions taken from one proposal.
+    pub max_new_questions: usize,
+    /// The largest state budget a proposal may ask for (none: the budget is fixed).
+    pub max_state_budget: Option<usize>,
+    /// What the probe set is for, shown to the proposer.
+    pub goal: String,
+    /// Budget factors at which the candidate families are fitted.
+    pub margins: Vec<f64>,
+    /// Candidates per family sent to the validation gate.
+    pub gate_per_family: usize,
+}
+
+impl Default for OptimizerSettings {
+    fn default() -> Self {
+        OptimizerSettings {
+            rounds: 3,
+            patience: 2,
+            max_questions: 6,
+            max_new_questions: 8,
+            max_state_budget: None,
+            goal: String::new(),
+            margins: vec![1.0, 0.5],
+            gate_per_family: 3,
+        }
+    }
+}
+
+impl OptimizerSettings {
+    /// Reads `optimizer:` (absent = defaults); the error names the key and what it must be.
+    pub fn from_json(map: Option<&Map<String, Value>>) -> Result<Self, String> {
+        let mut settings = OptimizerSettings::default();
+        let Some(map) = map else {
+            return Ok(settings);
+        };
+        let unknown: Vec<&str> = map
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !KEYS.contains(k))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(format!(
+                "unknown optimizer keys: {}; the keys allowed there are: {}",
+                unknown.join(", "),
+                KEYS.join(", ")
+            ));
+        }
+        let count = |key: &str, least: u64| -> Result<Option<usize>, String> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= least) => {
+                    Ok(n.as_u64().map(|n| n as usize))
+                }
+                Some(other) => Err(format!(
+                    "optimizer.{key} must be a whole number of at least {least}, not {other}"
+                )),
+            }
+        };
+        if let Some(n) = count("rounds", 0)? {
+            settings.rounds = n;
+        }
+        if let Some(n) = count("patience", 1)? {
+            settings.patience = n;
+        }
+        if let Some(n) = count("max_questions", 1)? {
+            settings.max_questions = n;
+        }
+        if let Some(n) = count("max_new_questions", 1)? {
+            settings.max_new_questions = n;
+        }
+        settings.max_state_budget = count("max_state_budget", 1)?;
+        if let Some(n) = count("gate_per_family", 1)? {
+            settings.gate_per_family = n;
+        }
+        match map.get("goal") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(goal)) => settings.goal = goal.clone(),
+            Some(other) => return Err(format!("optimizer.goal must be text, not {other}")),
+        }
+        match map.get("margins") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) if !items.is_empty() => {
+                settings.margins = items
+                    .iter()
+                    .map(|m| {
+                        m.as_f64()
+                            .filter(|f| *f > 0.0 && f.is_finite())
+                            .ok_or_else(|| {
+                                format!("optimizer.margins must be numbers above 0, not {m}")
+                            })
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            Some(other) => {
+                return Err(format!(
+                    "optimizer.margins must be a non-empty list of budget factors (like [1.0, 0.5]), not {other}"
+                ));
+            }
+        }
+        Ok(settings)
+    }
+}
+
+/// What the optimizer reads: the seed, train and validation (never test or held-out), the
+/// pool of questions to select from, and the rules of the game.
+pub struct Inputs<'a> {
+    /// The seed probe set (`threshold: null` = fit on train).
+    pub seed: &'a ProbeSet,
+    /// Training examples: every threshold and candidate is fitted here.
+    pub train: &'a [Example],
+    /// Validation examples: the gate compares candidates here.
+    pub val: &'a [Example],
+    /// More questions to select from (merged with the seed's).
+    pub pool: &'a Bank,
+    /// What is maximized, under which constraints.
+    pub objective: &'a Objective,
+    /// How an example's answers become a verdict.
+    pub policy: &'a Policy,
+    /// The optimizer's settings.
+    pub settings: &'a OptimizerSettings,
+    /// Questions kept in every candidate and never selected (default: the seed's questions
+    /// its score does not read).
+    pub keep: Option<&'a [String]>,
+}
+
+/// One round of the history.
+#[derive(Debug, Clone)]
+pub struct Round {
+    /// 0 for the seed, 1 for selection.
+    pub round: usize,
+    /// What changed: `seed`, `selection`.
+    pub change: String,
+    /// Why.
+    pub rationale: String,
+    /// The candidate tried (or the one that came closest), `-` when there was none.
+    pub candidate: String,
+    /// Its score expression, described.
+    pub score: String,
+    /// Its threshold.
+    pub threshold: Option<f64>,
+    /// Its state budget.
+    pub state_budget: usize,
+    /// Whether it became the best.
+    pub accepted: bool,
+    /// Why it was refused.
+    pub reasons: Vec<String>,
+    /// Questions this round added to the pool.
+    pub new_questions: Vec<String>,
+    /// USD spent in this round.
+    pub usd: f64,
+    /// Requests that failed in this round.
+    pub failed_requests: usize,
+    /// Its reports on train and validation.
+    pub reports: Reports,
+}
+
+impl Round {
+    /// The round as `history.json` records it.
+    pub fn to_json(&self) -> Value {
+        let reports: Map<String, Value> = self
+            .reports
+            .iter()
+            .map(|(split, report)| (split.name().to_string(), report.to_json()))
+            .collect();
+        json!({
+            "round": self.round,
+            "change": self.change,
+            "rationale": self.rationale,
+            "candidate": self.candidate,
+            "score": self.score,
+            "threshold": self.threshold,
+            "state_budget": self.state_budget,
+            "accepted": self.accepted,
+            "reasons": self.reasons,
+            "new_questions": self.new_questions,
+            "usd": round(self.usd, 6),
+            "failed_requests": self.failed_requests,
+            "reports": reports,
+        })
+    }
+}
+
+/// What a run found.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The seed with its threshold as fitted on train: the "before" of every report.
+    pub seed: ProbeSet,
+    /// The best probe set found (the seed when nothing beat it).
+    pub best: ProbeSet,
+    /// The seed's reports on train and validation.
+    pub before: Reports,
+    /// The best's.
+    pub after: Reports,
+    /// Every round, the seed's first.
+    pub history: Vec<Round>,
+    /// Every question of the pool (seed and pool file merged).
+    pub pool: Bank,
+    /// Per-question statistics on train and validation, best training AUC first.
+    pub stats: Vec<QuestionStats>,
+    /// The Pareto front of the last round's candidates.
+    pub front: Vec<Candidate>,
+    /// What the lab bought.
+    pub spend: AskReport,
+    /// How many of the train and validation answers each model version served. More than one
+    /// means the threshold was fitted on a mix (`pinned_version` names the most frequent).
+    pub served: BTreeMap<String, usize>,
+}
+
+/// Runs the seed and the selection round; `progress(done, total)` follows the requests.
+pub async fn optimize(
+    lab: &Lab,
+    inputs: Inputs<'_>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Outcome, LabError> {
+    let Inputs {
+        seed,
+        train,
+        val,
+        pool: extra,
+        objective,
+        policy,
+        settings,
+        keep,
+    } = inputs;
+    if train.is_empty() || val.is_empty() {
+        return Err(LabError::invalid(format!(
+            "the optimizer needs examples in both train and val (train has {}, val {}); \
+             change splits.fractions or splits.salt, or give examples an explicit split",
+            train.len(),
+            val.len()
+        )));
+    }
+    objective.check_levels(policy).map_err(LabError::Invalid)?;
+    let score_ids = seed.score_ids();
+    let keep: Vec<String> = match keep {
+        Some(keep) => keep.to_vec(),
+        None => seed
+            .bank
+            .ids()
+            .into_iter()
+            .filter(|id| !score_ids.contains(id))
+            .collect(),
+    };
+    let mut pool = seed.bank.clone();
+    pool.merge(extra).map_err(|e| {
+        LabError::invalid(format!("merging the pool into the seed's questions: {e}"))
+    })?;
+    for id in &keep {
+        if !pool.contains(id) {
+            return Err(LabError::invalid(format!(
+                "keep_questions names '{id}', which is neither in the seed nor in the pool"
+            )));
+        }
+    }
+    let budget = seed.state_budget;
+    let asked = Asked::all(pool.compiled().map_err(LabError::Invalid)?);
+    let examples: Vec<&Example> = train.iter().chain(val).collect();
+    let spend = lab.ask(&examples, &asked, budget, 0, progress).await?;
+    let table = lab.table(&examples, &asked, budget, 0);
+
+    let mut seed = seed.clone();
+    if seed.threshold.is_none() {
+        let scores = train
+            .iter()
+            .map(|ex| (ex.label, seed.score_of(table.answers(&ex.id))));
+        seed.threshold =
+            Some(fit_threshold(scores, objective.fpr_budget, true).map_err(LabError::Invalid)?);
+    }
+    let score = |probeset: &ProbeSet| -> Reports {
+        [(Split::Train, train), (Split::Val, val)]
+            .into_iter()
+            .map(|(split, examples)| {
+                (
+                    split,
+                    evaluate_split(split, examples, &table, probeset, policy),
+                )
+            })
+            .collect()
+    };
+    let before = score(&seed);
+    let mut history = vec![Round {
+        round: 0,
+        change: "seed".to_string(),
+        rationale: "the seed, its threshold fitted on train".to_string(),
+        candidate: "seed".to_string(),
+        score: seed.score.describe(),
+        threshold: seed.threshold,
+        state_budget: budget,
+        accepted: true,
+        reasons: Vec::new(),
+        new_questions: Vec::new(),
+        usd: spend.usd,
+        failed_requests: spend.failed,
+        reports: before.clone(),
+    }];
+
+    // Selection: every family fitted on train at each margin, the best few of each gated on
+    // validation against the seed.
+    let scored: Vec<String> = pool
+        .ids()
+        .into_iter()
+        .filter(|id| !keep.contains(id))
+        .collect();
+    let train_refs: Vec<&Example> = train.iter().collect();
+    let selection = Selection::new(&scored, &train_refs, &table);
+    let mut all = Vec::new();
+    for &factor in &settings.margins {
+        let mut fitted = selection
+            .candidates(objective.fpr_budget * factor, settings.max_questions)
+            .map_err(LabError::Invalid)?;
+        name_at_margin(&mut fitted, factor);
+        all.extend(fitted);
+    }
+    let gate_list = best_per_family(&all, settings.gate_per_family);
+    let mut tried = Vec::with_capacity(gate_list.len());
+    for candidate in &gate_list {
+        let probeset = candidate
+            .probe_set(&seed, &pool, &keep)
+            .map_err(LabError::Invalid)?;
+        let reports = score(&probeset);
+        let (accepted, reasons) = objective
+            .gate(&reports, &before)
+            .map_err(LabError::Invalid)?;
+        let value = if accepted {
+            objective.value(&reports).map_err(LabError::Invalid)?
+        } else {
+            -1.0
+        };
+        tried.push((value, candidate, probeset, reports, reasons));
+    }
+    // Stable: equal values keep the gate list's training rank.
+    tried.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut best = seed.clone();
+    let mut after = before.clone();
+    let rationale = "fit every candidate over the question pool".to_string();
+    let selection_round = match tried.first() {
+        None => Round {
+            round: 1,
+            change: "selection".to_string(),
+            rationale,
+            candidate: "-".to_string(),
+            score: String::new(),
+            threshold: None,
+            state_budget: budget,
+            accepted: false,
+            reasons: vec!["no candidate".to_string()],
+            new_questions: Vec::new(),
+            usd: 0.0,
+            failed_requests: 0,
+            reports: Reports::new(),
+        },
+        Some((value, candidate, probeset, reports, _)) if *value >= 0.0 => {
+            best = probeset.clone();
+            after = reports.clone();
+            Round {
+                round: 1,
+                change: "selection".to_string(),
+                rationale,
+                candidate: candidate.name.clone(),
+                score: candidate.score.describe(),
+                threshold: Some(candidate.threshold),
+                state_budget: budget,
+                accepted: true,
+                reasons: Vec::new(),
+                new_questions: Vec::new(),
+                usd: 0.0,
+                failed_requests: 0,
+                reports: reports.clone(),
+            }
+        }
+        Some(_) => {
+            // Nothing passed: show the one that ranked best on train, with why it failed.
+            let closest = tried
+                .iter()
+                .reduce(|a, b| {
+                    if b.1.rank_key() > a.1.rank_key() {
+                        b
+                    } else {
+                        a
+                    }
+                })
+                .expect("tried is not empty");
+            Round {
+                round: 1,
+                change: "selection".to_string(),
+                rationale,
+                candidate: closest.1.name.clone(),
+                score: closest.1.score.describe(),
+                threshold: Some(closest.1.threshold),
+                state_budget: budget,
+                accepted: false,
+                reasons: closest.4.clone(),
+                new_questions: Vec::new(),
+                usd: 0.0,
+                failed_requests: 0,
+                reports: closest.3.clone(),
+            }
+        }
+    };
+    history.push(selection_round);
+
+    let by_split: [(Split, &[Example]); 2] = [(Split::Train, train), (Split::Val, val)];
+    let mut stats = question_stats(&pool.ids(), &by_split, &table, objective.fpr_budget)
+        .map_err(LabError::Invalid)?;
+    stats.sort_by(|a, b| b.auc(Split::Train).total_cmp(&a.auc(Split::Train)));
+    let served = table.served();
+    if let Some(version) = most_served(&served) {
+        best.pinned_version = Some(version);
+    }
+    let rates = |split: Split| {
+        after
+            .get(&split)
+            .and_then(|r| r.rates(objective.level.as_deref()))
+            .map_or(Value::Null, |r| r.to_json())
+    };
+    best.calibration = Map::from_iter([
+        ("fpr_budget".to_string(), json!(objective.fpr_budget)),
+        ("fitted_on".to_string(), json!("train")),
+        ("policy".to_string(), json!(policy.name)),
+        ("train".to_string(), rates(Split::Train)),
+        ("val".to_string(), rates(Split::Val)),
+    ]);
+    Ok(Outcome {
+        seed,
+        best,
+        before,
+        after,
+        history,
+        pool,
+        stats,
+        front: pareto(&all),
+        spend,
+        served,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use skill_factory_llm::systemone::{AnswerCache, FakeSystemOne};
+
+    use super::*;
+    use crate::lab::LabSettings;
+    use crate::question::test_bank;
+    use crate::world;
+
+    fn quiet(_: usize, _: usize) {}
+
+    fn lab() -> Lab {
+        Lab::online(
+            Arc::new(FakeSystemOne::new("fake-jev", world::responder)),
+            Arc::new(AnswerCache::in_memory()),
+            LabSettings::default(),
+        )
+    }
+
+    fn seed(ids: &[&str], score: &str) -> ProbeSet {
+        let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+        let mut seed = ProbeSet::new(
+            "seed",
+            test_bank().subset(&ids).unwrap(),
+            crate::score::ScoreExpr::parse(&json!(score)).unwrap(),
+            None,
+        )
+        .unwrap();
+        seed.model = "fake-jev".into();
+        seed.state_budget = 10_000;
+        seed
+    }
+
+    fn objective(constraints: Value) -> Objective {
+        Objective::from_json(Some(
+            &json!({"fpr_budget": 0.05, "constraints": constraints}),
+        ))
+        .unwrap()
+    }
+
+    async fn run(seed: &ProbeSet, objective: &Objective, keep: Option<&[String]>) -> Outcome {
+        let examples = world::examples(120);
+        let splits = world::default_splits(&examples);
+        optimize(
+            &lab(),
+            Inputs {
+                seed,
+                train: splits.get(Split::Train),
+                val: splits.get(Split::Val),
+                pool: &test_bank(),
+                objective,
+                policy: &Policy::threshold(),
+                settings: &OptimizerSettings::default(),
+                keep,
+            },
+            &quiet,
+        )
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn selection_alone_finds_the_intent_question_fitted_on_train() {
+        let outcome = run(
+            &seed(&["capability"], "capability"),
+            &objective(json!([{"split": "val", "max_fpr": 0.1}])),
+            None,
+        )
+        .await;
+        assert_eq!(outcome.history[0].change, "seed");
+        assert_eq!(outcome.history[1].change, "selection");
+        assert!(
+            outcome.history[1].accepted,
+            "{:?}",
+            outcome.history[1].reasons
+        );
+        assert!(
+            outcome
+                .best
+                .score_ids()
+                .contains(&"intent@reviewer".to_string())
+        );
+        let recall = |r: &Reports| r[&Split::Val].rates(None).unwrap().recall();
+        assert!(recall(&outcome.after) - recall(&outcome.before) > 0.5);
+        assert_eq!(outcome.best.calibration["fitted_on"], "train");
+        assert_eq!(outcome.best.pinned_version.as_deref(), Some("fake-jev"));
+        assert!(
+            outcome.seed.threshold.is_some(),
+            "the seed's threshold is fitted"
+        );
+        assert!(!outcome.stats.is_empty() && !outcome.front.is_empty());
+        assert_eq!(
+            outcome.stats[0].qid, "intent@reviewer",
+            "best training AUC first"
+        );
+    }
+
+    #[tokio::test]
+    async fn constraints_refuse_better_recall_and_keep_the_seed() {
+        let seed = seed(&["capability"], "capability");
+        let outcome = run(
+            &seed,
+            &objective(json!([{"split": "val", "max_fpr": -1}])),
+            None,
+        )
+        .await;
+        let round = &outcome.history[1];
+        assert!(!round.accepted);
+        assert!(
+            round
+                .reasons
+                .iter()
+                .any(|r| r.contains("false-positive rate")),
+            "{:?}",
+            round.reasons
+        );
+        assert_eq!(outcome.best.score, seed.score);
+    }
+
+    #[tokio::test]
+    async fn kept_questions_stay_in_every_candidate_and_are_never_selected() {
+        // The seed bank has noise, which its score does not read: it is kept for policies.
+        let outcome = run(
+            &seed(&["capability", "noise"], "capability"),
+            &objective(json!([])),
+            None,
+        )
+        .await;
+        assert!(outcome.best.bank.contains("noise"));
+        assert!(!outcome.best.score_ids().contains(&"noise".to_string()));
+    }
+
+    #[tokio::test]
+    async fn the_optimizer_needs_train_and_val_and_checks_its_settings() {
+        let examples = world::examples(30);
+        let seed = seed(&["capability"], "capability");
+        let error = optimize(
+            &lab(),
+            Inputs {
+                seed: &seed,
+                train: &examples,
+                val: &[],
+                pool: &test_bank(),
+                objective: &Objective::default(),
+                policy: &Policy::threshold(),
+                settings: &OptimizerSettings::default(),
+                keep: None,
+            },
+            &quiet,
+        )
+        .await
+        .unwrap_err();
+        assert!(error.to_string().contains("train and val"), "{error}");
+        let zero = serde_json::from_value(json!({"patience": 0})).unwrap();
+        let error = OptimizerSettings::from_json(Some(&zero)).unwrap_err();
+        assert!(error.contains("optimizer.patience"), "{error}");
+        let typo = serde_json::from_value(json!({"round": 2})).unwrap();
+        assert!(
+            OptimizerSettings::from_json(Some(&typo))
+                .unwrap_err()
+                .contains("unknown optimizer keys: round")
+        );
+    }
+
+    #[tokio::test]
+    async fn answers_from_two_versions_are_counted_and_the_most_frequent_is_pinned() {
+        let cache = Arc::new(AnswerCache::in_memory());
+        let lab_serving = |version: &str| {
+            Lab::online(
+                Arc::new(FakeSystemOne::new("fake-jev", world::responder).serving(version)),
+                Arc::clone(&cache),
+                LabSettings::default(),
+            )
+        };
+        let examples = world::examples(120);
+        let splits = world::default_splits(&examples);
+        let seed = seed(&["capability"], "capability");
+        let objective = Objective::default();
+        let policy = Policy::threshold();
+        let settings = OptimizerSettings::default();
+        let inputs = |pool| Inputs {
+            seed: &seed,
+            train: splits.get(Split::Train),
+            val: splits.get(Split::Val),
+            pool,
+            objective: &objective,
+            policy: &policy,
+            settings: &settings,
+            keep: None,
+        };
+        // The seed's question is answered by one version, the pool's three others later by
+        // another: a threshold fitted now reads both.
+        let first = optimize(&lab_serving("jev-1.13.0"), inputs(&seed.bank), &quiet)
+            .await
+            .unwrap();
+        assert_eq!(first.served.keys().collect::<Vec<_>>(), ["jev-1.13.0"]);
+        let pool = test_bank();
+        let second = optimize(&lab_serving("jev-1.14.0"), inputs(&pool), &quiet)
+            .await
+            .unwrap();
+        assert_eq!(second.served.len(), 2, "{:?}", second.served);
+        assert_eq!(second.served["jev-1.14.0"], 3 * second.served["jev-1.13.0"]);
+        assert_eq!(second.best.pinned_version.as_deref(), Some("jev-1.14.0"));
+    }
+
+    #[tokio::test]
+    async fn round_records_serialize_with_their_reports() {
+        let outcome = run(
+            &seed(&["capability"], "capability"),
+            &Objective::default(),
+            None,
+        )
+        .await;
+        let record = outcome.history[0].to_json();
+        assert_eq!(record["round"], 0);
+        assert!(
+            record["reports"]["train"]["levels"]["flag"]["tp"]
+                .as_u64()
+                .is_some()
+        );
+        let text = serde_json::to_string(
+            &outcome
+                .history
+                .iter()
+                .map(Round::to_json)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert!(text.contains("\"change\":\"selection\""), "{text}");
+    }
+}

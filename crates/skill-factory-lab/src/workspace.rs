@@ -1,0 +1,213 @@
+//! A classifier workspace: the config's inputs loaded once, and the files a run writes.
+//!
+//! | File | Content |
+//! |---|---|
+//! | `answers.jsonl` | every answer ever bought |
+//! | `pool.json` | every question ever in the pool, so later runs select from it |
+//! | `probeset.json` | the best probe set (what to ship) |
+//! | `seed.json` | the seed, its threshold fitted on train (the "before" of reports) |
+//! | `report.md`, `splits.svg` | before and after, rounds, questions, coverage |
+//! | `history.json` | every round, machine-readable |
+//! | `result.json` | the run summary, in the shape of skill-mode runs (`kind: "classifier"`) |
+//! | `seal.json` | the freeze record and every opening of a sealed split |
+//!
+//! Every file is written whole (temporary file, then rename).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+use skill_factory_pycompat::{float::round, json as pyjson};
+
+use crate::LabError;
+use crate::config::{self, ClassifierConfig};
+use crate::dataset::{Example, load_dataset};
+use crate::files::write_atomic;
+use crate::objective::Objective;
+use crate::optimizer::Outcome;
+use crate::probeset::ProbeSet;
+use crate::question::Bank;
+use crate::splits::{Split, Splits, assign};
+
+/// Everything a classifier command reads, loaded and checked once.
+#[derive(Debug)]
+pub struct Project {
+    /// The config.
+    pub config: ClassifierConfig,
+    /// Every example, in file order.
+    pub examples: Vec<Example>,
+    /// The examples by split.
+    pub splits: Splits,
+    /// The seed probe set.
+    pub seed: ProbeSet,
+    /// The config's pool file, if any.
+    pub pool_file: Option<Bank>,
+}
+
+impl Project {
+    /// Loads the config at `path`, its dataset, splits, seed and pool. `workspace` replaces
+    /// the config's (`--out`).
+    pub fn load(path: &Path, workspace: Option<&Path>) -> Result<Project, LabError> {
+        let mut config = config::load(path)?;
+        if let Some(dir) = workspace {
+            config.workspace = dir.to_path_buf();
+        }
+        let examples = load_dataset(&config.dataset, &config.labels)?;
+        let splits = assign(&config.splits, &examples)?;
+        let seed = ProbeSet::load(&config.probeset)?;
+        let pool_file = config.pool.as_deref().map(Bank::load).transpose()?;
+        Ok(Project {
+            config,
+            examples,
+            splits,
+            seed,
+            pool_file,
+        })
+    }
+
+    /// The workspace folder.
+    pub fn dir(&self) -> &Path {
+        &self.config.workspace
+    }
+
+    /// A file of the workspace.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.config.workspace.join(name)
+    }
+
+    /// The pool: the seed's questions, the config's pool file and the workspace's
+    /// `pool.json`, merged (a question id with two different texts is an error).
+    pub fn pool(&self) -> Result<Bank, LabError> {
+        let mut pool = self.seed.bank.clone();
+        let mut add = |bank: &Bank, origin: &Path| {
+            pool.merge(bank).map(|_| ()).map_err(|e| {
+                LabError::invalid(format!(
+                    "{}: {e}; give the new question another id",
+                    origin.display()
+                ))
+            })
+        };
+        if let (Some(bank), Some(path)) = (&self.pool_file, &self.config.pool) {
+            add(bank, path)?;
+        }
+        let saved = self.file("pool.json");
+        if saved.exists() {
+            add(&Bank::load(&saved)?, &saved)?;
+        }
+        Ok(pool)
+    }
+
+    /// The best probe set: `probeset.json` when a run wrote one, else the seed.
+    pub fn best(&self) -> Result<ProbeSet, LabError> {
+        self.saved_or_seed("probeset.json")
+    }
+
+    /// The baseline: `seed.json` (the seed with its fitted threshold) when a run wrote one,
+    /// else the seed.
+    pub fn baseline(&self) -> Result<ProbeSet, LabError> {
+        self.saved_or_seed("seed.json")
+    }
+
+    fn saved_or_seed(&self, name: &str) -> Result<ProbeSet, LabError> {
+        let path = self.file(name);
+        if path.exists() {
+            ProbeSet::load(&path)
+        } else {
+            Ok(self.seed.clone())
+        }
+    }
+
+    /// The examples of `split`.
+    pub fn split(&self, split: Split) -> &[Example] {
+        self.splits.get(split)
+    }
+
+    /// Writes every file of a finished run except `report.md` and `splits.svg`.
+    pub fn write_outcome(&self, outcome: &Outcome, started_at: &str) -> Result<(), LabError> {
+        let mut best = outcome.best.clone();
+        best.name.clone_from(&self.config.name);
+        outcome.pool.save(&self.file("pool.json"))?;
+        outcome.seed.save(&self.file("seed.json"))?;
+        best.save(&self.file("probeset.json"))?;
+        let history = Value::Array(outcome.history.iter().map(|r| r.to_json()).collect());
+        write_atomic(
+            &self.file("history.json"),
+            &(pyjson::dumps_indent(&history, 1) + "\n"),
+        )?;
+        let result = result_json(self, outcome, &best, started_at);
+        write_atomic(
+            &self.file("result.json"),
+            &(pyjson::dumps_pretty(&result) + "\n"),
+        )
+    }
+}
+
+/// The objective's value of a run's reports (0 when it cannot be read).
+fn value(objective: &Objective, reports: &crate::evaluate::Reports) -> f64 {
+    objective.value(reports).unwrap_or(0.0)
+}
+
+/// `result.json`: the summary skill-mode runs write, so run lists (ours and the Python
+/// tool's dashboard) show classifier runs too. Scores are the objective (validation recall
+/// at the false-positive budget).
+fn result_json(project: &Project, outcome: &Outcome, best: &ProbeSet, started_at: &str) -> Value {
+    let objective = &project.config.objective;
+    let baseline = value(objective, &outcome.before);
+    let best_score = value(objective, &outcome.after);
+    let recall = |reports: &crate::evaluate::Reports, split: Split| {
+        reports
+            .get(&split)
+            .and_then(|r| r.rates(objective.level.as_deref()))
+            .map_or(0.0, |r| round(r.recall(), 4))
+    };
+    let history: Vec<Value> = outcome
+        .history
+        .iter()
+        .map(|r| {
+            json!({
+                "iteration": r.round,
+                "train_score": recall(&r.reports, Split::Train),
+                "val_score": recall(&r.reports, Split::Val),
+                "accepted": r.accepted,
+                "note": format!("{}: {}", r.change, r.candidate),
+                "skill_name": project.config.name,
+                "body": if r.round == 0 {
+                    pyjson::dumps_indent(&outcome.seed.to_json(), 1)
+                } else {
+                    r.score.clone()
+                },
+            })
+        })
+        .collect();
+    let body = pyjson::dumps_indent(&best.to_json(), 1);
+    let counts: Map<String, Value> = Split::ALL
+        .iter()
+        .map(|&split| (split.name().to_string(), json!(project.split(split).len())))
+        .collect();
+    json!({
+        "kind": "classifier",
+        "optimizer": "classifier",
+        "baseline_score": round(baseline, 4),
+        "best_score": round(best_score, 4),
+        "improvement": round(best_score - baseline, 4),
+        "candidates": outcome.history.len(),
+        "accepted": outcome.history.iter().filter(|r| r.accepted).count(),
+        "metadata": {
+            "usd": round(outcome.spend.usd, 6),
+            "input_tokens": outcome.spend.input_tokens,
+            "sha256": best.sha256(),
+            "failed_requests": outcome.spend.failed,
+        },
+        "best_skill": {
+            "name": project.config.name,
+            "description": "probe set",
+            "body": body,
+            "markdown": format!("```json\n{body}\n```\n"),
+        },
+        "history": history,
+        "config_name": project.config.name,
+        "started_at": started_at,
+        "finished_at": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        "stop_reason": "done",
+        "splits": counts,
+    })
+}

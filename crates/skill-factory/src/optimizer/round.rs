@@ -1,0 +1,346 @@
+//! The phases of a reflective round that every optimizer shares: [`propose`] asks the
+//! optimizer model for rewrites of a parent skill and checks them, [`triage`] sorts them
+//! against the parent, and [`validate`] scores the new ones on the validation tasks. What an
+//! optimizer keeps is its own: what the prompt shows, which parent it rewrites, and which
+//! candidate it accepts.
+//!
+//! Every phase emits its events in a fixed order (proposals in request order, scores in
+//! proposal order), so decisions taken on its results never depend on timing.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+use skill_factory_core::{Skill, Task};
+use skill_factory_llm::{ChatModel, ChatResponse, LlmError, TokenUsage};
+
+use super::StopReason;
+use super::context::{RunContext, Scored};
+use super::event::Event;
+use super::honest::{Honesty, REPEATS_REMOVED, without_repeated_paragraphs};
+use super::reflection::{
+    Proposal, Rejected, RejectedEdit, keeps_the_spec, proposal_request, proposal_temperature,
+    read_proposal,
+};
+use crate::config::ReflectionStyle;
+use crate::metric::text::py_strip;
+
+/// What to ask the optimizer model for.
+pub struct Ask<'a> {
+    /// The reflection prompt.
+    pub prompt: &'a str,
+    /// How many proposals (each its own request, at its own temperature).
+    pub count: usize,
+    /// How the prompt is written and the reply read.
+    pub style: ReflectionStyle,
+    /// The longest body in characters and lines ([`super::reflection::body_limits`]).
+    pub limits: (usize, usize),
+}
+
+/// One proposal of a round, after checking.
+pub struct Candidate {
+    /// Its candidate number in the run.
+    pub id: usize,
+    /// The proposal, or why it cannot be used.
+    pub outcome: Result<Proposal, Rejected>,
+    /// The error of the request itself when the model could not be reached (after retries;
+    /// see [`LlmError::is_unreachable`]).
+    pub unreachable: Option<String>,
+    /// A usable proposal whose body is its parent's (compared without surrounding blanks).
+    pub unchanged: bool,
+}
+
+/// The first error when no request of the round reached the optimizer model: it is
+/// unreachable, not merely unhelpful.
+pub fn all_requests_failed(candidates: &[Candidate]) -> Option<&str> {
+    let mut errors = candidates.iter().map(|c| c.unreachable.as_deref());
+    let first = errors.next()??;
+    errors.all(|error| error.is_some()).then_some(first)
+}
+
+/// Asks for `ask.count` proposals at once, each under a permit of the run's in-flight cap,
+/// numbers them from `*next_id` in request order, checks each (its reply, then the Agent
+/// Skills rules against the seed folder's files) and emits one [`Event::CandidateProposed`]
+/// per proposal. A request is not sent once the run is stopping; its candidate is rejected as
+/// not requested.
+pub async fn propose(
+    context: &RunContext,
+    client: &Arc<dyn ChatModel>,
+    ask: &Ask<'_>,
+    round: usize,
+    parent: (usize, &Skill),
+    next_id: &mut usize,
+) -> Vec<Candidate> {
+    let answers = join_all((0..ask.count).map(|index| async move {
+        let _permit = context.permits.acquire().await.ok();
+        if context.stop_reason().is_some() {
+            return None;
+        }
+        let request = proposal_request(ask.prompt, index, ask.style);
+        Some(client.chat(&request).await)
+    }))
+    .await;
+    let mut candidates = Vec::with_capacity(answers.len());
+    for (index, answer) in answers.into_iter().enumerate() {
+        let outcome = match &answer {
+            Some(answer) => read_proposal(answer, ask.limits, ask.style)
+                .and_then(|proposal| keeps_the_spec(proposal, &context.skill_files))
+                .and_then(|proposal| honest(proposal, &context.honesty)),
+            None => Err(Rejected {
+                reason: "not requested: the run was stopping".to_string(),
+                rationale: String::new(),
+            }),
+        };
+        let candidate = Candidate {
+            id: *next_id,
+            unchanged: outcome
+                .as_ref()
+                .is_ok_and(|p| py_strip(&p.body) == py_strip(&parent.1.body)),
+            outcome,
+            unreachable: match &answer {
+                Some(Err(error)) if error.is_unreachable() => Some(error.to_string()),
+                _ => None,
+            },
+        };
+        *next_id += 1;
+        emit_proposed(context, round, index, parent, &candidate, answer.as_ref());
+        candidates.push(candidate);
+    }
+    candidates
+}
+
+/// A proposal cleaned of repeated paragraphs (a warning says how many), and refused when it
+/// copies a task's answer or input ([`super::honest`]).
+fn honest(mut proposal: Proposal, honesty: &Honesty) -> Result<Proposal, Rejected> {
+    let (body, removed) = without_repeated_paragraphs(&proposal.body);
+    if removed > 0 {
+        proposal.body = body;
+        proposal.warnings.push(format!(
+            "{REPEATS_REMOVED}: {removed} (the first of each is kept)"
+        ));
+    }
+    match honesty.copied(&proposal.body) {
+        Some(reason) => Err(Rejected {
+            reason,
+            rationale: proposal.rationale,
+        }),
+        None => Ok(proposal),
+    }
+}
+
+/// The [`Event::CandidateProposed`] of one checked proposal: a usable one as the skill it
+/// makes, a rejected one as the reply that came (or the error).
+fn emit_proposed(
+    context: &RunContext,
+    round: usize,
+    index: usize,
+    (parent_id, parent): (usize, &Skill),
+    candidate: &Candidate,
+    answer: Option<&Result<ChatResponse, LlmError>>,
+) {
+    let usage: TokenUsage = match answer {
+        Some(Ok(response)) => response.usage,
+        _ => TokenUsage::default(),
+    };
+    let (valid, reason, rationale, body_chars, document, warnings) = match &candidate.outcome {
+        Ok(proposal) => (
+            true,
+            None,
+            proposal.rationale.clone(),
+            proposal.body.chars().count(),
+            parent.with_body(proposal.body.clone()).to_markdown(),
+            proposal.warnings.clone(),
+        ),
+        Err(rejected) => (
+            false,
+            Some(rejected.reason.clone()),
+            rejected.rationale.clone(),
+            0,
+            match answer {
+                Some(Ok(response)) => response.text.clone(),
+                Some(Err(error)) => error.to_string(),
+                None => String::new(),
+            },
+            Vec::new(),
+        ),
+    };
+    context.emit(Event::CandidateProposed {
+        round,
+        candidate: candidate.id,
+        index,
+        parent: parent_id,
+        temperature: proposal_temperature(index),
+        valid,
+        reason,
+        unchanged_from: candidate.unchanged.then_some(parent_id),
+        warnings,
+        rationale,
+        body_chars,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        document,
+    });
+}
+
+/// A usable proposal with a body not seen before in its round.
+pub struct NewBody {
+    /// Its candidate number.
+    pub id: usize,
+    /// The proposed body.
+    pub body: String,
+    /// What the model said it changed.
+    pub rationale: String,
+}
+
+/// A round's proposals, sorted against their parent.
+#[derive(Default)]
+pub struct Triage {
+    /// The distinct new bodies, in proposal order: these are scored.
+    pub new: Vec<NewBody>,
+    /// Proposals whose body repeats an earlier one of the round: (candidate, the earlier one).
+    pub repeats: Vec<(usize, usize)>,
+    /// Proposals that cannot be used or equal the parent, in proposal order, for the
+    /// rejected-edit memory.
+    pub rejected: Vec<RejectedEdit>,
+    /// The distinct reasons the unusable proposals were rejected for.
+    pub problems: Vec<String>,
+    /// Whether any proposal was usable (a body, even one equal to the parent).
+    pub any_valid: bool,
+}
+
+/// Sorts proposals: unusable, identical to the parent (compared without surrounding blanks),
+/// a repeat of an earlier proposal of the round, or new.
+pub fn triage(round: usize, candidates: &[Candidate]) -> Triage {
+    let mut sorted = Triage::default();
+    for candidate in candidates {
+        match &candidate.outcome {
+            Err(rejected) => {
+                if !sorted.problems.contains(&rejected.reason) {
+                    sorted.problems.push(rejected.reason.clone());
+                }
+                sorted.rejected.push(RejectedEdit {
+                    round,
+                    candidate: candidate.id,
+                    rationale: rejected.rationale.clone(),
+                    reason: rejected.reason.clone(),
+                });
+            }
+            Ok(proposal) => {
+                sorted.any_valid = true;
+                if candidate.unchanged {
+                    sorted.rejected.push(RejectedEdit {
+                        round,
+                        candidate: candidate.id,
+                        rationale: proposal.rationale.clone(),
+                        reason: "identical to the current skill".to_string(),
+                    });
+                } else if let Some(first) = sorted.new.iter().find(|new| new.body == proposal.body)
+                {
+                    sorted.repeats.push((candidate.id, first.id));
+                } else {
+                    sorted.new.push(NewBody {
+                        id: candidate.id,
+                        body: proposal.body.clone(),
+                        rationale: proposal.rationale.clone(),
+                    });
+                }
+            }
+        }
+    }
+    sorted
+}
+
+/// The new bodies of a round scored on the validation tasks.
+pub struct Validated {
+    /// Each new body as a skill (the parent's frontmatter, the proposed body), in the order
+    /// of [`Triage::new`].
+    pub skills: Vec<Skill>,
+    /// Their validation results, in the same order; an incomplete one (the run stopped while
+    /// it was scored) decides nothing.
+    pub scores: Vec<Scored>,
+}
+
+impl Validated {
+    /// The position of the first highest complete score, if any score is complete.
+    pub fn best(&self) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (position, scored) in self.scores.iter().enumerate() {
+            if scored.complete && best.is_none_or(|b| scored.score() > self.scores[b].score()) {
+                best = Some(position);
+            }
+        }
+        best
+    }
+
+    /// Whether every score is complete.
+    pub fn complete(&self) -> bool {
+        self.scores.iter().all(|s| s.complete)
+    }
+
+    /// [`StopReason::RolloutsFailed`] when every rollout of every new body failed.
+    pub fn all_failed(&self, round: usize) -> Option<StopReason> {
+        if self.scores.iter().all(|s| s.all_failed().is_some()) {
+            self.scores
+                .first()?
+                .failure(|| format!("round {round}'s validation"))
+        } else {
+            None
+        }
+    }
+}
+
+/// Scores every new body of `triage` on `val` at once, under the run's cap, and emits one
+/// [`Event::CandidateScored`] per complete score in proposal order (repeats with the score of
+/// the body they repeat). `seen` remembers every body scored on validation in the run, with
+/// its first candidate, so a body proposed again in a later round says which one it equals.
+pub async fn validate(
+    context: &RunContext,
+    round: usize,
+    parent: &Skill,
+    triage: &Triage,
+    val: &[Task],
+    seen: &mut HashMap<String, usize>,
+) -> Validated {
+    let skills: Vec<Skill> = triage
+        .new
+        .iter()
+        .map(|new| parent.with_body(new.body.clone()))
+        .collect();
+    let scores: Vec<Scored> = join_all(
+        triage
+            .new
+            .iter()
+            .zip(&skills)
+            .map(|(new, skill)| context.evaluate(skill, val, round, new.id, "val")),
+    )
+    .await;
+    for (new, scored) in triage.new.iter().zip(&scores) {
+        if !scored.complete {
+            continue;
+        }
+        let same_as = seen
+            .get(&new.body)
+            .copied()
+            .filter(|first| *first != new.id);
+        context.emit(Event::CandidateScored {
+            round,
+            candidate: new.id,
+            val_score: scored.score(),
+            same_as,
+        });
+        seen.entry(new.body.clone()).or_insert(new.id);
+    }
+    for (id, first) in &triage.repeats {
+        if let Some(position) = triage.new.iter().position(|new| new.id == *first)
+            && scores[position].complete
+        {
+            context.emit(Event::CandidateScored {
+                round,
+                candidate: *id,
+                val_score: scores[position].score(),
+                same_as: Some(*first),
+            });
+        }
+    }
+    Validated { skills, scores }
+}

@@ -1,0 +1,15 @@
+//! The integration tests of the engine, in one binary: one module per concern.
+
+mod agent_clis;
+mod command_metric;
+mod config_reference_examples;
+mod evaluate_stages;
+mod examples_servers;
+mod gallery_entries;
+mod llm_loop;
+mod metrics;
+mod process_kill;
+mod process_session;
+mod run_folder;
+mod subprocess_harness;
+mod systemone_metric;
