@@ -5,7 +5,8 @@
 #                                (made on first use); sets PYTHON_TOOL
 #   bench_start_mock DIR ARGS..  starts sf-mock-server on a free port with ARGS, logging into
 #                                DIR; sets MOCK_PID and BASE_URL (the caller kills MOCK_PID)
-#   bench_requests               chat requests the mock has received so far (GET /stats)
+#   bench_requests               requests the mock has received so far (GET /stats: chat
+#                                requests, or System One requests under --systemone)
 #   bench_median                 the median of the numbers on stdin, 3 decimals
 #
 # Environment: PEER_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer, the
