@@ -37,6 +37,7 @@ const RUBRIC_HEADER: &str = "RUBRIC:";
 const CURRENT_BODY_OPEN: &str = "<CURRENT_SKILL_BODY>";
 const CURRENT_BODY_CLOSE: &str = "</CURRENT_SKILL_BODY>";
 const NEW_BODY_OPEN: &str = "<NEW_SKILL_BODY>";
+const EDITS_OPEN: &str = "<EDITS>";
 
 /// Rule lines the mock optimizer adds to a skill body.
 const RULES: &[&str] = &[
@@ -88,6 +89,9 @@ pub fn respond(
     if is_judge_prompt(&conversation.user) {
         return judge_reply(&conversation.user);
     }
+    if is_patch_prompt(&conversation.user) {
+        return patch_reply(&conversation.user, conversation.temperature);
+    }
     if is_reflection_prompt(&conversation.user) {
         return proposal_reply(&conversation.user, conversation.temperature);
     }
@@ -111,6 +115,32 @@ pub fn is_reflection_prompt(user: &str) -> bool {
     user.contains(CURRENT_BODY_OPEN) && user.contains(NEW_BODY_OPEN)
 }
 
+/// Whether a user message asks an optimizer for edit patches (our `skillopt`): it shows the
+/// current body between `<CURRENT_SKILL_BODY>` tags and asks for the answer in `<EDITS>` tags.
+pub fn is_patch_prompt(user: &str) -> bool {
+    user.contains(CURRENT_BODY_OPEN) && user.contains(EDITS_OPEN)
+}
+
+/// A well-formed patch: one `append` edit adding a rule line, chosen as
+/// [`proposal_reply`] chooses it.
+pub fn patch_reply(prompt: &str, temperature: Option<f64>) -> String {
+    let (rule, tag) = rule_for(prompt, temperature);
+    let edits = json!([{"op": "append", "text": format!("- {rule} (rule {tag})")}]);
+    format!(
+        "<RATIONALE>Mock optimizer: added one rule ({tag}).</RATIONALE>\n{EDITS_OPEN}\n{edits}\n</EDITS>"
+    )
+}
+
+/// The rule line a mock optimizer adds, and its tag: picked by a hash of the prompt and the
+/// temperature, so the proposals of one round differ and identical requests agree.
+fn rule_for(prompt: &str, temperature: Option<f64>) -> (&'static str, String) {
+    let temperature = temperature.map_or_else(|| "none".to_string(), |t| format!("{t:.2}"));
+    let digest = sha256(&format!("{prompt}\u{0}{temperature}"));
+    let rule = RULES[usize::from(digest[0]) % RULES.len()];
+    let tag: String = digest[1..4].iter().map(|b| format!("{b:02x}")).collect();
+    (rule, tag)
+}
+
 /// A well-formed proposal: the current body with one more rule line, chosen by a hash of the
 /// prompt and the temperature, so that the proposals of one round (same prompt, different
 /// temperatures) differ from each other and from the current body, and identical requests get
@@ -121,10 +151,7 @@ pub fn proposal_reply(prompt: &str, temperature: Option<f64>) -> String {
         .map(|at| &prompt[at + CURRENT_BODY_OPEN.len()..])
         .and_then(|rest| rest.find(CURRENT_BODY_CLOSE).map(|end| rest[..end].trim()))
         .unwrap_or("");
-    let temperature = temperature.map_or_else(|| "none".to_string(), |t| format!("{t:.2}"));
-    let digest = sha256(&format!("{prompt}\u{0}{temperature}"));
-    let rule = RULES[usize::from(digest[0]) % RULES.len()];
-    let tag: String = digest[1..4].iter().map(|b| format!("{b:02x}")).collect();
+    let (rule, tag) = rule_for(prompt, temperature);
     format!(
         "<RATIONALE>Mock optimizer: added one rule ({tag}).</RATIONALE>\n{NEW_BODY_OPEN}\n{body}\n\n- {rule} (rule {tag})\n</NEW_SKILL_BODY>"
     )
@@ -205,6 +232,25 @@ mod tests {
             user: user.to_string(),
             ..Conversation::default()
         }
+    }
+
+    #[test]
+    fn a_patch_prompt_gets_one_append_edit_in_edits_tags() {
+        let prompt = "<CURRENT_SKILL_BODY>\nDo it.\n</CURRENT_SKILL_BODY>\nAnswer:\n<EDITS>\n[...]\n</EDITS>";
+        assert!(is_patch_prompt(prompt) && !is_reflection_prompt(prompt));
+        let reply = patch_reply(prompt, Some(0.2));
+        let edits = reply
+            .split_once("<EDITS>\n")
+            .and_then(|(_, rest)| rest.split_once("\n</EDITS>"))
+            .map(|(json, _)| json)
+            .unwrap();
+        let edits: serde_json::Value = serde_json::from_str(edits).unwrap();
+        assert_eq!(edits[0]["op"], "append");
+        assert!(
+            edits[0]["text"].as_str().unwrap().contains("(rule "),
+            "{reply}"
+        );
+        assert_eq!(reply, patch_reply(prompt, Some(0.2)), "reproducible");
     }
 
     #[test]

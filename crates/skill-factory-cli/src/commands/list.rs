@@ -15,6 +15,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         "Optimizers: {}",
         skill_factory::optimizer::AVAILABLE.join(", ")
     );
+    for (name, description) in skill_factory::optimizer::DESCRIPTIONS {
+        outln!("  {name:<9} {description}");
+    }
     outln!("Providers:  {}", provider_names().join(", "));
     let harnesses: Vec<&str> = HarnessType::ALL.iter().map(|h| h.name()).collect();
     outln!(

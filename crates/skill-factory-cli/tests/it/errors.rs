@@ -209,7 +209,9 @@ fn list_shows_optimizers_and_every_provider() {
         .arg("list")
         .assert()
         .success()
-        .stdout(predicate::str::contains("Optimizers: llm_loop"))
+        .stdout(predicate::str::contains("Optimizers: llm_loop, gepa, skillopt"))
+        .stdout(predicate::str::contains("  gepa      mutates one component at a time"))
+        .stdout(predicate::str::contains("  skillopt  bounded edit patches"))
         .stdout(predicate::str::contains("anthropic, openai, openai-compatible, azure, openrouter, together, groq, deepseek, vllm, lmstudio, ollama"))
         .stdout(predicate::str::contains(
             "Harnesses:  api, subprocess, claude_code, codex, gemini_cli (skill_mode: prompt, installed)",

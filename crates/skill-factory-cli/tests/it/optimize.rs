@@ -363,12 +363,12 @@ fn user_errors_exit_2_with_a_message_and_leave_no_run_folder() {
     let dir = repo_root().join("examples/invoice-extractor");
     for (name, expected) in [
         (
-            "dspy_gepa",
-            "optimizer 'dspy_gepa' is not available in this build. Available: llm_loop",
+            "gepaa",
+            "Unknown optimizer 'gepaa' (did you mean 'gepa'?). Available: llm_loop, gepa, skillopt",
         ),
         (
-            "gepa-ish",
-            "Unknown optimizer 'gepa-ish'. Available: llm_loop",
+            "annealing",
+            "Unknown optimizer 'annealing'. Available: llm_loop, gepa, skillopt",
         ),
     ] {
         let edited = config_text

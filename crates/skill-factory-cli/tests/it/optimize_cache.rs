@@ -154,6 +154,37 @@ async fn a_second_optimize_sends_no_requests_and_finds_the_same_best_skill_and_s
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_second_gepa_or_skillopt_run_sends_no_requests_and_finds_the_same_result() {
+    for (name, keys) in [("gepa", "max_metric_calls: 60, "), ("skillopt", "")] {
+        let dir = tempfile::tempdir().unwrap();
+        let server = mock(Duration::ZERO, FaultPlan::default()).await;
+        let config = write_config(dir.path(), &server.base_url(), "");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let named = text.replace(
+            "optimizer: {rounds: 3,",
+            &format!("optimizer: {{name: {name}, {keys}rounds: 3,"),
+        );
+        assert_ne!(named, text);
+        std::fs::write(&config, named).unwrap();
+        optimize(&config).await;
+        let first = result_without_timestamps(&config);
+        assert_eq!(first["optimizer"], name);
+        assert!(
+            first["best_score"].as_f64() > first["baseline_score"].as_f64(),
+            "{name}: {first:#}"
+        );
+        let asked = server.request_count();
+        optimize(&config).await;
+        assert_eq!(
+            server.request_count(),
+            asked,
+            "{name}: the rerun sent nothing"
+        );
+        assert_eq!(result_without_timestamps(&config), first, "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_killed_optimize_reruns_to_the_same_result_without_repeating_a_finished_call() {
     let root = tempfile::tempdir().unwrap();
     let server = mock(Duration::from_millis(100), FaultPlan::default()).await;

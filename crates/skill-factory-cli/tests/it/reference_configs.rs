@@ -384,6 +384,70 @@ async fn reference_ticket_lmstudio_config_optimizes_against_an_openai_style_mock
     assert_eq!(result["metadata"]["valset_size"], 5);
 }
 
+/// The reference invoice config with `optimizer.name` set to another of the names its
+/// comment lists, pointed at a skill sensitive mock: `optimize` exits 0 and writes a run
+/// folder whose `result.json` the Python tool's readers understand, with a best skill at
+/// least as good as the seed.
+async fn reference_config_runs_with_optimizer(name: &str) -> Value {
+    let pointed = pointed_at_a_mock(
+        "invoice-extractor",
+        "config.yaml",
+        Answering::SkillSensitive,
+    )
+    .await;
+    let text = std::fs::read_to_string(&pointed.config).unwrap();
+    let renamed = text.replace("name: llm_loop ", &format!("name: {name} "));
+    assert_ne!(renamed, text);
+    std::fs::write(&pointed.config, renamed).unwrap();
+    let out = run(&pointed, "optimize").await;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{name}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let folder = artifacts::artifacts(&stdout);
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("result.json")).unwrap())
+            .unwrap();
+    for key in [
+        "best_skill",
+        "baseline_score",
+        "best_score",
+        "history",
+        "optimizer",
+    ] {
+        assert!(result.get(key).is_some(), "{key} in {result:#}");
+    }
+    assert!(result["best_score"].as_f64() >= result["baseline_score"].as_f64());
+    assert!(folder.join("report.md").is_file() && folder.join("events.jsonl").is_file());
+    result
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_config_with_dspy_gepa_runs_the_native_gepa() {
+    let result = reference_config_runs_with_optimizer("dspy_gepa").await;
+    assert_eq!(result["optimizer"], "gepa");
+    assert_eq!(result["metadata"]["backend"], "gepa");
+    assert!(
+        result["best_score"].as_f64() > result["baseline_score"].as_f64(),
+        "{result:#}"
+    );
+    assert!(!result["metadata"]["lineage"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reference_config_with_skillopt_runs_the_native_skillopt() {
+    let result = reference_config_runs_with_optimizer("skillopt").await;
+    assert_eq!(result["optimizer"], "skillopt");
+    assert!(
+        result["best_score"].as_f64() > result["baseline_score"].as_f64(),
+        "{result:#}"
+    );
+    assert!(result["metadata"]["edits"]["applied"].as_u64() >= Some(1));
+}
+
 #[test]
 fn provider_edit_adds_base_url_to_flow_and_block_mappings_only() {
     let config = "skill: s.md\nprovider:            {name: lmstudio, model: g}\njudge_provider:\n  name: anthropic\n  model: c\nmetric:\n  golden: {mode: exact}\n";

@@ -202,11 +202,52 @@ fn optimizer(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             "use 0.0 (any strict improvement) or a small positive margin such as 0.01",
         ));
     }
+    search(config, check)?;
     budget(config, check)?;
     check.positive_seconds(
         at(&["optimizer", "params", "timeout"]),
         Some(o.params.timeout),
     )
+}
+
+/// The keys of the `gepa` and `skillopt` searches.
+fn search(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let o = &config.optimizer;
+    let name = o.name.trim().to_lowercase();
+    if ["gepa", "dspy_gepa"].contains(&name.as_str())
+        && !["light", "medium", "heavy"].contains(&o.auto.trim().to_lowercase().as_str())
+    {
+        return Err(check.invalid(
+            at(&["optimizer", "auto"]),
+            format!("'{}' is not a budget preset", o.auto),
+            "use light, medium or heavy, or set optimizer.max_metric_calls",
+        ));
+    }
+    check.at_least_one(at(&["optimizer", "parents"]), o.parents)?;
+    check.at_least_one(at(&["optimizer", "min_patch_edits"]), o.min_patch_edits)?;
+    if o.max_patch_edits < o.min_patch_edits {
+        return Err(check.invalid(
+            at(&["optimizer", "max_patch_edits"]),
+            format!(
+                "{} is less than min_patch_edits {}",
+                o.max_patch_edits, o.min_patch_edits
+            ),
+            "the limit decays from max_patch_edits to min_patch_edits: make max the larger",
+        ));
+    }
+    for (key, value) in [
+        ("max_metric_calls", o.max_metric_calls),
+        ("max_skill_tokens", o.max_skill_tokens.map(|t| t as u64)),
+    ] {
+        if value == Some(0) {
+            return Err(check.invalid(
+                at(&["optimizer", key]),
+                "0 leaves the search nothing to spend".to_owned(),
+                "use 1 or more, or remove the key",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn budget(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {

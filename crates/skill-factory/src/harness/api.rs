@@ -40,6 +40,11 @@ impl Harness for ApiHarness {
         "api"
     }
 
+    /// The body alone is the system prompt.
+    fn shows_description(&self) -> bool {
+        false
+    }
+
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
         let body = skill.body.trim();
         let system = (!body.is_empty()).then(|| body.to_string());

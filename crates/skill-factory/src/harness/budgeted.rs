@@ -36,6 +36,10 @@ impl Harness for BudgetedHarness {
         self.inner.name()
     }
 
+    fn shows_description(&self) -> bool {
+        self.inner.shows_description()
+    }
+
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
         if let Err(refused) = self.ledger.admit() {
             return Rollout::failure(&task.id, refused.to_string());

@@ -24,6 +24,11 @@ use crate::session::Session;
 pub trait Harness: Send + Sync {
     /// The harness name (`api`, `subprocess`, `claude_code`, ...), recorded in rollouts.
     fn name(&self) -> &str;
+    /// Whether what runs sees the skill's frontmatter description (an agent that decides
+    /// from it whether to load the skill); optimizers mutate it only then.
+    fn shows_description(&self) -> bool {
+        true
+    }
     /// Runs the skill on the task. Never fails: problems become a failed rollout.
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout;
 }

@@ -2,13 +2,15 @@
 //! of a run's model work, the budget ledger, the cancel token and the event sink; and the
 //! evaluation of a candidate on a set of tasks under all of them.
 //!
-//! Evaluations remember what they scored: a task already scored for the same skill body in
-//! this run (the incumbent on a minibatch task it met in an earlier round, a body proposed
-//! twice) is reused instead of run again, so the run never makes more model calls than the
-//! reference tool for the same config. Failed rollouts and results of an interrupted
-//! evaluation are not remembered, so they are retried when needed again.
+//! Evaluations remember what they scored: a task already scored for the same skill (its
+//! description and body, [`identity`]) in this run (the incumbent on a minibatch task it met
+//! in an earlier round, a body proposed twice) is reused instead of run again, so the run
+//! never makes more model calls than the reference tool for the same config. Failed rollouts
+//! and results of an interrupted evaluation are not remembered, so they are retried when
+//! needed again.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use skill_factory_core::{Evaluation, MetricResult, Rollout, Skill, Task, TaskEvaluation};
@@ -78,6 +80,11 @@ pub struct RunContext {
     pub skill_files: Vec<String>,
     /// What no candidate may copy: the answers and inputs of the tasks the optimizer sees.
     pub honesty: Honesty,
+    /// The most tokens a candidate skill may have (`optimizer.max_skill_tokens`), so a search
+    /// cannot win by bloating the skill.
+    pub max_skill_tokens: Option<usize>,
+    /// Rollouts run and scored so far (reused results are free), GEPA's `max_metric_calls`.
+    metric_calls: AtomicU64,
     memo: Mutex<HashMap<(String, String), TaskEvaluation>>,
 }
 
@@ -102,6 +109,8 @@ impl RunContext {
             events,
             skill_files: Vec::new(),
             honesty: Honesty::default(),
+            max_skill_tokens: None,
+            metric_calls: AtomicU64::new(0),
             memo: Mutex::new(HashMap::new()),
         }
     }
@@ -116,6 +125,18 @@ impl RunContext {
     pub fn with_honesty(mut self, honesty: Honesty) -> Self {
         self.honesty = honesty;
         self
+    }
+
+    /// The same context refusing candidates over `limit` tokens.
+    pub fn with_max_skill_tokens(mut self, limit: Option<usize>) -> Self {
+        self.max_skill_tokens = limit;
+        self
+    }
+
+    /// Rollouts run and scored so far in this run (results reused from the run's memo are
+    /// not counted; answers from the model cache are, as the metric ran on them).
+    pub fn metric_calls(&self) -> u64 {
+        self.metric_calls.load(Ordering::Relaxed)
     }
 
     /// Why the run must stop now, if it must: cancelled, or out of budget.
@@ -153,7 +174,7 @@ impl RunContext {
             let memo = self.memo();
             tasks
                 .iter()
-                .map(|task| memo.get(&(skill.body.clone(), task.id.clone())).cloned())
+                .map(|task| memo.get(&(identity(skill), task.id.clone())).cloned())
                 .collect()
         };
         let to_run: Vec<Task> = tasks
@@ -203,6 +224,8 @@ impl RunContext {
         // Conservative: once the run is stopping, any task of this evaluation may have been
         // skipped or refused a call, so the whole evaluation is marked incomplete.
         let complete = self.stop_reason().is_none();
+        self.metric_calls
+            .fetch_add(ran.items.len() as u64, Ordering::Relaxed);
         let mut fresh = ran.items.into_iter();
         // `evaluate_shared` returns one item per task it was given, in order, so the fresh
         // items fill the unknown slots one for one.
@@ -221,10 +244,7 @@ impl RunContext {
         if complete {
             let mut memo = self.memo();
             for item in items.iter().filter(|item| item.rollout.ok()) {
-                memo.insert(
-                    (skill.body.clone(), item.task_id().to_string()),
-                    item.clone(),
-                );
+                memo.insert((identity(skill), item.task_id().to_string()), item.clone());
             }
         }
         let evaluation = Evaluation { items };
@@ -242,6 +262,12 @@ impl RunContext {
             complete,
         }
     }
+}
+
+/// What makes two candidates the same skill for scoring: the description and the body (the
+/// name and the other frontmatter keys never change during a search).
+pub fn identity(skill: &Skill) -> String {
+    format!("{}\u{0}{}", skill.description, skill.body)
 }
 
 /// Turns finished tasks into rollout events.

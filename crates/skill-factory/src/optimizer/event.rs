@@ -122,6 +122,39 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         same_as: Option<usize>,
     },
+    /// Where a candidate comes from, for lineage views.
+    Lineage {
+        /// The round (a `gepa` step).
+        round: usize,
+        /// Candidate number.
+        candidate: usize,
+        /// The candidate(s) it was made from: one parent, or the two of a merge.
+        parents: Vec<usize>,
+        /// The component it changed (`description`, `preamble`, a `## ` heading), or what the
+        /// merge took from where; `body` for whole-body edits.
+        component: String,
+        /// `rewrite` (`llm_loop`), `mutation` or `merge` (`gepa`), `patch` (`skillopt`).
+        operation: &'static str,
+    },
+    /// A child was compared with its parent on the same minibatch before any validation.
+    Gate {
+        /// The round.
+        round: usize,
+        /// The child's candidate number.
+        candidate: usize,
+        /// Its parent's.
+        parent: usize,
+        /// The parent's mean score on the gate's tasks.
+        parent_score: f64,
+        /// The child's.
+        child_score: f64,
+        /// Tasks compared (more than the minibatch when the gate was extended).
+        tasks: usize,
+        /// Whether the gate was extended because the difference was within noise.
+        extended: bool,
+        /// Whether the child goes on to validation.
+        passed: bool,
+    },
     /// The round's decision.
     Decision {
         /// The round.

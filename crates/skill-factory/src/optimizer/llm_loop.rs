@@ -21,25 +21,24 @@
 //!   remaining rounds there until patience stops it);
 //! * a truncated, empty, untagged or malformed proposal is rejected with a reason (in the
 //!   round's note and the events) and never evaluated;
-//! * every proposal, not only the round's best, is kept in the run folder.
+//! * every proposal, not only the round's best, is kept in the run folder, with its parent in
+//!   the events (`lineage`).
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value};
 use skill_factory_core::{Skill, Task};
 use skill_factory_llm::ChatModel;
 use skill_factory_pycompat::random::Random;
 
-use super::context::RunContext;
+use super::context::{RunContext, identity};
 use super::event::Event;
-use super::reflection::{
-    REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, default_goal, note_for,
-};
-use super::round::{self, Ask, Triage, Validated};
-use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason, is_perfect};
+use super::progress::{self, Progress, stopping};
+use super::reflection::{REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, note_for};
+use super::round::{self, Ask, Part, Triage, Validated};
+use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason};
 use crate::config::{OptimizerConfig, ReflectionStyle};
 
 /// The history note of a round whose proposals were all unusable (the reference's words).
@@ -48,13 +47,9 @@ pub const NO_VALID_PROPOSAL: &str = "no valid proposal from optimizer LLM";
 /// The history note of a round whose proposals all equal the best skill (the reference's).
 pub const IDENTICAL_PROPOSAL: &str = "proposal identical to current skill";
 
-/// The seed's history note (the reference's).
-pub const SEED_NOTE: &str = "seed (baseline)";
+pub use super::progress::SEED_NOTE;
 
-/// The history note of a round whose minibatch the best skill already aced: the optimizer
-/// model is not asked (the reference asks it anyway).
-pub const PERFECT_MINIBATCH: &str =
-    "minibatch already scores the maximum: nothing to reflect on, no proposal asked";
+pub use super::progress::PERFECT_MINIBATCH;
 
 /// The hyper-parameters `llm_loop` reads from the `optimizer` block.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,12 +110,10 @@ impl LlmLoop {
 struct Search<'a> {
     context: &'a RunContext,
     settings: &'a LlmLoopSettings,
-    result: OptimizationResult,
-    best_id: usize,
+    progress: Progress,
     next_id: usize,
-    rounds_without_improvement: usize,
     rejected: VecDeque<RejectedEdit>,
-    /// Bodies scored on validation in this run: the first candidate of each.
+    /// Skills scored on validation in this run ([`identity`]): the first candidate of each.
     scored: HashMap<String, usize>,
 }
 
@@ -130,51 +123,8 @@ impl Search<'_> {
         self.rejected.truncate(REJECTED_SHOWN);
     }
 
-    fn record(&mut self, round: usize, record: CandidateRecord, candidate: Option<usize>) {
-        self.context.emit(Event::Decision {
-            round,
-            candidate,
-            accepted: record.accepted,
-            val_score: record.val_score,
-            best_before: self.result.best_score,
-            note: record.note.clone(),
-        });
-        if record.accepted {
-            self.result.best_skill = record.skill.clone();
-            self.result.best_score = record.val_score;
-            self.best_id = candidate.unwrap_or(self.best_id);
-            self.result.best_candidate = self.best_id;
-            self.rounds_without_improvement = 0;
-        } else {
-            self.rounds_without_improvement += 1;
-        }
-        self.result.history.push(record);
-        self.result
-            .metadata
-            .insert("rounds_run".into(), Value::from(round));
-        self.context.emit(Event::RoundFinished {
-            round,
-            best_score: self.result.best_score,
-            rounds_without_improvement: self.rounds_without_improvement,
-        });
-        self.context.events.checkpoint(&self.result);
-    }
-
-    /// Records a round that scored no new skill: the best stays, for the reason in `note`.
-    fn keep_best(&mut self, round: usize, best: Skill, train_score: f64, note: String) {
-        let record = CandidateRecord {
-            iteration: round,
-            skill: best,
-            train_score,
-            val_score: self.result.best_score,
-            accepted: false,
-            note,
-        };
-        self.record(round, record, None);
-    }
-
     fn out_of_patience(&self) -> bool {
-        self.rounds_without_improvement >= self.settings.patience
+        self.progress.rounds_without_improvement >= self.settings.patience
     }
 
     /// Runs one round: scores the best skill on the minibatch, asks for rewrites of it
@@ -191,26 +141,12 @@ impl Search<'_> {
         limits: (usize, usize),
     ) -> ControlFlow<StopReason> {
         let context = self.context;
-        let best = self.result.best_skill.clone();
-        context.emit(Event::RoundStarted {
-            round,
-            minibatch: batch.iter().map(|t| t.id.clone()).collect(),
-        });
-        let train = context
-            .evaluate(&best, batch, round, self.best_id, "train")
-            .await;
-        if !train.complete {
-            return ControlFlow::Break(stopping(context));
-        }
-        if let Some(reason) = train.failure(|| format!("round {round}'s minibatch")) {
-            return ControlFlow::Break(reason);
-        }
-        if is_perfect(train.score()) {
-            // Every task of the minibatch already scores the maximum: there is no failure to
-            // reflect on, and a rewrite could only be a guess.
-            self.keep_best(round, best, train.score(), PERFECT_MINIBATCH.to_string());
-            return ControlFlow::Continue(());
-        }
+        let best = self.progress.result.best_skill.clone();
+        let train = match self.progress.minibatch(context, round, batch).await {
+            ControlFlow::Break(reason) => return ControlFlow::Break(reason),
+            ControlFlow::Continue(None) => return ControlFlow::Continue(()),
+            ControlFlow::Continue(Some(train)) => train,
+        };
         let rejected: Vec<RejectedEdit> = self.rejected.iter().cloned().collect();
         let prompt = Reflection {
             goal,
@@ -219,6 +155,7 @@ impl Search<'_> {
             tasks: batch,
             rejected: &rejected,
             limits,
+            component: None,
         }
         .prompt_for(self.settings.reflection);
         let ask = Ask {
@@ -226,8 +163,9 @@ impl Search<'_> {
             count: self.settings.max_edits_per_round,
             style: self.settings.reflection,
             limits,
+            part: Part::Body,
         };
-        let parent = (self.best_id, &best);
+        let parent = (self.progress.best_id, &best);
         let candidates = round::propose(
             context,
             &optimizer.client,
@@ -249,12 +187,20 @@ impl Search<'_> {
         for edit in &triage.rejected {
             self.remember(edit.clone());
         }
+        for new in &triage.new {
+            context.emit(Event::Lineage {
+                round,
+                candidate: new.id,
+                parents: vec![self.progress.best_id],
+                component: "body".to_string(),
+                operation: "rewrite",
+            });
+        }
         if let Some(note) = nothing_to_score(&triage) {
-            self.keep_best(round, best, train.score(), note);
+            self.progress.keep_best(context, round, train.score(), note);
             return ControlFlow::Continue(());
         }
-        let validated =
-            round::validate(context, round, &best, &triage, val, &mut self.scored).await;
+        let validated = round::validate(context, round, &triage, val, &mut self.scored).await;
         let Some(winner) = validated.best() else {
             return ControlFlow::Break(stopping(context));
         };
@@ -279,7 +225,7 @@ impl Search<'_> {
         validated: &Validated,
         winner: usize,
     ) {
-        let best_score = self.result.best_score;
+        let best_score = self.progress.result.best_score;
         let min_delta = self.settings.min_delta;
         let winner_score = validated.scores[winner].score();
         let accepted = winner_score > best_score + min_delta;
@@ -318,7 +264,8 @@ impl Search<'_> {
             accepted,
             note: note_for(&triage.new[winner].rationale),
         };
-        self.record(round, record, Some(triage.new[winner].id));
+        self.progress
+            .record(self.context, round, record, Some(triage.new[winner].id));
     }
 }
 
@@ -336,11 +283,6 @@ fn nothing_to_score(triage: &Triage) -> Option<String> {
     }
 }
 
-/// Why the run is stopping, once a step saw that it is.
-fn stopping(context: &RunContext) -> StopReason {
-    context.stop_reason().unwrap_or(StopReason::Cancelled)
-}
-
 #[async_trait]
 impl Optimizer for LlmLoop {
     fn name(&self) -> &str {
@@ -356,67 +298,26 @@ impl Optimizer for LlmLoop {
     ) -> OptimizationResult {
         let settings = &self.settings;
         let limits = body_limits(&seed.body);
-        let goal = if settings.goal.is_empty() {
-            default_goal(&seed.name)
-        } else {
-            settings.goal.clone()
-        };
-        let baseline = context.evaluate(seed, val, 0, 0, "val").await;
-        let mut metadata = Map::new();
-        metadata.insert("rounds_run".into(), Value::from(0));
-        metadata.insert("valset_size".into(), Value::from(val.len()));
+        let goal = progress::goal(&settings.goal, seed);
+        let metadata = progress::metadata(None, val.len());
+        let start = progress::start(context, self.name(), seed, val, metadata).await;
+        let mut stop = start.stop;
         let mut search = Search {
             context,
             settings,
-            result: OptimizationResult {
-                optimizer: self.name().to_string(),
-                best_skill: seed.clone(),
-                baseline_score: baseline.score(),
-                best_score: baseline.score(),
-                best_candidate: 0,
-                history: vec![CandidateRecord {
-                    iteration: 0,
-                    skill: seed.clone(),
-                    train_score: baseline.score(),
-                    val_score: baseline.score(),
-                    accepted: true,
-                    note: SEED_NOTE.to_string(),
-                }],
-                metadata,
-                stop: None,
-            },
-            best_id: 0,
+            progress: Progress::new(start.result),
             next_id: 1,
-            rounds_without_improvement: 0,
             rejected: VecDeque::new(),
-            scored: HashMap::from([(seed.body.clone(), 0)]),
-        };
-        context.emit(Event::CandidateScored {
-            round: 0,
-            candidate: 0,
-            val_score: baseline.score(),
-            same_as: None,
-        });
-        context.events.checkpoint(&search.result);
-        let mut stop = if baseline.complete {
-            baseline.failure(|| "the baseline (the seed on the validation split)".to_string())
-        } else {
-            Some(stopping(context))
+            scored: HashMap::from([(identity(seed), 0)]),
         };
         let mut rng = Random::new(settings.seed);
         let mut round = 0;
         while stop.is_none() && round < settings.rounds {
-            if is_perfect(search.result.best_score) {
-                stop = Some(StopReason::Perfect {
-                    score: search.result.best_score,
-                });
-                break;
-            }
-            round += 1;
-            if let Some(reason) = context.stop_reason() {
+            if let Some(reason) = search.progress.why_stop(context) {
                 stop = Some(reason);
                 break;
             }
+            round += 1;
             // As the reference: the whole train split in order when the minibatch would
             // cover it (the RNG is then not used), else a sample.
             let batch = if settings.minibatch_size >= train.len() {
@@ -437,12 +338,6 @@ impl Optimizer for LlmLoop {
         let stop = stop.unwrap_or(StopReason::RoundsDone {
             rounds: settings.rounds,
         });
-        context.emit(Event::Stopped {
-            reason: stop.code(),
-            detail: stop.detail(),
-        });
-        let mut result = search.result;
-        result.stop = Some(stop);
-        result
+        progress::finish(context, search.progress.result, stop)
     }
 }

@@ -8,22 +8,39 @@
 //!
 //! * [`llm_loop`]: the reference's validation-gated reflective loop, with its proposals and
 //!   their validations run concurrently.
-//! * [`reflection`]: the reflection prompt, and the parsing and checking of proposals.
+//! * [`gepa`]: reflective mutation of one component at a time, parents drawn from the
+//!   per-task Pareto frontier of a pool, a minibatch gate, racing validation and merges.
+//! * [`skillopt`]: bounded edit patches from a failure pass and a success pass, at most a
+//!   decaying number of edits a step, accepted on strict validation improvement; or the
+//!   reference's bridge to an external command when `params.command` is set.
+//! * [`reflection`], [`round`]: the reflection prompt, and the asking, parsing, checking and
+//!   scoring of proposals that all three share; [`component`], [`pareto`] and [`patch`]: the
+//!   parts of a skill, the frontier of a pool, and edit patches.
 //!
 //! An optimizer never fails as a whole: model errors become invalid proposals or failed
 //! rollouts, and a budget limit or a Ctrl-C ends the search with the best skill so far and a
 //! [`StopReason`].
 
+pub mod bridge;
+pub mod component;
 pub mod context;
 pub mod event;
+pub mod gepa;
 pub mod honest;
 pub mod llm_loop;
+pub mod minibatch;
+pub mod pareto;
+pub mod patch;
+pub mod progress;
 pub mod reflection;
 pub mod round;
+pub mod skillopt;
 
 pub use context::RunContext;
 pub use event::{Event, EventSink, NoEvents, RolloutRecord};
+pub use gepa::Gepa;
 pub use llm_loop::{LlmLoop, LlmLoopSettings};
+pub use skillopt::SkillOpt;
 
 use std::sync::Arc;
 
@@ -35,7 +52,26 @@ use skill_factory_llm::{ChatModel, Exhaustion};
 use crate::config::OptimizerConfig;
 
 /// Optimizer names this build can run.
-pub const AVAILABLE: &[&str] = &["llm_loop"];
+pub const AVAILABLE: &[&str] = &["llm_loop", "gepa", "skillopt"];
+
+/// Other names of them: the reference tool's.
+const ALIASES: &[(&str, &str)] = &[("dspy_gepa", "gepa")];
+
+/// One line on each optimizer, for `skill-factory list`.
+pub const DESCRIPTIONS: &[(&str, &str)] = &[
+    (
+        "llm_loop",
+        "rewrites the whole body from a minibatch's failures; keeps a rewrite only if it beats the best on validation",
+    ),
+    (
+        "gepa",
+        "mutates one component at a time, parents from the per-task Pareto frontier, minibatch-gated, with merges (alias dspy_gepa)",
+    ),
+    (
+        "skillopt",
+        "bounded edit patches from failures and successes, a decaying edit limit, strict validation gate; params.command runs Microsoft's bridge",
+    ),
+];
 
 /// One recorded candidate: the seed, then one per round (the round's best proposal, or the
 /// unchanged best skill when the round produced nothing to score).
@@ -87,6 +123,14 @@ pub enum StopReason {
         /// The first request's error.
         error: String,
     },
+    /// The search spent its metric-call budget (`optimizer.max_metric_calls`, or the `auto`
+    /// preset's).
+    MetricCalls {
+        /// Rollouts scored.
+        used: u64,
+        /// The budget.
+        limit: u64,
+    },
     /// The best skill scores the metric's maximum on validation: no edit can beat it, so
     /// further rounds would only spend calls.
     Perfect {
@@ -105,7 +149,7 @@ pub fn is_perfect(score: f64) -> bool {
 
 impl StopReason {
     /// A short code for result files: `rounds`, `patience`, `budget`, `cancelled`,
-    /// `rollouts_failed`, `optimizer_unreachable` or `perfect`.
+    /// `rollouts_failed`, `optimizer_unreachable`, `perfect` or `metric_calls`.
     pub fn code(&self) -> &'static str {
         match self {
             StopReason::RoundsDone { .. } => "rounds",
@@ -115,6 +159,7 @@ impl StopReason {
             StopReason::RolloutsFailed { .. } => "rollouts_failed",
             StopReason::OptimizerFailed { .. } => "optimizer_unreachable",
             StopReason::Perfect { .. } => "perfect",
+            StopReason::MetricCalls { .. } => "metric_calls",
         }
     }
 
@@ -151,6 +196,9 @@ impl StopReason {
             StopReason::OptimizerFailed { error } => {
                 format!("no request reached the optimizer model (first: {error}); {RESUME}")
             }
+            StopReason::MetricCalls { used, limit } => format!(
+                "{used} rollouts scored, the search's budget of {limit} (optimizer.max_metric_calls, or the auto preset's)"
+            ),
             StopReason::Perfect { score } => format!(
                 "the best skill scores {score:.3} on validation, the metric's maximum: no edit can beat it"
             ),
@@ -227,53 +275,55 @@ pub trait Optimizer: Send + Sync {
 /// Why an optimizer cannot be built from a config.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnknownOptimizer {
-    /// A name of the reference tool that this build does not run yet.
-    #[error(
-        "optimizer '{name}' is not available in this build. Available: {}. Set optimizer.name to one of them",
-        AVAILABLE.join(", ")
-    )]
-    NotYetAvailable {
-        /// The name as configured.
-        name: String,
-    },
     /// A name nobody knows.
     #[error(
-        "Unknown optimizer '{name}'. Available: {}. Set optimizer.name to one of them",
+        "Unknown optimizer '{name}'{hint}. Available: {}. Set optimizer.name to one of them",
         AVAILABLE.join(", ")
     )]
     Unknown {
         /// The name as configured.
         name: String,
+        /// ` (did you mean 'gepa'?)` when a name is close.
+        hint: String,
     },
 }
 
-/// The normalized optimizer name of a config (trimmed, lower-case, so `LLM_LOOP` works), or
-/// why it cannot be run.
+/// The normalized optimizer name of a config (trimmed, lower-case, so `LLM_LOOP` works;
+/// `dspy_gepa` is `gepa`), or why it cannot be run.
 pub fn optimizer_name(config: &OptimizerConfig) -> Result<&'static str, UnknownOptimizer> {
     let wanted = config.name.trim().to_lowercase();
     if let Some(found) = AVAILABLE.iter().find(|name| **name == wanted) {
         return Ok(found);
     }
-    let name = config.name.trim().to_string();
-    if ["dspy_gepa", "skillopt"].contains(&wanted.as_str()) {
-        Err(UnknownOptimizer::NotYetAvailable { name })
-    } else {
-        Err(UnknownOptimizer::Unknown { name })
+    if let Some((_, found)) = ALIASES.iter().find(|(alias, _)| *alias == wanted) {
+        return Ok(found);
     }
+    let names: Vec<&str> = AVAILABLE
+        .iter()
+        .copied()
+        .chain(ALIASES.iter().map(|(alias, _)| *alias))
+        .collect();
+    let hint = crate::config::closest(&wanted, &names)
+        .map(|name| format!(" (did you mean '{name}'?)"))
+        .unwrap_or_default();
+    Err(UnknownOptimizer::Unknown {
+        name: config.name.trim().to_string(),
+        hint,
+    })
 }
 
 /// The optimizer of an `optimizer` block, proposing edits with `client` (the optimizer
-/// role's model).
+/// role's model). A `skillopt` block with `params.command` runs the bridge instead, which
+/// needs no model: see [`bridge::Bridge::configured`].
 pub fn from_config(
     config: &OptimizerConfig,
     client: Arc<dyn ChatModel>,
 ) -> Result<Box<dyn Optimizer>, UnknownOptimizer> {
-    match optimizer_name(config)? {
-        "llm_loop" => Ok(Box::new(LlmLoop::from_config(config, client))),
-        other => Err(UnknownOptimizer::Unknown {
-            name: other.to_string(),
-        }),
-    }
+    Ok(match optimizer_name(config)? {
+        "gepa" => Box::new(Gepa::from_config(config, client)),
+        "skillopt" => Box::new(SkillOpt::from_config(config, client)),
+        _ => Box::new(LlmLoop::from_config(config, client)),
+    })
 }
 
 #[cfg(test)]
@@ -293,17 +343,32 @@ mod tests {
     }
 
     #[test]
-    fn reference_optimizers_not_built_yet_say_what_is_available() {
-        let error = optimizer_name(&named("dspy_gepa")).unwrap_err().to_string();
+    fn the_reference_names_run_the_native_optimizers() {
+        assert_eq!(optimizer_name(&named("dspy_gepa")), Ok("gepa"));
+        assert_eq!(optimizer_name(&named("SkillOpt")), Ok("skillopt"));
+    }
+
+    #[test]
+    fn an_unknown_name_says_what_is_available_and_the_closest() {
+        let unknown = optimizer_name(&named("skilopt")).unwrap_err().to_string();
         assert!(
-            error.contains("'dspy_gepa' is not available") && error.contains("Available: llm_loop"),
-            "{error}"
-        );
-        let unknown = optimizer_name(&named("gepa2")).unwrap_err().to_string();
-        assert!(
-            unknown.starts_with("Unknown optimizer 'gepa2'. Available: llm_loop"),
+            unknown.starts_with(
+                "Unknown optimizer 'skilopt' (did you mean 'skillopt'?). Available: llm_loop, gepa, skillopt"
+            ),
             "{unknown}"
         );
+        let far = optimizer_name(&named("annealing")).unwrap_err().to_string();
+        assert!(
+            far.starts_with("Unknown optimizer 'annealing'. Available"),
+            "{far}"
+        );
+    }
+
+    #[test]
+    fn every_optimizer_has_a_description() {
+        for name in AVAILABLE {
+            assert!(DESCRIPTIONS.iter().any(|(n, _)| n == name), "{name}");
+        }
     }
 
     #[test]

@@ -37,9 +37,10 @@ pub const COMPACT_MAX_TOKENS: u32 = 512;
 pub const COMPACT_FIELD_CHARS: usize = 300;
 
 /// The answer format's placeholders: a body that repeats one copied the format, not a skill.
-const FORMAT_PLACEHOLDERS: [&str; 2] = [
+const FORMAT_PLACEHOLDERS: [&str; 3] = [
     "one or two sentences on what you changed and why",
     "the full improved skill body, in Markdown",
+    "the full improved text of this part, in Markdown",
 ];
 
 /// Characters kept of each rollout field (input, output, expected, feedback) in the prompt.
@@ -125,6 +126,9 @@ pub struct Reflection<'a> {
     pub rejected: &'a [RejectedEdit],
     /// The body size limits, told to the model.
     pub limits: (usize, usize),
+    /// When one component is rewritten: its name and the whole skill body it belongs to
+    /// (`body` is then the component's text).
+    pub component: Option<(&'a str, &'a str)>,
 }
 
 /// `text` trimmed, and cut to [`FIELD_CHARS`] characters plus a mark when longer.
@@ -150,11 +154,13 @@ impl Reflection<'_> {
     /// The compact prompt: the current instructions, the worst rollout with its expected
     /// answer and feedback, the goal, and what to reply.
     pub fn compact_prompt(&self) -> String {
-        let mut lines = vec![
-            "An assistant follows these instructions:".to_string(),
-            format!("\"{}\"", py_strip(self.body)),
-            String::new(),
-        ];
+        let lead = match self.component {
+            Some((name, _)) => {
+                format!("An assistant follows instructions; this is their part {name}:")
+            }
+            None => "An assistant follows these instructions:".to_string(),
+        };
+        let mut lines = vec![lead, format!("\"{}\"", py_strip(self.body)), String::new()];
         if let Some(item) = self.batch.worst(1).first() {
             let task = self.tasks.iter().find(|t| t.id == item.task_id());
             lines.push(format!("It answered badly (score {:.2}):", item.score()));
@@ -201,13 +207,27 @@ impl Reflection<'_> {
                 self.batch.score()
             ),
             String::new(),
-            "CURRENT SKILL BODY:".to_string(),
+        ];
+        if let Some((name, whole)) = self.component {
+            head.extend([
+                "THE WHOLE SKILL BODY, FOR CONTEXT (only one part of it is rewritten now):"
+                    .to_string(),
+                "<WHOLE_SKILL>".to_string(),
+                py_strip(whole).to_string(),
+                "</WHOLE_SKILL>".to_string(),
+                String::new(),
+                format!("THE PART TO REWRITE: {name}"),
+            ]);
+        } else {
+            head.push("CURRENT SKILL BODY:".to_string());
+        }
+        head.extend([
             "<CURRENT_SKILL_BODY>".to_string(),
             py_strip(self.body).to_string(),
             "</CURRENT_SKILL_BODY>".to_string(),
             String::new(),
             "LOWEST-SCORING ROLLOUTS AND THEIR FEEDBACK:".to_string(),
-        ];
+        ]);
         let mut tail = Vec::new();
         if !self.rejected.is_empty() {
             tail.push(String::new());
@@ -229,9 +249,21 @@ impl Reflection<'_> {
             }
         }
         let (max_chars, max_lines) = self.limits;
+        let (task, placeholder) = match self.component {
+            Some((name, _)) => (
+                format!(
+                    "Rewrite only the part {name} to fix these failure modes; the rest of the skill stays as it is. Rules:"
+                ),
+                FORMAT_PLACEHOLDERS[2],
+            ),
+            None => (
+                "Rewrite the skill body to fix these failure modes. Rules:".to_string(),
+                FORMAT_PLACEHOLDERS[1],
+            ),
+        };
         tail.extend([
             String::new(),
-            "Rewrite the skill body to fix these failure modes. Rules:".to_string(),
+            task,
             "- Keep it a general, reusable SKILL.md body: no answers or details specific to the examples above."
                 .to_string(),
             "- Prefer clear, imperative instructions: add the rules, steps or output-format guidance that would have prevented these failures."
@@ -243,7 +275,7 @@ impl Reflection<'_> {
             "Answer in exactly this format:".to_string(),
             "<RATIONALE>one or two sentences on what you changed and why</RATIONALE>".to_string(),
             "<NEW_SKILL_BODY>".to_string(),
-            "the full improved skill body, in Markdown".to_string(),
+            placeholder.to_string(),
             "</NEW_SKILL_BODY>".to_string(),
         ]);
         let fixed: usize = head
@@ -274,7 +306,9 @@ impl Reflection<'_> {
         head.join("\n")
     }
 
-    fn example(&self, item: &skill_factory_core::TaskEvaluation) -> Vec<String> {
+    /// The prompt lines of one rollout: its score, input, output, expected answer and
+    /// feedback, each field cut at [`FIELD_CHARS`].
+    pub fn example(&self, item: &skill_factory_core::TaskEvaluation) -> Vec<String> {
         let task = self.tasks.iter().find(|t| t.id == item.task_id());
         let mut lines = vec![
             format!("--- example (score {:.2}) ---", item.score()),
@@ -798,6 +832,7 @@ mod tests {
             tasks: &tasks,
             rejected: &rejected,
             limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
+            component: None,
         }
         .prompt();
         assert!(prompt.starts_with(
@@ -832,6 +867,7 @@ mod tests {
             tasks: &tasks,
             rejected: &[],
             limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
+            component: None,
         }
         .prompt();
         assert!(!prompt.contains("REJECTED"));
@@ -866,6 +902,7 @@ mod tests {
             tasks: &tasks,
             rejected: &rejected,
             limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
+            component: None,
         }
         .prompt_for(ReflectionStyle::Compact);
         assert_eq!(

@@ -13,9 +13,11 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 use skill_factory_core::{Skill, Task};
 use skill_factory_llm::{ChatModel, ChatResponse, LlmError, TokenUsage};
+use skill_factory_package::spec;
 
 use super::StopReason;
-use super::context::{RunContext, Scored};
+use super::component::Components;
+use super::context::{RunContext, Scored, identity};
 use super::event::Event;
 use super::honest::{Honesty, REPEATS_REMOVED, without_repeated_paragraphs};
 use super::reflection::{
@@ -24,6 +26,15 @@ use super::reflection::{
 };
 use crate::config::ReflectionStyle;
 use crate::metric::text::py_strip;
+
+/// Which part of the parent a proposal rewrites.
+#[derive(Clone, Copy)]
+pub enum Part<'a> {
+    /// The whole body (`llm_loop`).
+    Body,
+    /// One component of the parent ([`super::component`]), by index.
+    Component(&'a Components, usize),
+}
 
 /// What to ask the optimizer model for.
 pub struct Ask<'a> {
@@ -35,18 +46,31 @@ pub struct Ask<'a> {
     pub style: ReflectionStyle,
     /// The longest body in characters and lines ([`super::reflection::body_limits`]).
     pub limits: (usize, usize),
+    /// What the reply's text replaces in the parent.
+    pub part: Part<'a>,
+}
+
+/// A usable proposal made into the skill it proposes.
+#[derive(Debug, Clone)]
+pub struct Proposed {
+    /// The candidate skill.
+    pub skill: Skill,
+    /// What the model said it changed (may be empty).
+    pub rationale: String,
+    /// Agent Skills guidance the candidate does not follow, for the record.
+    pub warnings: Vec<String>,
 }
 
 /// One proposal of a round, after checking.
 pub struct Candidate {
     /// Its candidate number in the run.
     pub id: usize,
-    /// The proposal, or why it cannot be used.
-    pub outcome: Result<Proposal, Rejected>,
+    /// The proposed skill, or why it cannot be used.
+    pub outcome: Result<Proposed, Rejected>,
     /// The error of the request itself when the model could not be reached (after retries;
     /// see [`LlmError::is_unreachable`]).
     pub unreachable: Option<String>,
-    /// A usable proposal whose body is its parent's (compared without surrounding blanks).
+    /// A usable proposal equal to its parent (bodies compared without surrounding blanks).
     pub unchanged: bool,
 }
 
@@ -84,29 +108,107 @@ pub async fn propose(
     for (index, answer) in answers.into_iter().enumerate() {
         let outcome = match &answer {
             Some(answer) => read_proposal(answer, ask.limits, ask.style)
-                .and_then(|proposal| keeps_the_spec(proposal, &context.skill_files))
-                .and_then(|proposal| honest(proposal, &context.honesty)),
+                .map(|proposal| made(parent.1, ask.part, proposal))
+                .and_then(|proposed| check(context, parent.1, proposed)),
             None => Err(Rejected {
                 reason: "not requested: the run was stopping".to_string(),
                 rationale: String::new(),
             }),
         };
-        let candidate = Candidate {
-            id: *next_id,
-            unchanged: outcome
-                .as_ref()
-                .is_ok_and(|p| py_strip(&p.body) == py_strip(&parent.1.body)),
-            outcome,
-            unreachable: match &answer {
-                Some(Err(error)) if error.is_unreachable() => Some(error.to_string()),
-                _ => None,
-            },
-        };
+        let candidate = Candidate::new(*next_id, outcome, parent.1, answer.as_ref());
         *next_id += 1;
-        emit_proposed(context, round, index, parent, &candidate, answer.as_ref());
+        emit_proposed(context, round, index, parent.0, &candidate, answer.as_ref());
         candidates.push(candidate);
     }
     candidates
+}
+
+impl Candidate {
+    /// A checked proposal numbered `id`, compared with its parent.
+    pub fn new(
+        id: usize,
+        outcome: Result<Proposed, Rejected>,
+        parent: &Skill,
+        answer: Option<&Result<ChatResponse, LlmError>>,
+    ) -> Candidate {
+        Candidate {
+            id,
+            unchanged: outcome.as_ref().is_ok_and(|p| {
+                py_strip(&p.skill.body) == py_strip(&parent.body)
+                    && p.skill.description == parent.description
+            }),
+            outcome,
+            unreachable: match answer {
+                Some(Err(error)) if error.is_unreachable() => Some(error.to_string()),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// The skill a proposal's text makes of `parent`: a new body, or one component replaced.
+fn made(parent: &Skill, part: Part<'_>, proposal: Proposal) -> Proposed {
+    let skill = match part {
+        Part::Body => parent.with_body(proposal.body),
+        Part::Component(components, index) => components.with_text(parent, index, &proposal.body),
+    };
+    Proposed {
+        skill,
+        rationale: proposal.rationale,
+        warnings: proposal.warnings,
+    }
+}
+
+/// The checks every candidate passes before it is scored, whichever optimizer made it: the
+/// Agent Skills rules against the seed folder's files, the description's rules when it
+/// changed from `parent`'s, the size budget, then the honesty checks.
+pub fn check(
+    context: &RunContext,
+    parent: &Skill,
+    proposed: Proposed,
+) -> Result<Proposed, Rejected> {
+    let Proposed {
+        skill,
+        rationale,
+        warnings,
+    } = proposed;
+    let checked = keeps_the_spec(
+        Proposal {
+            body: skill.body.clone(),
+            rationale,
+            warnings,
+        },
+        &context.skill_files,
+    )?;
+    let new_description = skill.description != parent.description;
+    if let Some(error) = new_description
+        .then(|| spec::validate_skill(&skill))
+        .into_iter()
+        .flatten()
+        .find(|finding| finding.is_error())
+    {
+        return Err(Rejected {
+            reason: format!("the skill breaks the Agent Skills spec: {error}"),
+            rationale: checked.rationale,
+        });
+    }
+    if let Some(limit) = context.max_skill_tokens {
+        let tokens = skill.estimate_tokens();
+        if tokens > limit {
+            return Err(Rejected {
+                reason: format!(
+                    "the skill is about {tokens} tokens, over the size budget of {limit} (optimizer.max_skill_tokens)"
+                ),
+                rationale: checked.rationale,
+            });
+        }
+    }
+    let checked = honest(checked, &context.honesty)?;
+    Ok(Proposed {
+        skill: skill.with_body(checked.body),
+        rationale: checked.rationale,
+        warnings: checked.warnings,
+    })
 }
 
 /// A proposal cleaned of repeated paragraphs (a warning says how many), and refused when it
@@ -130,11 +232,11 @@ fn honest(mut proposal: Proposal, honesty: &Honesty) -> Result<Proposal, Rejecte
 
 /// The [`Event::CandidateProposed`] of one checked proposal: a usable one as the skill it
 /// makes, a rejected one as the reply that came (or the error).
-fn emit_proposed(
+pub fn emit_proposed(
     context: &RunContext,
     round: usize,
     index: usize,
-    (parent_id, parent): (usize, &Skill),
+    parent_id: usize,
     candidate: &Candidate,
     answer: Option<&Result<ChatResponse, LlmError>>,
 ) {
@@ -143,13 +245,13 @@ fn emit_proposed(
         _ => TokenUsage::default(),
     };
     let (valid, reason, rationale, body_chars, document, warnings) = match &candidate.outcome {
-        Ok(proposal) => (
+        Ok(proposed) => (
             true,
             None,
-            proposal.rationale.clone(),
-            proposal.body.chars().count(),
-            parent.with_body(proposal.body.clone()).to_markdown(),
-            proposal.warnings.clone(),
+            proposed.rationale.clone(),
+            proposed.skill.body.chars().count(),
+            proposed.skill.to_markdown(),
+            proposed.warnings.clone(),
         ),
         Err(rejected) => (
             false,
@@ -182,12 +284,12 @@ fn emit_proposed(
     });
 }
 
-/// A usable proposal with a body not seen before in its round.
+/// A usable proposal not seen before in its round.
 pub struct NewBody {
     /// Its candidate number.
     pub id: usize,
-    /// The proposed body.
-    pub body: String,
+    /// The proposed skill.
+    pub skill: Skill,
     /// What the model said it changed.
     pub rationale: String,
 }
@@ -225,23 +327,26 @@ pub fn triage(round: usize, candidates: &[Candidate]) -> Triage {
                     reason: rejected.reason.clone(),
                 });
             }
-            Ok(proposal) => {
+            Ok(proposed) => {
                 sorted.any_valid = true;
                 if candidate.unchanged {
                     sorted.rejected.push(RejectedEdit {
                         round,
                         candidate: candidate.id,
-                        rationale: proposal.rationale.clone(),
+                        rationale: proposed.rationale.clone(),
                         reason: "identical to the current skill".to_string(),
                     });
-                } else if let Some(first) = sorted.new.iter().find(|new| new.body == proposal.body)
+                } else if let Some(first) = sorted
+                    .new
+                    .iter()
+                    .find(|new| identity(&new.skill) == identity(&proposed.skill))
                 {
                     sorted.repeats.push((candidate.id, first.id));
                 } else {
                     sorted.new.push(NewBody {
                         id: candidate.id,
-                        body: proposal.body.clone(),
-                        rationale: proposal.rationale.clone(),
+                        skill: proposed.skill.clone(),
+                        rationale: proposed.rationale.clone(),
                     });
                 }
             }
@@ -252,8 +357,7 @@ pub fn triage(round: usize, candidates: &[Candidate]) -> Triage {
 
 /// The new bodies of a round scored on the validation tasks.
 pub struct Validated {
-    /// Each new body as a skill (the parent's frontmatter, the proposed body), in the order
-    /// of [`Triage::new`].
+    /// Each new skill, in the order of [`Triage::new`].
     pub skills: Vec<Skill>,
     /// Their validation results, in the same order; an incomplete one (the run stopped while
     /// it was scored) decides nothing.
@@ -291,21 +395,17 @@ impl Validated {
 
 /// Scores every new body of `triage` on `val` at once, under the run's cap, and emits one
 /// [`Event::CandidateScored`] per complete score in proposal order (repeats with the score of
-/// the body they repeat). `seen` remembers every body scored on validation in the run, with
-/// its first candidate, so a body proposed again in a later round says which one it equals.
+/// the skill they repeat). `seen` remembers every skill scored on validation in the run (by
+/// [`identity`]), with its first candidate, so a skill proposed again in a later round says
+/// which one it equals.
 pub async fn validate(
     context: &RunContext,
     round: usize,
-    parent: &Skill,
     triage: &Triage,
     val: &[Task],
     seen: &mut HashMap<String, usize>,
 ) -> Validated {
-    let skills: Vec<Skill> = triage
-        .new
-        .iter()
-        .map(|new| parent.with_body(new.body.clone()))
-        .collect();
+    let skills: Vec<Skill> = triage.new.iter().map(|new| new.skill.clone()).collect();
     let scores: Vec<Scored> = join_all(
         triage
             .new
@@ -319,7 +419,7 @@ pub async fn validate(
             continue;
         }
         let same_as = seen
-            .get(&new.body)
+            .get(&identity(&new.skill))
             .copied()
             .filter(|first| *first != new.id);
         context.emit(Event::CandidateScored {
@@ -328,7 +428,7 @@ pub async fn validate(
             val_score: scored.score(),
             same_as,
         });
-        seen.entry(new.body.clone()).or_insert(new.id);
+        seen.entry(identity(&new.skill)).or_insert(new.id);
     }
     for (id, first) in &triage.repeats {
         if let Some(position) = triage.new.iter().position(|new| new.id == *first)

@@ -48,6 +48,7 @@ use crate::config::resolve_paths;
 use crate::error::EngineError;
 use crate::harness::{self, Harness};
 use crate::metric::{self, Metric};
+use crate::optimizer::bridge::Bridge;
 use crate::optimizer::event::Fanout;
 use crate::optimizer::honest::{self, Honesty};
 use crate::optimizer::{
@@ -159,8 +160,14 @@ impl RunParts {
         let split = session.split()?;
         let harness = harness::from_config(session)?;
         let metric = metric::from_config(session)?;
-        let client = session.client("optimizer", &session.config.optimizer_provider())?;
-        let optimizer = optimizer::from_config(config, client).map_err(unknown)?;
+        // The bridge to an external SkillOpt runs a command, not a model: no key is needed.
+        let optimizer: Box<dyn Optimizer> = match Bridge::configured(config) {
+            Some(bridge) => Box::new(bridge),
+            None => {
+                let client = session.client("optimizer", &session.config.optimizer_provider())?;
+                optimizer::from_config(config, client).map_err(unknown)?
+            }
+        };
         Ok(RunParts {
             split,
             harness,
@@ -243,6 +250,7 @@ fn open_folder(
     )
     .with_skill_files(bundled_files(&session.skill_path))
     // The optimizer's tasks only: the held-out test split is never shown to the check either.
+    .with_max_skill_tokens(session.config.config.optimizer.max_skill_tokens)
     .with_honesty(Honesty::new(
         &session.skill.body,
         split.train.iter().chain(&split.val),

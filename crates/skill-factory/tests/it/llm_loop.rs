@@ -25,20 +25,24 @@ use skill_factory_llm::{
     StopReason as Stop, TokenUsage,
 };
 
-const MARKER: &str = "STRUCTURED-OUTPUT";
+pub(crate) const MARKER: &str = "STRUCTURED-OUTPUT";
 
 /// Answers the expected answer when the body holds the marker; with `HALF` in the body, only
 /// for tasks with an even number, and with `ALSO <id>.` for that task too. Counts the rollouts
 /// it runs.
 #[derive(Default)]
-struct MarkerHarness {
-    runs: AtomicUsize,
+pub(crate) struct MarkerHarness {
+    pub(crate) runs: AtomicUsize,
 }
 
 #[async_trait]
 impl Harness for MarkerHarness {
     fn name(&self) -> &str {
         "marker"
+    }
+
+    fn shows_description(&self) -> bool {
+        false
     }
 
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
@@ -62,7 +66,7 @@ impl Harness for MarkerHarness {
 
 /// Collects every event.
 #[derive(Default)]
-struct Events(Mutex<Vec<Event>>);
+pub(crate) struct Events(Mutex<Vec<Event>>);
 
 impl EventSink for Events {
     fn event(&self, event: &Event) {
@@ -71,7 +75,7 @@ impl EventSink for Events {
 }
 
 impl Events {
-    fn all(&self) -> Vec<Event> {
+    pub(crate) fn all(&self) -> Vec<Event> {
         self.0.lock().unwrap().clone()
     }
 }

@@ -50,15 +50,50 @@ pub struct OptimizerConfig {
     /// `llm_loop`: how proposals are asked for (default `full`, the reference's prompt).
     #[serde(default)]
     pub reflection: ReflectionStyle,
-    /// `dspy_gepa`: the task LM id (default `<optimizer provider name>/<model>`).
+    /// `gepa`: the reference's task LM id. Accepted for compatibility; rollouts always run
+    /// through the configured harness and target (docs/compatibility.md).
     #[serde(default)]
     pub lm: Option<String>,
-    /// `dspy_gepa`: the reflection LM id (default: `lm`).
+    /// `gepa`: the reference's reflection LM id (`provider/model`). Accepted for
+    /// compatibility; reflection runs on `optimizer_provider` (docs/compatibility.md).
     #[serde(default)]
     pub reflection_lm: Option<String>,
-    /// `dspy_gepa`: the search budget preset (default `light`).
+    /// `gepa` and `skillopt`: the search budget preset when `max_metric_calls` is not set:
+    /// `light` (default), `medium` or `heavy` ([`OptimizerConfig::metric_call_budget`]).
     #[serde(default = "default_auto")]
     pub auto: String,
+    /// `gepa` and `skillopt`: most rollouts scored by the search (reused results are free);
+    /// default from `auto`.
+    #[serde(default)]
+    pub max_metric_calls: Option<u64>,
+    /// `gepa`: parents mutated at once in each step, each by `max_edits_per_round` proposals
+    /// (default 1).
+    #[serde(default = "default_parents")]
+    pub parents: usize,
+    /// `gepa`: merge two frontier candidates that share an ancestor (default true).
+    #[serde(default = "default_true")]
+    pub merge: bool,
+    /// `gepa`: most merges tried in a run (default 5).
+    #[serde(default = "default_max_merges")]
+    pub max_merges: usize,
+    /// `gepa`: extend the minibatch gate when parent and child differ by one task or less, so
+    /// a lucky draw does not pass a child (default true).
+    #[serde(default = "default_true")]
+    pub adaptive_gate: bool,
+    /// `skillopt`: most edits of the first step; the limit decays like a learning rate
+    /// (cosine) to `min_patch_edits` at the last round (default 4).
+    #[serde(default = "default_max_patch_edits")]
+    pub max_patch_edits: usize,
+    /// `skillopt`: most edits of the last step (default 2).
+    #[serde(default = "default_min_patch_edits")]
+    pub min_patch_edits: usize,
+    /// `gepa` and `skillopt`: `##` section headings of the body no edit may touch.
+    #[serde(default)]
+    pub protected: Vec<String>,
+    /// Every optimizer: the most tokens a candidate skill may have (about 4 characters a
+    /// token), so a search cannot win by bloating the skill. None by default.
+    #[serde(default)]
+    pub max_skill_tokens: Option<usize>,
     /// Hard limits on what the run may spend (none by default).
     #[serde(default, deserialize_with = "super::block")]
     pub budget: BudgetConfig,
@@ -130,8 +165,37 @@ impl Default for OptimizerConfig {
             lm: None,
             reflection_lm: None,
             auto: default_auto(),
+            max_metric_calls: None,
+            parents: default_parents(),
+            merge: true,
+            max_merges: default_max_merges(),
+            adaptive_gate: true,
+            max_patch_edits: default_max_patch_edits(),
+            min_patch_edits: default_min_patch_edits(),
+            protected: Vec::new(),
+            max_skill_tokens: None,
             budget: BudgetConfig::default(),
         }
+    }
+}
+
+impl OptimizerConfig {
+    /// The metric-call budget of a `gepa` or `skillopt` search on `val` validation tasks:
+    /// `max_metric_calls`, else the `auto` preset's candidates (light 6, medium 12, heavy 18)
+    /// times what one candidate costs (its validation plus a gated minibatch for it and its
+    /// parent), plus the baseline. An unknown preset counts as `light`.
+    pub fn metric_call_budget(&self, val: usize) -> u64 {
+        if let Some(limit) = self.max_metric_calls {
+            return limit;
+        }
+        let candidates: u64 = match self.auto.trim().to_lowercase().as_str() {
+            "medium" => 12,
+            "heavy" => 18,
+            _ => 6,
+        };
+        let val = val as u64;
+        let batch = self.minibatch_size as u64;
+        val + candidates * (val + 2 * batch)
     }
 }
 
@@ -192,6 +256,26 @@ fn default_patience() -> usize {
 
 fn default_max_workers() -> usize {
     1
+}
+
+fn default_parents() -> usize {
+    1
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_max_merges() -> usize {
+    5
+}
+
+fn default_max_patch_edits() -> usize {
+    4
+}
+
+fn default_min_patch_edits() -> usize {
+    2
 }
 
 fn default_auto() -> String {

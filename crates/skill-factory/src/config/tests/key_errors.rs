@@ -14,6 +14,51 @@ fn misspelt_optimizer_key_names_the_key_file_line_and_suggestion() {
 }
 
 #[test]
+fn misspelt_gepa_and_skillopt_keys_get_the_closest_valid_key() {
+    for (wrong, right) in [
+        ("max_metric_call", "max_metric_calls"),
+        ("adaptive_gates", "adaptive_gate"),
+        ("max_patch_edit", "max_patch_edits"),
+        ("protect", "protected"),
+    ] {
+        let (_, m) = error_of(&format!("optimizer:\n  name: gepa\n  {wrong}: 1\n"));
+        assert_mentions(
+            &m,
+            &[
+                &format!("unknown key '{wrong}' in optimizer"),
+                &format!("did you mean '{right}'?"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn gepa_and_skillopt_values_out_of_range_name_the_key_and_the_fix() {
+    for (block, key, fix) in [
+        (
+            "{name: gepa, auto: turbo}",
+            "optimizer.auto",
+            "use light, medium or heavy",
+        ),
+        ("{name: gepa, parents: 0}", "optimizer.parents", "1"),
+        (
+            "{max_patch_edits: 1, min_patch_edits: 3}",
+            "optimizer.max_patch_edits",
+            "make max the larger",
+        ),
+        (
+            "{max_metric_calls: 0}",
+            "optimizer.max_metric_calls",
+            "use 1 or more",
+        ),
+    ] {
+        let (e, m) = error_of(&format!("optimizer: {block}\n"));
+        assert_eq!(e.key_path().as_deref(), Some(key), "{m}");
+        assert!(m.contains(fix), "{m}");
+    }
+}
+
+#[test]
 fn unknown_top_level_key_lists_the_valid_keys() {
     let (_, m) = error_of("banana: 3\n");
     assert_mentions(

@@ -1,0 +1,1028 @@
+//! `gepa` (also `dspy_gepa`): reflective evolution of a skill's components, with a per-task
+//! Pareto frontier of candidates (the algorithm of GEPA, Agrawal et al. 2025, written from its
+//! description, never from its source).
+//!
+//! The seed is scored on the whole validation split and starts the pool. Each step:
+//! * draws `parents` parents from the per-task Pareto frontier of the pool, with probability
+//!   proportional to the number of validation tasks on which each is among the best
+//!   ([`super::pareto`]), and for each the next of its components, round robin
+//!   ([`super::component`]: the description when the harness shows it, the preamble, each
+//!   `## ` section not `protected`);
+//! * scores the parent on the next train minibatch (epoch-shuffled: every train task is seen
+//!   once before any is seen again) and asks the optimizer model for `max_edits_per_round`
+//!   rewrites of that component, shown the minibatch rollouts and their feedback;
+//! * gates each child against its parent on the same minibatch: only a child that scores
+//!   strictly higher goes on. When the two differ by one task or less (noise, on a small
+//!   minibatch), the gate is extended by the next minibatch of the epoch and decided on both
+//!   (`adaptive_gate`), which cuts children accepted by a lucky draw;
+//! * scores the children that passed on validation, racing: scoring stops once a child can
+//!   neither beat the best mean nor escape domination even if it aced every task left;
+//! * adds every fully scored child to the pool; the best mean is the result;
+//! * after a step that grew the pool, tries one system-aware merge of two frontier members
+//!   that share an ancestor and descend from each other in neither direction: each component
+//!   from the side that changed it. A merge is gated on validation tasks where its parents
+//!   differ (it must match the better of them there) before it is fully scored.
+//!
+//! The search stops when the metric-call budget is spent (`max_metric_calls`, or the `auto`
+//! preset's, see [`crate::config::OptimizerConfig::metric_call_budget`]), when the best
+//! scores the metric's maximum, when `patience` steps in a row score nothing new, or when
+//! the run's budget or a Ctrl-C says so. Every draw comes from one seeded generator, and the
+//! children of a step are decided in a fixed order, so a seed gives the same search whatever
+//! the timing of the model calls.
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+use skill_factory_core::{Evaluation, Skill, Task};
+use skill_factory_llm::ChatModel;
+use skill_factory_pycompat::random::Random;
+
+use super::component::{ComponentKind, Components, merge};
+use super::context::{RunContext, Scored, identity};
+use super::event::Event;
+use super::minibatch::Epochs;
+use super::pareto::{self, EPSILON};
+use super::progress::PERFECT_MINIBATCH;
+use super::progress::{self, stopping};
+use super::reflection::{REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, note_for};
+use super::round::{self, Ask, Candidate, Part, Proposed};
+use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason, is_perfect};
+use crate::config::OptimizerConfig;
+
+/// The longest description a proposal may write (the Agent Skills limit), in characters and
+/// lines.
+const DESCRIPTION_LIMITS: (usize, usize) = (1024, 12);
+
+/// The `gepa` optimizer.
+pub struct Gepa {
+    client: Arc<dyn ChatModel>,
+    config: OptimizerConfig,
+}
+
+impl Gepa {
+    /// The `gepa` of an `optimizer` block, reflecting with `client`.
+    pub fn from_config(config: &OptimizerConfig, client: Arc<dyn ChatModel>) -> Self {
+        Gepa {
+            client,
+            config: config.clone(),
+        }
+    }
+}
+
+/// A candidate of the pool: scored on every validation task.
+struct Member {
+    /// Candidate number in the run.
+    id: usize,
+    skill: Skill,
+    scores: Vec<f64>,
+    mean: f64,
+    /// Pool positions of its parents (none for the seed, two for a merge).
+    parents: Vec<usize>,
+    /// Pool positions of every ancestor.
+    ancestors: BTreeSet<usize>,
+    /// The round-robin position of its next mutated component.
+    next_component: usize,
+}
+
+/// What a step does for one parent, drawn before anything runs.
+struct Plan {
+    parent: usize,
+    component: usize,
+    batch: Vec<Task>,
+    extension: Vec<Task>,
+    /// Candidate numbers of its proposals.
+    first_id: usize,
+}
+
+/// A child's gate.
+struct Gated {
+    id: usize,
+    skill: Skill,
+    rationale: String,
+    component: String,
+    parent_score: f64,
+    child_score: f64,
+    tasks: usize,
+    extended: bool,
+    passed: bool,
+}
+
+/// What one parent's mutation gave.
+enum Mutation {
+    /// The run is stopping.
+    Stopping,
+    /// Nothing measured: every rollout failed.
+    Failed(StopReason),
+    /// The parent aced the minibatch: nothing to reflect on.
+    Perfect { train: f64 },
+    /// Proposals, and the gate of each new one.
+    Proposed {
+        train: f64,
+        candidates: Vec<Candidate>,
+        gated: Vec<Gated>,
+        repeats: Vec<(usize, usize)>,
+    },
+}
+
+/// A child's validation.
+enum Raced {
+    /// The run stopped during it.
+    Stopped,
+    /// Scored on every task.
+    Done(Scored),
+    /// Stopped early: it could no longer matter.
+    Out { scored: usize, mean: f64 },
+}
+
+/// A fully scored candidate about to join the pool.
+struct Child {
+    id: usize,
+    skill: Skill,
+    /// Pool positions of its parents.
+    parents: Vec<usize>,
+    /// Its parent's minibatch score (a merge: its own on the merge gate).
+    train: f64,
+    note: String,
+}
+
+/// Counts for the report and the benchmark.
+#[derive(Default)]
+struct Stats {
+    gate_passed: usize,
+    gate_failed: usize,
+    gate_extended: usize,
+    false_accepts: usize,
+    raced_out: usize,
+    merges_tried: usize,
+    merges_accepted: usize,
+}
+
+struct Search<'a> {
+    context: &'a RunContext,
+    config: &'a OptimizerConfig,
+    client: &'a Arc<dyn ChatModel>,
+    train: &'a [Task],
+    val: &'a [Task],
+    goal: String,
+    limits: (usize, usize),
+    pool: Vec<Member>,
+    best: usize,
+    result: OptimizationResult,
+    rng: Random,
+    epochs: Epochs,
+    next_id: usize,
+    rejected: VecDeque<RejectedEdit>,
+    /// Skills scored on validation ([`identity`]), with their candidate number.
+    seen: HashMap<String, usize>,
+    tried_merges: HashSet<(usize, usize)>,
+    stats: Stats,
+    lineage: Vec<Value>,
+    idle_steps: usize,
+    budget: u64,
+}
+
+impl Search<'_> {
+    fn scores(&self) -> Vec<Vec<f64>> {
+        self.pool.iter().map(|m| m.scores.clone()).collect()
+    }
+
+    fn remember(&mut self, edit: RejectedEdit) {
+        self.rejected.push_front(edit);
+        self.rejected.truncate(REJECTED_SHOWN);
+    }
+
+    /// The components of `skill` a mutation may rewrite: the description only when the
+    /// harness shows it to an agent (the `api` harness sends the body alone), and no section
+    /// the config protects.
+    fn mutable(&self, components: &Components) -> Vec<usize> {
+        let shows_description = self.context.harness.shows_description();
+        let protected: Vec<String> = self
+            .config
+            .protected
+            .iter()
+            .map(|p| p.trim().to_string())
+            .collect();
+        components
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| match c.kind {
+                ComponentKind::Description => shows_description,
+                ComponentKind::Preamble => true,
+                ComponentKind::Section => !protected.contains(&c.name),
+            })
+            .map(|(index, _)| index)
+            .collect()
+    }
+
+    fn why_stop(&self) -> Option<StopReason> {
+        if let Some(reason) = self.context.stop_reason() {
+            return Some(reason);
+        }
+        if is_perfect(self.pool[self.best].mean) {
+            return Some(StopReason::Perfect {
+                score: self.pool[self.best].mean,
+            });
+        }
+        let used = self.context.metric_calls();
+        (used >= self.budget).then_some(StopReason::MetricCalls {
+            used,
+            limit: self.budget,
+        })
+    }
+
+    /// Draws the step's parents, components and minibatches, in a fixed order.
+    fn plan(&mut self) -> Vec<Plan> {
+        let frontier = pareto::frontier(&self.scores(), EPSILON);
+        let mut plans = Vec::new();
+        for _ in 0..self.config.parents.max(1) {
+            let parent = pareto::sample(&frontier, &mut self.rng).unwrap_or(self.best);
+            let components = Components::of(&self.pool[parent].skill);
+            let mutable = self.mutable(&components);
+            let Some(&component) =
+                mutable.get(self.pool[parent].next_component % mutable.len().max(1))
+            else {
+                continue;
+            };
+            self.pool[parent].next_component += 1;
+            let batch = self.epochs.next(self.config.minibatch_size, &mut self.rng);
+            let extension = if self.config.adaptive_gate {
+                self.epochs.peek(self.config.minibatch_size, &batch)
+            } else {
+                Vec::new()
+            };
+            let tasks =
+                |indices: &[usize]| indices.iter().map(|&i| self.train[i].clone()).collect();
+            plans.push(Plan {
+                parent,
+                component,
+                batch: tasks(&batch),
+                extension: tasks(&extension),
+                first_id: self.next_id,
+            });
+            self.next_id += self.config.max_edits_per_round;
+        }
+        plans
+    }
+
+    /// One parent's mutation, given its score on the minibatch: the proposals, and their
+    /// gates.
+    async fn mutate(&self, step: usize, plan: &Plan, train: Scored) -> Mutation {
+        let context = self.context;
+        let parent = &self.pool[plan.parent];
+        if !train.complete {
+            return Mutation::Stopping;
+        }
+        if let Some(reason) = train.failure(|| format!("step {step}'s minibatch")) {
+            return Mutation::Failed(reason);
+        }
+        if is_perfect(train.score()) {
+            return Mutation::Perfect {
+                train: train.score(),
+            };
+        }
+        let components = Components::of(&parent.skill);
+        let Some(component) = components.get(plan.component) else {
+            return Mutation::Perfect {
+                train: train.score(),
+            };
+        };
+        let description = component.kind == ComponentKind::Description;
+        let limits = if description {
+            DESCRIPTION_LIMITS
+        } else {
+            self.limits
+        };
+        let rejected: Vec<RejectedEdit> = self.rejected.iter().cloned().collect();
+        let name = if description {
+            "description (the frontmatter line an agent reads to decide whether to load the skill)"
+        } else {
+            component.name.as_str()
+        };
+        let prompt = Reflection {
+            goal: &self.goal,
+            body: &component.text,
+            batch: &train.evaluation,
+            tasks: &plan.batch,
+            rejected: &rejected,
+            limits,
+            component: Some((name, &parent.skill.body)),
+        }
+        .prompt_for(self.config.reflection);
+        let ask = Ask {
+            prompt: &prompt,
+            count: self.config.max_edits_per_round,
+            style: self.config.reflection,
+            limits,
+            part: Part::Component(&components, plan.component),
+        };
+        let mut next_id = plan.first_id;
+        let candidates = round::propose(
+            context,
+            self.client,
+            &ask,
+            step,
+            (parent.id, &parent.skill),
+            &mut next_id,
+        )
+        .await;
+        let triage = round::triage(step, &candidates);
+        let fresh: Vec<&round::NewBody> = triage
+            .new
+            .iter()
+            .filter(|new| !self.seen.contains_key(&identity(&new.skill)))
+            .collect();
+        let gated = join_all(
+            fresh
+                .iter()
+                .map(|new| self.gate(step, plan, parent, &train, new, &component.name)),
+        )
+        .await;
+        let mut repeats = triage.repeats.clone();
+        for new in &triage.new {
+            if let Some(first) = self.seen.get(&identity(&new.skill)) {
+                repeats.push((new.id, *first));
+            }
+        }
+        match gated.into_iter().collect::<Option<Vec<Gated>>>() {
+            Some(gated) => Mutation::Proposed {
+                train: train.score(),
+                candidates,
+                gated,
+                repeats,
+            },
+            None => Mutation::Stopping,
+        }
+    }
+
+    /// The child against its parent on the parent's minibatch, extended when the difference
+    /// is within one task. `None` when the run stopped during it.
+    async fn gate(
+        &self,
+        step: usize,
+        plan: &Plan,
+        parent: &Member,
+        parent_train: &Scored,
+        new: &round::NewBody,
+        component: &str,
+    ) -> Option<Gated> {
+        let context = self.context;
+        let child = context
+            .evaluate(&new.skill, &plan.batch, step, new.id, "train")
+            .await;
+        if !child.complete {
+            return None;
+        }
+        let size = plan.batch.len();
+        let (mut parent_sum, mut child_sum) = (
+            parent_train.score() * size as f64,
+            child.score() * size as f64,
+        );
+        let mut tasks = size;
+        let mut extended = false;
+        let within_noise =
+            child_sum > parent_sum + EPSILON && child_sum - parent_sum <= 1.0 + EPSILON;
+        if within_noise && !plan.extension.is_empty() {
+            let (parent_more, child_more) = futures_util::join!(
+                context.evaluate(&parent.skill, &plan.extension, step, parent.id, "train"),
+                context.evaluate(&new.skill, &plan.extension, step, new.id, "train"),
+            );
+            if !(parent_more.complete && child_more.complete) {
+                return None;
+            }
+            let more = plan.extension.len();
+            parent_sum += parent_more.score() * more as f64;
+            child_sum += child_more.score() * more as f64;
+            tasks += more;
+            extended = true;
+        }
+        Some(Gated {
+            id: new.id,
+            skill: new.skill.clone(),
+            rationale: new.rationale.clone(),
+            component: component.to_string(),
+            parent_score: parent_sum / tasks as f64,
+            child_score: child_sum / tasks as f64,
+            tasks,
+            extended,
+            passed: child_sum > parent_sum + EPSILON,
+        })
+    }
+
+    /// Scores `skill` on validation in chunks of the in-flight cap, stopping once it cannot
+    /// matter against the pool as it stood when the step's validations began.
+    async fn race(&self, step: usize, id: usize, skill: &Skill, pool: &[Vec<f64>]) -> Raced {
+        let context = self.context;
+        let chunk = context.max_workers.max(1);
+        let best_mean = self.pool[self.best].mean;
+        let mut partial: Vec<Option<f64>> = vec![None; self.val.len()];
+        let mut items = Vec::with_capacity(self.val.len());
+        let mut start = 0;
+        while start < self.val.len() {
+            let end = (start + chunk).min(self.val.len());
+            let scored = context
+                .evaluate(skill, &self.val[start..end], step, id, "val")
+                .await;
+            if !scored.complete {
+                return Raced::Stopped;
+            }
+            for (k, item) in scored.evaluation.items.into_iter().enumerate() {
+                partial[start + k] = Some(item.score());
+                items.push(item);
+            }
+            start = end;
+            if start < self.val.len()
+                && !pareto::can_still_matter(&partial, pool, best_mean, 1.0, EPSILON)
+            {
+                let scored: Vec<f64> = partial.iter().flatten().copied().collect();
+                return Raced::Out {
+                    scored: scored.len(),
+                    mean: scored.iter().sum::<f64>() / scored.len().max(1) as f64,
+                };
+            }
+        }
+        Raced::Done(Scored {
+            evaluation: Evaluation { items },
+            complete: true,
+        })
+    }
+
+    fn record(&mut self, step: usize, record: CandidateRecord, candidate: Option<usize>) {
+        self.context.emit(Event::Decision {
+            round: step,
+            candidate,
+            accepted: record.accepted,
+            val_score: record.val_score,
+            best_before: self.result.best_score,
+            note: record.note.clone(),
+        });
+        if record.accepted {
+            self.result.best_skill = record.skill.clone();
+            self.result.best_score = record.val_score;
+            self.result.best_candidate = candidate.unwrap_or(self.result.best_candidate);
+        }
+        self.result.history.push(record);
+    }
+
+    /// Records a child that was not kept, and remembers why for later prompts; `scores` are
+    /// the history record's train and validation scores.
+    fn turn_down(&mut self, step: usize, gate: &Gated, reason: String, (train, val): (f64, f64)) {
+        self.remember(RejectedEdit {
+            round: step,
+            candidate: gate.id,
+            rationale: gate.rationale.clone(),
+            reason: reason.clone(),
+        });
+        let record = CandidateRecord {
+            iteration: step,
+            skill: gate.skill.clone(),
+            train_score: train,
+            val_score: val,
+            accepted: false,
+            note: format!("{}: {reason}", note_for(&gate.rationale)),
+        };
+        self.record(step, record, Some(gate.id));
+    }
+
+    fn keep_best(&mut self, step: usize, train: f64, note: String) {
+        let record = CandidateRecord {
+            iteration: step,
+            skill: self.pool[self.best].skill.clone(),
+            train_score: train,
+            val_score: self.pool[self.best].mean,
+            accepted: false,
+            note,
+        };
+        self.record(step, record, None);
+    }
+
+    /// Adds a fully scored candidate to the pool, and makes it the best when its mean beats
+    /// the best's.
+    fn join(&mut self, step: usize, child: Child, scored: &Scored) {
+        let Child {
+            id,
+            skill,
+            parents,
+            train,
+            note,
+        } = child;
+        let scores: Vec<f64> = scored.evaluation.items.iter().map(|i| i.score()).collect();
+        let mean = scored.score();
+        let mut ancestors: BTreeSet<usize> = parents.iter().copied().collect();
+        for parent in &parents {
+            ancestors.extend(self.pool[*parent].ancestors.iter().copied());
+        }
+        let accepted = mean > self.pool[self.best].mean + EPSILON;
+        self.context.emit(Event::CandidateScored {
+            round: step,
+            candidate: id,
+            val_score: mean,
+            same_as: None,
+        });
+        self.seen.insert(identity(&skill), id);
+        self.pool.push(Member {
+            id,
+            skill: skill.clone(),
+            scores,
+            mean,
+            parents,
+            ancestors,
+            next_component: 0,
+        });
+        if accepted {
+            self.best = self.pool.len() - 1;
+        }
+        let verdict = if accepted {
+            "the new best"
+        } else {
+            "joins the pool"
+        };
+        let record = CandidateRecord {
+            iteration: step,
+            skill,
+            train_score: train,
+            val_score: mean,
+            accepted,
+            note: format!("{note} ({verdict})"),
+        };
+        self.record(step, record, Some(id));
+    }
+
+    fn trace(
+        &mut self,
+        step: usize,
+        id: usize,
+        parents: Vec<usize>,
+        component: &str,
+        operation: &'static str,
+    ) {
+        self.context.emit(Event::Lineage {
+            round: step,
+            candidate: id,
+            parents: parents.clone(),
+            component: component.to_string(),
+            operation,
+        });
+        self.lineage.push(json!({
+            "candidate": id,
+            "parents": parents,
+            "component": component,
+            "operation": operation,
+        }));
+    }
+
+    /// One step of the search; breaks with the reason when the run stops.
+    async fn step(&mut self, step: usize) -> ControlFlow<StopReason> {
+        let calls_before = self.context.metric_calls();
+        let plans = self.plan();
+        if plans.is_empty() {
+            return ControlFlow::Break(StopReason::Patience {
+                patience: self.config.patience,
+            });
+        }
+        self.context.emit(Event::RoundStarted {
+            round: step,
+            minibatch: plans[0].batch.iter().map(|t| t.id.clone()).collect(),
+        });
+        // The parents' minibatches one after the other: two plans of one parent on the same
+        // tasks then run its rollouts once (the second reuses the first's), not twice at once.
+        let mut trains = Vec::with_capacity(plans.len());
+        for plan in &plans {
+            let parent = &self.pool[plan.parent];
+            trains.push(
+                self.context
+                    .evaluate(&parent.skill, &plan.batch, step, parent.id, "train")
+                    .await,
+            );
+        }
+        let outcomes = join_all(
+            plans
+                .iter()
+                .zip(trains)
+                .map(|(plan, train)| self.mutate(step, plan, train)),
+        )
+        .await;
+        let pool_before = self.scores();
+        let mut passing: Vec<(Gated, usize, f64)> = Vec::new();
+        let mut reached = false;
+        let mut unreachable: Option<String> = None;
+        for (plan, outcome) in plans.iter().zip(outcomes) {
+            let parent_id = self.pool[plan.parent].id;
+            match outcome {
+                Mutation::Stopping => return ControlFlow::Break(stopping(self.context)),
+                Mutation::Failed(reason) => return ControlFlow::Break(reason),
+                Mutation::Perfect { train } => {
+                    reached = true;
+                    self.keep_best(step, train, PERFECT_MINIBATCH.to_string());
+                }
+                Mutation::Proposed {
+                    train,
+                    candidates,
+                    gated,
+                    repeats,
+                } => {
+                    match round::all_requests_failed(&candidates) {
+                        Some(error) => {
+                            unreachable.get_or_insert_with(|| error.to_string());
+                        }
+                        None => reached = true,
+                    }
+                    let triage = round::triage(step, &candidates);
+                    for edit in triage.rejected {
+                        self.remember(edit);
+                    }
+                    for (id, first) in repeats {
+                        self.context.emit(Event::CandidateScored {
+                            round: step,
+                            candidate: id,
+                            val_score: self
+                                .pool
+                                .iter()
+                                .find(|m| m.id == first)
+                                .map_or(0.0, |m| m.mean),
+                            same_as: Some(first),
+                        });
+                    }
+                    if gated.is_empty() {
+                        let note = if triage.any_valid {
+                            "no new proposal: each equals its parent or a candidate already scored"
+                                .to_string()
+                        } else {
+                            format!(
+                                "{} ({})",
+                                super::llm_loop::NO_VALID_PROPOSAL,
+                                triage.problems.join("; ")
+                            )
+                        };
+                        self.keep_best(step, train, note);
+                    }
+                    for gate in gated {
+                        self.context.emit(Event::Gate {
+                            round: step,
+                            candidate: gate.id,
+                            parent: parent_id,
+                            parent_score: gate.parent_score,
+                            child_score: gate.child_score,
+                            tasks: gate.tasks,
+                            extended: gate.extended,
+                            passed: gate.passed,
+                        });
+                        self.trace(step, gate.id, vec![parent_id], &gate.component, "mutation");
+                        self.stats.gate_extended += usize::from(gate.extended);
+                        if gate.passed {
+                            self.stats.gate_passed += 1;
+                            passing.push((gate, plan.parent, train));
+                        } else {
+                            self.stats.gate_failed += 1;
+                            let reason = format!(
+                                "minibatch score {:.3} did not beat its parent's {:.3} on the same {} tasks",
+                                gate.child_score, gate.parent_score, gate.tasks
+                            );
+                            let scores = (gate.child_score, self.pool[self.best].mean);
+                            self.turn_down(step, &gate, reason, scores);
+                        }
+                    }
+                }
+            }
+        }
+        if !reached && let Some(error) = unreachable {
+            return ControlFlow::Break(StopReason::OptimizerFailed { error });
+        }
+        let raced = join_all(
+            passing
+                .iter()
+                .map(|(gate, _, _)| self.race(step, gate.id, &gate.skill, &pool_before)),
+        )
+        .await;
+        let mut grew = false;
+        for ((gate, parent, train), raced) in passing.into_iter().zip(raced) {
+            let parent_mean = self.pool[parent].mean;
+            match raced {
+                Raced::Stopped => return ControlFlow::Break(stopping(self.context)),
+                Raced::Out { scored, mean } => {
+                    self.stats.raced_out += 1;
+                    self.stats.false_accepts += 1;
+                    let reason = format!(
+                        "stopped after {scored} of {} validation tasks (mean {mean:.3}): it could no longer beat the best {:.3} nor join the frontier",
+                        self.val.len(),
+                        self.pool[self.best].mean
+                    );
+                    self.turn_down(step, &gate, reason, (train, mean));
+                }
+                Raced::Done(scored) => {
+                    if let Some(reason) = scored.failure(|| format!("step {step}'s validation")) {
+                        return ControlFlow::Break(reason);
+                    }
+                    if scored.score() <= parent_mean + EPSILON {
+                        self.stats.false_accepts += 1;
+                    }
+                    let child = Child {
+                        id: gate.id,
+                        note: format!("{}: {}", gate.component, note_for(&gate.rationale)),
+                        skill: gate.skill,
+                        parents: vec![parent],
+                        train,
+                    };
+                    self.join(step, child, &scored);
+                    grew = true;
+                }
+            }
+        }
+        if grew
+            && self.config.merge
+            && self.stats.merges_tried < self.config.max_merges
+            && let ControlFlow::Break(reason) = self.merge(step).await
+        {
+            return ControlFlow::Break(reason);
+        }
+        self.result
+            .metadata
+            .insert("rounds_run".into(), Value::from(step));
+        self.context.emit(Event::RoundFinished {
+            round: step,
+            best_score: self.pool[self.best].mean,
+            rounds_without_improvement: self.idle_steps,
+        });
+        self.context.events.checkpoint(&self.result);
+        if self.context.metric_calls() == calls_before {
+            self.idle_steps += 1;
+            if self.idle_steps > self.config.patience {
+                return ControlFlow::Break(StopReason::Patience {
+                    patience: self.config.patience,
+                });
+            }
+        } else {
+            self.idle_steps = 0;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Two frontier members that share an ancestor and descend from each other in neither
+    /// direction, not tried before, drawn with the search's generator, with their latest
+    /// common ancestor.
+    fn merge_pair(&mut self) -> Option<(usize, usize, usize)> {
+        let frontier = pareto::frontier(&self.scores(), EPSILON);
+        let mut pairs = Vec::new();
+        for (k, a) in frontier.iter().enumerate() {
+            for b in &frontier[k + 1..] {
+                let (a, b) = (a.candidate, b.candidate);
+                if self.tried_merges.contains(&(a, b))
+                    || self.pool[a].ancestors.contains(&b)
+                    || self.pool[b].ancestors.contains(&a)
+                {
+                    continue;
+                }
+                let lineage = |m: usize| {
+                    let mut set = self.pool[m].ancestors.clone();
+                    set.insert(m);
+                    set
+                };
+                if let Some(&common) = lineage(a).intersection(&lineage(b)).max() {
+                    pairs.push((a, b, common));
+                }
+            }
+        }
+        if pairs.is_empty() {
+            return None;
+        }
+        let pick = pairs[self.rng.randbelow(pairs.len())];
+        self.tried_merges.insert((pick.0, pick.1));
+        Some(pick)
+    }
+
+    /// Tries one merge: built, checked, gated on validation tasks where its parents differ,
+    /// then scored on validation and added to the pool when it passes.
+    async fn merge(&mut self, step: usize) -> ControlFlow<StopReason> {
+        let Some((a, b, common)) = self.merge_pair() else {
+            return ControlFlow::Continue(());
+        };
+        let prefer_a = self.pool[a].mean >= self.pool[b].mean;
+        let Some(skill) = merge(
+            &self.pool[common].skill,
+            &self.pool[a].skill,
+            &self.pool[b].skill,
+            prefer_a,
+        ) else {
+            return ControlFlow::Continue(());
+        };
+        if self.seen.contains_key(&identity(&skill)) {
+            return ControlFlow::Continue(());
+        }
+        self.stats.merges_tried += 1;
+        let (id_a, id_b, id_common) = (self.pool[a].id, self.pool[b].id, self.pool[common].id);
+        let id = self.next_id;
+        self.next_id += 1;
+        let rationale = format!(
+            "merge of candidates {id_a} and {id_b} (common ancestor {id_common}): each component from the side that changed it"
+        );
+        let checked = round::check(
+            self.context,
+            &self.pool[a].skill,
+            Proposed {
+                skill,
+                rationale: rationale.clone(),
+                warnings: Vec::new(),
+            },
+        );
+        let candidate = Candidate::new(id, checked, &self.pool[a].skill, None);
+        round::emit_proposed(self.context, step, 0, id_a, &candidate, None);
+        self.trace(step, id, vec![id_a, id_b], "merge", "merge");
+        let skill = match candidate.outcome {
+            Ok(proposed) => proposed.skill,
+            Err(rejected) => {
+                self.keep_best(
+                    step,
+                    self.pool[self.best].mean,
+                    format!("{rationale}: {}", rejected.reason),
+                );
+                return ControlFlow::Continue(());
+            }
+        };
+        // The gate: tasks where the parents differ first, then the others, in order.
+        let (sa, sb) = (&self.pool[a].scores, &self.pool[b].scores);
+        let mut order: Vec<usize> = (0..self.val.len())
+            .filter(|&t| (sa[t] - sb[t]).abs() > EPSILON)
+            .collect();
+        order.extend((0..self.val.len()).filter(|&t| (sa[t] - sb[t]).abs() <= EPSILON));
+        order.truncate(self.config.minibatch_size.max(1));
+        let tasks: Vec<Task> = order.iter().map(|&t| self.val[t].clone()).collect();
+        let sum = |scores: &[f64]| order.iter().map(|&t| scores[t]).sum::<f64>();
+        let parents_best = sum(sa).max(sum(sb));
+        let gate = self.context.evaluate(&skill, &tasks, step, id, "val").await;
+        if !gate.complete {
+            return ControlFlow::Break(stopping(self.context));
+        }
+        let merged_sum = gate.score() * tasks.len() as f64;
+        let passed = merged_sum + EPSILON >= parents_best;
+        let parent_score = parents_best / tasks.len().max(1) as f64;
+        self.context.emit(Event::Gate {
+            round: step,
+            candidate: id,
+            parent: id_a,
+            parent_score,
+            child_score: gate.score(),
+            tasks: tasks.len(),
+            extended: false,
+            passed,
+        });
+        if !passed {
+            let note = format!(
+                "{rationale}: scored {:.3} where its parents differ, below the better parent's {parent_score:.3}",
+                gate.score()
+            );
+            self.keep_best(step, self.pool[self.best].mean, note);
+            return ControlFlow::Continue(());
+        }
+        let pool = self.scores();
+        match self.race(step, id, &skill, &pool).await {
+            Raced::Stopped => ControlFlow::Break(stopping(self.context)),
+            Raced::Out { scored, mean } => {
+                self.stats.raced_out += 1;
+                let note = format!(
+                    "{rationale}: stopped after {scored} validation tasks (mean {mean:.3}), it could no longer matter"
+                );
+                self.keep_best(step, self.pool[self.best].mean, note);
+                ControlFlow::Continue(())
+            }
+            Raced::Done(scored) => {
+                self.stats.merges_accepted += 1;
+                let child = Child {
+                    id,
+                    skill,
+                    parents: vec![a, b],
+                    train: gate.score(),
+                    note: rationale,
+                };
+                self.join(step, child, &scored);
+                ControlFlow::Continue(())
+            }
+        }
+    }
+
+    fn finish(mut self, stop: StopReason) -> OptimizationResult {
+        let frontier: Vec<Value> = pareto::frontier(&self.scores(), EPSILON)
+            .iter()
+            .map(|m| json!({"candidate": self.pool[m.candidate].id, "tasks": m.tasks}))
+            .collect();
+        let metadata = &mut self.result.metadata;
+        metadata.insert(
+            "metric_calls".into(),
+            Value::from(self.context.metric_calls()),
+        );
+        metadata.insert("metric_call_budget".into(), Value::from(self.budget));
+        metadata.insert("pool_size".into(), Value::from(self.pool.len()));
+        metadata.insert(
+            "val_aggregate_scores".into(),
+            Value::from(self.pool.iter().map(|m| m.mean).collect::<Vec<f64>>()),
+        );
+        metadata.insert("frontier".into(), Value::from(frontier));
+        let stats = &self.stats;
+        metadata.insert(
+            "gate".into(),
+            json!({
+                "passed": stats.gate_passed,
+                "failed": stats.gate_failed,
+                "extended": stats.gate_extended,
+                "false_accepts": stats.false_accepts,
+                "raced_out": stats.raced_out,
+            }),
+        );
+        metadata.insert(
+            "merges".into(),
+            json!({"tried": stats.merges_tried, "accepted": stats.merges_accepted}),
+        );
+        let lineage: Vec<Value> = self
+            .lineage
+            .iter()
+            .cloned()
+            .chain(self.pool.iter().map(|m| {
+                json!({
+                    "candidate": m.id,
+                    "val_score": m.mean,
+                    "parents": m.parents.iter().map(|p| self.pool[*p].id).collect::<Vec<_>>(),
+                    "in_pool": true,
+                })
+            }))
+            .collect();
+        metadata.insert("lineage".into(), Value::from(lineage));
+        progress::finish(self.context, self.result, stop)
+    }
+}
+
+#[async_trait]
+impl Optimizer for Gepa {
+    fn name(&self) -> &str {
+        "gepa"
+    }
+
+    async fn optimize(
+        &self,
+        seed: &Skill,
+        train: &[Task],
+        val: &[Task],
+        context: &RunContext,
+    ) -> OptimizationResult {
+        let config = &self.config;
+        let goal = progress::goal(&config.goal, seed);
+        let metadata = progress::metadata(Some("gepa"), val.len());
+        let start = progress::start(context, self.name(), seed, val, metadata).await;
+        let baseline = start.baseline;
+        let mut rng = Random::new(config.seed);
+        let epochs = Epochs::new(train.len(), &mut rng);
+        let mut search = Search {
+            context,
+            config,
+            client: &self.client,
+            train,
+            val,
+            goal,
+            limits: body_limits(&seed.body),
+            pool: vec![Member {
+                id: 0,
+                skill: seed.clone(),
+                scores: baseline
+                    .evaluation
+                    .items
+                    .iter()
+                    .map(|i| i.score())
+                    .collect(),
+                mean: baseline.score(),
+                parents: Vec::new(),
+                ancestors: BTreeSet::new(),
+                next_component: 0,
+            }],
+            best: 0,
+            result: start.result,
+            rng,
+            epochs,
+            next_id: 1,
+            rejected: VecDeque::new(),
+            seen: HashMap::from([(identity(seed), 0)]),
+            tried_merges: HashSet::new(),
+            stats: Stats::default(),
+            lineage: Vec::new(),
+            idle_steps: 0,
+            budget: config.metric_call_budget(val.len()),
+        };
+        let mut stop = start.stop;
+        if train.is_empty() && stop.is_none() {
+            stop = Some(StopReason::RoundsDone { rounds: 0 });
+        }
+        let mut step = 0;
+        while stop.is_none() {
+            if let Some(reason) = search.why_stop() {
+                stop = Some(reason);
+                break;
+            }
+            step += 1;
+            if let ControlFlow::Break(reason) = search.step(step).await {
+                stop = Some(reason);
+            }
+        }
+        let stop = stop.unwrap_or(StopReason::RoundsDone { rounds: step });
+        search.finish(stop)
+    }
+}

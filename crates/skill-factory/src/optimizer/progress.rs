@@ -1,0 +1,242 @@
+//! What every optimizer does around its own search: scoring the seed into a result (the
+//! baseline), recording each round's decision in the history and the events, and ending with
+//! the reason. `llm_loop`, `gepa`, `skillopt` and the bridge all start and end here, so their
+//! run folders, reports and events have one shape.
+
+use std::ops::ControlFlow;
+
+use serde_json::{Map, Value};
+use skill_factory_core::{Skill, Task};
+
+use super::context::{RunContext, Scored};
+use super::event::Event;
+use super::reflection::default_goal;
+use super::{CandidateRecord, OptimizationResult, StopReason, is_perfect};
+
+/// The seed's history note (the reference's).
+pub const SEED_NOTE: &str = "seed (baseline)";
+
+/// The history note of a round whose minibatch the best skill already aced: the optimizer
+/// model is not asked (the reference asks it anyway).
+pub const PERFECT_MINIBATCH: &str =
+    "minibatch already scores the maximum: nothing to reflect on, no proposal asked";
+
+/// The goal shown to the optimizer model: the configured one, or the default sentence.
+pub fn goal(configured: &str, seed: &Skill) -> String {
+    if configured.is_empty() {
+        default_goal(&seed.name)
+    } else {
+        configured.to_string()
+    }
+}
+
+/// The metadata every optimizer starts with (`backend` for the ones the reference tool
+/// wrapped): `rounds_run` 0 and the validation split's size.
+pub fn metadata(backend: Option<&str>, val: usize) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    if let Some(backend) = backend {
+        metadata.insert("backend".into(), Value::from(backend));
+    }
+    metadata.insert("rounds_run".into(), Value::from(0));
+    metadata.insert("valset_size".into(), Value::from(val));
+    metadata
+}
+
+/// Why the run is stopping, once a step saw that it is.
+pub fn stopping(context: &RunContext) -> StopReason {
+    context.stop_reason().unwrap_or(StopReason::Cancelled)
+}
+
+/// A search after its baseline.
+pub struct Start {
+    /// The result: the seed as the best skill and as the first history record.
+    pub result: OptimizationResult,
+    /// The seed's validation results, task by task.
+    pub baseline: Scored,
+    /// Set when the run cannot go on: it was stopped during the baseline, or no rollout of it
+    /// reached the target.
+    pub stop: Option<StopReason>,
+}
+
+/// Scores `seed` on `val` and starts the result of optimizer `name` with `metadata`; emits
+/// the seed's score and writes a checkpoint.
+pub async fn start(
+    context: &RunContext,
+    name: &str,
+    seed: &Skill,
+    val: &[Task],
+    metadata: Map<String, Value>,
+) -> Start {
+    let baseline = context.evaluate(seed, val, 0, 0, "val").await;
+    let score = baseline.score();
+    let result = OptimizationResult {
+        optimizer: name.to_string(),
+        best_skill: seed.clone(),
+        baseline_score: score,
+        best_score: score,
+        best_candidate: 0,
+        history: vec![CandidateRecord {
+            iteration: 0,
+            skill: seed.clone(),
+            train_score: score,
+            val_score: score,
+            accepted: true,
+            note: SEED_NOTE.to_string(),
+        }],
+        metadata,
+        stop: None,
+    };
+    context.emit(Event::CandidateScored {
+        round: 0,
+        candidate: 0,
+        val_score: score,
+        same_as: None,
+    });
+    context.events.checkpoint(&result);
+    let stop = if baseline.complete {
+        baseline.failure(|| "the baseline (the seed on the validation split)".to_string())
+    } else {
+        Some(stopping(context))
+    };
+    Start {
+        result,
+        baseline,
+        stop,
+    }
+}
+
+/// Ends a search: emits why it stopped and records the reason in the result.
+pub fn finish(
+    context: &RunContext,
+    mut result: OptimizationResult,
+    stop: StopReason,
+) -> OptimizationResult {
+    context.emit(Event::Stopped {
+        reason: stop.code(),
+        detail: stop.detail(),
+    });
+    result.stop = Some(stop);
+    result
+}
+
+/// The state of a round-based search between rounds: the result so far, the best
+/// candidate's number and the rounds in a row without improvement.
+pub struct Progress {
+    /// The result so far.
+    pub result: OptimizationResult,
+    /// The best skill's candidate number.
+    pub best_id: usize,
+    /// Rounds in a row whose decision kept the best.
+    pub rounds_without_improvement: usize,
+}
+
+impl Progress {
+    /// The progress of a search that has only scored its seed.
+    pub fn new(result: OptimizationResult) -> Progress {
+        Progress {
+            result,
+            best_id: 0,
+            rounds_without_improvement: 0,
+        }
+    }
+
+    /// Why the search must stop before its next round, if it must: the best already scores
+    /// the metric's maximum, or the run is cancelled or out of budget.
+    pub fn why_stop(&self, context: &RunContext) -> Option<StopReason> {
+        if is_perfect(self.result.best_score) {
+            return Some(StopReason::Perfect {
+                score: self.result.best_score,
+            });
+        }
+        context.stop_reason()
+    }
+
+    /// Starts round `round`: announces it and scores the best skill on `batch`. Breaks when
+    /// the run stopped or no rollout reached the target; `None` (the round recorded as kept)
+    /// when the best already aces the minibatch, as there is no failure to reflect on and a
+    /// rewrite could only be a guess.
+    pub async fn minibatch(
+        &mut self,
+        context: &RunContext,
+        round: usize,
+        batch: &[Task],
+    ) -> ControlFlow<StopReason, Option<Scored>> {
+        context.emit(Event::RoundStarted {
+            round,
+            minibatch: batch.iter().map(|t| t.id.clone()).collect(),
+        });
+        let best = &self.result.best_skill;
+        let train = context
+            .evaluate(best, batch, round, self.best_id, "train")
+            .await;
+        if !train.complete {
+            return ControlFlow::Break(stopping(context));
+        }
+        if let Some(reason) = train.failure(|| format!("round {round}'s minibatch")) {
+            return ControlFlow::Break(reason);
+        }
+        if is_perfect(train.score()) {
+            self.keep_best(context, round, train.score(), PERFECT_MINIBATCH.to_string());
+            return ControlFlow::Continue(None);
+        }
+        ControlFlow::Continue(Some(train))
+    }
+
+    /// Records the decision of round `round` on `candidate` (none when nothing new was
+    /// scored): the event, the new best when accepted, the history, `rounds_run`, the end of
+    /// the round and a checkpoint.
+    pub fn record(
+        &mut self,
+        context: &RunContext,
+        round: usize,
+        record: CandidateRecord,
+        candidate: Option<usize>,
+    ) {
+        context.emit(Event::Decision {
+            round,
+            candidate,
+            accepted: record.accepted,
+            val_score: record.val_score,
+            best_before: self.result.best_score,
+            note: record.note.clone(),
+        });
+        if record.accepted {
+            self.result.best_skill = record.skill.clone();
+            self.result.best_score = record.val_score;
+            self.best_id = candidate.unwrap_or(self.best_id);
+            self.result.best_candidate = self.best_id;
+            self.rounds_without_improvement = 0;
+        } else {
+            self.rounds_without_improvement += 1;
+        }
+        self.result.history.push(record);
+        self.result
+            .metadata
+            .insert("rounds_run".into(), Value::from(round));
+        context.emit(Event::RoundFinished {
+            round,
+            best_score: self.result.best_score,
+            rounds_without_improvement: self.rounds_without_improvement,
+        });
+        context.events.checkpoint(&self.result);
+    }
+
+    /// Records a round that scored no new skill: the best stays, for the reason in `note`.
+    pub fn keep_best(
+        &mut self,
+        context: &RunContext,
+        round: usize,
+        train_score: f64,
+        note: String,
+    ) {
+        let record = CandidateRecord {
+            iteration: round,
+            skill: self.result.best_skill.clone(),
+            train_score,
+            val_score: self.result.best_score,
+            accepted: false,
+            note,
+        };
+        self.record(context, round, record, None);
+    }
+}

@@ -1,0 +1,466 @@
+//! Behaviour of the native `gepa` optimizer, offline: a harness whose answers depend on the
+//! skill's text and an optimizer model that reads the reflection prompt and adds to the part
+//! it is shown the rule the shown failures need, so acceptance, the minibatch gate, merges,
+//! budgets, cancellation and unusable replies are all exercised against real searches.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use skill_factory::cancel::CancelToken;
+use skill_factory::config::{GoldenMode, OptimizerConfig};
+use skill_factory::harness::Harness;
+use skill_factory::metric::GoldenMetric;
+use skill_factory::optimizer::{Event, Gepa, OptimizationResult, Optimizer, RunContext};
+use skill_factory_core::{Rollout, Skill, Task};
+use skill_factory_llm::{
+    ChatModel, ChatRequest, ChatResponse, Ledger, LlmError, StopReason as Stop, TokenUsage,
+};
+
+use super::llm_loop::{Events, MarkerHarness};
+
+/// The rule a reflective model adds for a part (`## Even`, `preamble`, ...) given the
+/// numbers of the failing tasks it is shown; `None` adds a line that helps nothing.
+pub(crate) type RuleFor = dyn Fn(&str, &[u32]) -> Option<String> + Send + Sync;
+
+/// An optimizer model that reads the prompt: the part being rewritten, the current text and
+/// the failing rollouts (`--- example (score S) ---` then `INPUT: input N`), and answers with
+/// the text plus one rule line, in the reply format the prompt asks for (a new body, or an
+/// `<EDITS>` patch). It can cancel the run on its first call.
+pub(crate) struct Reflective {
+    rule: Box<RuleFor>,
+    pub(crate) calls: AtomicUsize,
+    cancel_on_first: Option<CancelToken>,
+    /// A reply given whatever the prompt.
+    fixed: Option<String>,
+    prompts: Mutex<Vec<String>>,
+}
+
+impl Reflective {
+    pub(crate) fn new(
+        rule: impl Fn(&str, &[u32]) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        Reflective {
+            rule: Box::new(rule),
+            calls: AtomicUsize::new(0),
+            cancel_on_first: None,
+            fixed: None,
+            prompts: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A model that always replies `text`.
+    pub(crate) fn replying(text: &str) -> Self {
+        Reflective {
+            fixed: Some(text.to_string()),
+            ..Reflective::new(|_, _| None)
+        }
+    }
+
+    pub(crate) fn prompts(&self) -> Vec<String> {
+        self.prompts.lock().unwrap().clone()
+    }
+}
+
+fn between<'a>(text: &'a str, open: &str, close: &str) -> &'a str {
+    text.split_once(open)
+        .and_then(|(_, rest)| rest.split_once(close))
+        .map_or("", |(inside, _)| inside.trim())
+}
+
+/// The task numbers of the failing rollouts a prompt shows.
+fn failing(prompt: &str) -> Vec<u32> {
+    let lines: Vec<&str> = prompt.lines().collect();
+    let mut out = Vec::new();
+    for pair in lines.windows(2) {
+        let failed = pair[0]
+            .strip_prefix("--- example (score ")
+            .and_then(|rest| rest.strip_suffix(") ---"))
+            .and_then(|score| score.parse::<f64>().ok())
+            .is_some_and(|score| score < 1.0);
+        if let Some(n) = pair[1]
+            .strip_prefix("INPUT: input ")
+            .and_then(|n| n.parse().ok())
+            && failed
+        {
+            out.push(n);
+        }
+    }
+    out
+}
+
+#[async_trait]
+impl ChatModel for Reflective {
+    fn provider(&self) -> &str {
+        "reflective"
+    }
+    fn model(&self) -> &str {
+        "reflective"
+    }
+    fn endpoint(&self) -> &str {
+        ""
+    }
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) == 0
+            && let Some(cancel) = &self.cancel_on_first
+        {
+            cancel.cancel();
+        }
+        let prompt = request.messages.last().map_or("", |m| m.content.as_str());
+        self.prompts.lock().unwrap().push(prompt.to_string());
+        let part = prompt
+            .lines()
+            .find_map(|line| line.strip_prefix("THE PART TO REWRITE: "))
+            .unwrap_or("body");
+        let line = (self.rule)(part, &failing(prompt)).unwrap_or_else(|| "Be careful.".into());
+        let text = if let Some(fixed) = &self.fixed {
+            fixed.clone()
+        } else if prompt.contains("<EDITS>") {
+            format!(
+                "<RATIONALE>add {line}</RATIONALE>\n<EDITS>\n[{{\"op\": \"append\", \"text\": \"{line}\"}}]\n</EDITS>"
+            )
+        } else {
+            let current = between(prompt, "<CURRENT_SKILL_BODY>", "</CURRENT_SKILL_BODY>");
+            format!(
+                "<RATIONALE>add {line}</RATIONALE>\n<NEW_SKILL_BODY>\n{current}\n\n{line}\n</NEW_SKILL_BODY>"
+            )
+        };
+        Ok(ChatResponse {
+            text,
+            usage: TokenUsage::default(),
+            stop_reason: Stop::End,
+            model: "reflective".into(),
+            latency: Duration::ZERO,
+            cached: false,
+        })
+    }
+}
+
+/// Even tasks are answered right when the body says `EVEN-RULE`, odd ones when it says
+/// `ODD-RULE`: the two halves of the tasks need different instructions.
+#[derive(Default)]
+pub(crate) struct Halves {
+    pub(crate) runs: AtomicUsize,
+}
+
+#[async_trait]
+impl Harness for Halves {
+    fn name(&self) -> &str {
+        "halves"
+    }
+
+    fn shows_description(&self) -> bool {
+        false
+    }
+
+    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let n: u32 = task.id.trim_start_matches('t').parse().unwrap_or(0);
+        let rule = if n.is_multiple_of(2) {
+            "EVEN-RULE"
+        } else {
+            "ODD-RULE"
+        };
+        let output = if skill.body.contains(rule) {
+            task.expected.clone().unwrap_or_default()
+        } else {
+            "wrong".to_string()
+        };
+        Rollout::success(&task.id, output)
+    }
+}
+
+pub(crate) fn tasks(range: std::ops::Range<u32>) -> Vec<Task> {
+    range
+        .map(|i| {
+            Task::new(format!("t{i}"), format!("input {i}")).with_expected(format!("MAGIC {i}"))
+        })
+        .collect()
+}
+
+pub(crate) fn two_part_seed() -> Skill {
+    Skill::new(
+        "halves",
+        "Answers tasks of two kinds.",
+        "## Even\n\nHandle even tasks.\n\n## Odd\n\nHandle odd tasks.",
+    )
+}
+
+/// The rule each section needs: `EVEN-RULE` in `## Even` for a failing even task, `ODD-RULE`
+/// in `## Odd` for a failing odd one.
+pub(crate) fn section_rules(part: &str, failing: &[u32]) -> Option<String> {
+    match part {
+        "## Even" if failing.iter().any(|n| n % 2 == 0) => Some("EVEN-RULE".into()),
+        "## Odd" if failing.iter().any(|n| n % 2 == 1) => Some("ODD-RULE".into()),
+        _ => None,
+    }
+}
+
+pub(crate) fn config(edit: impl FnOnce(&mut OptimizerConfig)) -> OptimizerConfig {
+    let mut config = OptimizerConfig {
+        name: "gepa".into(),
+        minibatch_size: 4,
+        parents: 2,
+        patience: 1,
+        max_metric_calls: Some(200),
+        ..OptimizerConfig::default()
+    };
+    edit(&mut config);
+    config
+}
+
+pub(crate) struct Run {
+    pub(crate) result: OptimizationResult,
+    pub(crate) events: Vec<Event>,
+    pub(crate) metric_calls: u64,
+}
+
+pub(crate) async fn search(
+    optimizer: &dyn Optimizer,
+    harness: Arc<dyn Harness>,
+    workers: usize,
+    cancel: CancelToken,
+) -> Run {
+    let events = Arc::new(Events::default());
+    let context = RunContext::new(
+        harness,
+        Arc::new(GoldenMetric::new(GoldenMode::Exact)),
+        workers,
+        Arc::new(Ledger::unlimited()),
+        cancel,
+        events.clone(),
+    );
+    let result = optimizer
+        .optimize(&two_part_seed(), &tasks(0..4), &tasks(4..8), &context)
+        .await;
+    Run {
+        result,
+        events: events.all(),
+        metric_calls: context.metric_calls(),
+    }
+}
+
+async fn gepa(config: &OptimizerConfig, model: Arc<dyn ChatModel>, workers: usize) -> Run {
+    let optimizer = Gepa::from_config(config, model);
+    search(
+        &optimizer,
+        Arc::new(Halves::default()),
+        workers,
+        CancelToken::new(),
+    )
+    .await
+}
+
+fn validated_children(events: &[Event]) -> Vec<usize> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::EvaluationStarted {
+                split: "val",
+                candidate,
+                ..
+            } if *candidate != 0 => Some(*candidate),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn two_children_that_each_fix_half_merge_into_a_perfect_skill() {
+    let model = Arc::new(Reflective::new(section_rules));
+    let run = gepa(&config(|_| {}), model, 2).await;
+    let result = &run.result;
+    assert_eq!(result.baseline_score, 0.0);
+    assert_eq!(result.best_score, 1.0, "{:#?}", result.history);
+    assert_eq!(result.stop.as_ref().unwrap().code(), "perfect");
+    let body = &result.best_skill.body;
+    assert!(
+        body.contains("EVEN-RULE") && body.contains("ODD-RULE"),
+        "{body}"
+    );
+    let merges: Vec<&Vec<usize>> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Lineage {
+                operation: "merge",
+                parents,
+                ..
+            } => Some(parents),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(merges, vec![&vec![1, 2]], "the merge joins the two halves");
+    assert_eq!(result.best_candidate, 3);
+    let metadata = &result.metadata;
+    assert_eq!(metadata["merges"]["accepted"], 1);
+    assert_eq!(metadata["backend"], "gepa");
+    let lineage = metadata["lineage"].as_array().unwrap();
+    assert!(
+        lineage
+            .iter()
+            .any(|l| l["candidate"] == 1 && l["component"] == "## Even" && l["parents"][0] == 0),
+        "{lineage:?}"
+    );
+    assert!(run.metric_calls <= 200);
+}
+
+#[tokio::test]
+async fn a_child_no_better_than_its_parent_on_the_minibatch_is_never_validated() {
+    let model = Arc::new(Reflective::new(|_, _| None));
+    let run = gepa(&config(|_| {}), model, 2).await;
+    assert_eq!(validated_children(&run.events), Vec::<usize>::new());
+    let gates: Vec<bool> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Gate { passed, .. } => Some(*passed),
+            _ => None,
+        })
+        .collect();
+    assert!(gates.len() >= 2 && gates.iter().all(|p| !p), "{gates:?}");
+    assert_eq!(run.result.best_candidate, 0);
+    assert!(
+        run.result
+            .history
+            .iter()
+            .any(|r| r.note.contains("did not beat its parent's")),
+        "{:#?}",
+        run.result.history
+    );
+    assert_eq!(run.result.stop.as_ref().unwrap().code(), "patience");
+}
+
+#[tokio::test]
+async fn a_one_task_lead_on_the_minibatch_extends_the_gate() {
+    // `ALSO tN.` fixes exactly task N for the marker harness: a lead of one.
+    let model = Arc::new(Reflective::new(|_, failing| {
+        failing.first().map(|n| format!("ALSO t{n}."))
+    }));
+    let optimizer = Gepa::from_config(
+        &config(|c| {
+            c.minibatch_size = 2;
+            c.parents = 1;
+        }),
+        model,
+    );
+    let harness = Arc::new(MarkerHarness::default());
+    let run = search(&optimizer, harness, 1, CancelToken::new()).await;
+    let extended = run.events.iter().any(|e| {
+        matches!(
+            e,
+            Event::Gate {
+                extended: true,
+                tasks: 4,
+                ..
+            }
+        )
+    });
+    assert!(extended, "{:#?}", run.events);
+    assert!(run.result.metadata["gate"]["extended"].as_u64() >= Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_search_does_not_depend_on_the_number_of_workers() {
+    let summary = |run: &Run| {
+        (
+            run.result
+                .history
+                .iter()
+                .map(|r| (r.skill.body.clone(), r.val_score, r.note.clone()))
+                .collect::<Vec<_>>(),
+            run.metric_calls,
+        )
+    };
+    let one = gepa(&config(|_| {}), Arc::new(Reflective::new(section_rules)), 1).await;
+    let four = gepa(&config(|_| {}), Arc::new(Reflective::new(section_rules)), 4).await;
+    assert_eq!(summary(&one), summary(&four));
+}
+
+#[tokio::test]
+async fn the_metric_call_budget_ends_the_search() {
+    let model = Arc::new(Reflective::new(|_, _| None));
+    let run = gepa(&config(|c| c.max_metric_calls = Some(10)), model, 2).await;
+    let stop = run.result.stop.as_ref().unwrap();
+    assert_eq!(stop.code(), "metric_calls", "{}", stop.detail());
+    // The baseline (4) and one step (the seed's minibatch, 4, and a child's, 4) at most.
+    assert!(run.metric_calls <= 16, "{}", run.metric_calls);
+}
+
+#[tokio::test]
+async fn a_cancel_during_the_first_proposal_keeps_the_seed_and_says_so() {
+    let cancel = CancelToken::new();
+    let model = Arc::new(Reflective {
+        cancel_on_first: Some(cancel.clone()),
+        ..Reflective::new(section_rules)
+    });
+    let optimizer = Gepa::from_config(&config(|_| {}), model);
+    let run = search(&optimizer, Arc::new(Halves::default()), 2, cancel).await;
+    assert_eq!(run.result.stop.as_ref().unwrap().code(), "cancelled");
+    assert_eq!(run.result.best_candidate, 0);
+    assert_eq!(validated_children(&run.events), Vec::<usize>::new());
+}
+
+#[tokio::test]
+async fn unusable_replies_are_rejected_with_their_reason_and_end_the_search() {
+    struct Garbage;
+    #[async_trait]
+    impl ChatModel for Garbage {
+        fn provider(&self) -> &str {
+            "garbage"
+        }
+        fn model(&self) -> &str {
+            "garbage"
+        }
+        fn endpoint(&self) -> &str {
+            ""
+        }
+        async fn chat(&self, _: &ChatRequest) -> Result<ChatResponse, LlmError> {
+            Ok(ChatResponse {
+                text: "I would rather not.".into(),
+                usage: TokenUsage::default(),
+                stop_reason: Stop::End,
+                model: "garbage".into(),
+                latency: Duration::ZERO,
+                cached: false,
+            })
+        }
+    }
+    let run = gepa(&config(|_| {}), Arc::new(Garbage), 2).await;
+    let reasons: Vec<String> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::CandidateProposed {
+                valid: false,
+                reason: Some(reason),
+                ..
+            } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !reasons.is_empty() && reasons.iter().all(|r| r.contains("<NEW_SKILL_BODY>")),
+        "{reasons:?}"
+    );
+    assert_eq!(run.result.stop.as_ref().unwrap().code(), "patience");
+    assert_eq!(run.result.best_candidate, 0);
+}
+
+#[tokio::test]
+async fn the_component_prompt_shows_the_part_and_the_whole_skill() {
+    let model = Arc::new(Reflective::new(section_rules));
+    let _ = gepa(&config(|_| {}), model.clone(), 1).await;
+    let prompt = &model.prompts()[0];
+    assert!(prompt.contains("THE PART TO REWRITE: ## Even"), "{prompt}");
+    assert!(
+        prompt.contains("<WHOLE_SKILL>\n## Even\n\nHandle even tasks.\n\n## Odd"),
+        "{prompt}"
+    );
+    assert!(
+        prompt
+            .contains("<CURRENT_SKILL_BODY>\n## Even\n\nHandle even tasks.\n</CURRENT_SKILL_BODY>"),
+        "{prompt}"
+    );
+}
