@@ -1,6 +1,7 @@
 # Helpers shared by the benchmark scripts (source it; it defines functions only).
 #
-#   bench_build                  release build of our binary and the mock; sets OURS and MOCK
+#   bench_build                  a build (release unless PROFILE says) of our binary and the
+#                                mock; sets OURS and MOCK
 #   bench_peer                   the Python skill-factory 0.2.0 in a venv outside the repository
 #                                (made on first use); sets PYTHON_TOOL
 #   bench_start_mock DIR ARGS..  starts sf-mock-server on a free port with ARGS, logging into
@@ -10,13 +11,21 @@
 #   bench_median                 the median of the numbers on stdin, 3 decimals
 #
 # Environment: PEER_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer, the
-# venv scripts/setup-peer.sh makes, shared with the tests), CARGO_TARGET_DIR.
+# venv scripts/setup-peer.sh makes, shared with the tests), CARGO_TARGET_DIR, PROFILE (the cargo
+# profile bench_build builds, default release; `debug` for a quick look whose wall times are not
+# comparable).
 
 bench_build() {
-    cargo build --release --quiet -p skill-factory-cli -p skill-factory-mock
+    local profile=${PROFILE:-release} folder=${PROFILE:-release}
+    # cargo's `dev` profile builds into target/debug.
+    if [[ "$profile" == dev || "$profile" == debug ]]; then
+        profile=dev
+        folder=debug
+    fi
+    cargo build --profile "$profile" --quiet -p skill-factory-cli -p skill-factory-mock
     local target_dir=${CARGO_TARGET_DIR:-$(pwd)/target}
-    OURS=$target_dir/release/skill-factory
-    MOCK=$target_dir/release/sf-mock-server
+    OURS=$target_dir/$folder/skill-factory
+    MOCK=$target_dir/$folder/sf-mock-server
 }
 
 bench_peer() {
