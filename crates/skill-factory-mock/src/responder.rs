@@ -89,6 +89,9 @@ pub fn respond(
     if is_judge_prompt(&conversation.user) {
         return judge_reply(&conversation.user);
     }
+    if is_gepa_prompt(&conversation.user) {
+        return gepa_reply(&conversation.user, conversation.temperature);
+    }
     if is_patch_prompt(&conversation.user) {
         return patch_reply(&conversation.user, conversation.temperature);
     }
@@ -113,6 +116,41 @@ pub fn is_judge_prompt(user: &str) -> bool {
 /// reflection prompt of both skill-factory tools).
 pub fn is_reflection_prompt(user: &str) -> bool {
     user.contains(CURRENT_BODY_OPEN) && user.contains(NEW_BODY_OPEN)
+}
+
+/// How the reflection prompt of the `gepa` package from PyPI begins (its default adapter's
+/// instruction proposal).
+const GEPA_PROMPT_START: &str =
+    "I provided an assistant with the following instructions to perform a task for me:";
+
+/// Whether a user message is the `gepa` package's reflection prompt: the current instructions
+/// in the first fenced block, and the new ones asked for within ``` blocks.
+pub fn is_gepa_prompt(user: &str) -> bool {
+    user.trim_start().starts_with(GEPA_PROMPT_START)
+}
+
+/// The `gepa` package's reply format: the instructions of the prompt's first fenced block plus
+/// one rule line, chosen as [`proposal_reply`] chooses it, within ``` fences.
+pub fn gepa_reply(prompt: &str, temperature: Option<f64>) -> String {
+    let instructions = prompt
+        .split_once("```")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(inside, _)| {
+            // A language tag on the opening fence's line is not part of the instructions.
+            inside
+                .split_once('\n')
+                .map_or(inside, |(first, rest)| {
+                    if first.trim().is_empty() {
+                        rest
+                    } else {
+                        inside
+                    }
+                })
+                .trim()
+        })
+        .unwrap_or("");
+    let (rule, tag) = rule_for(prompt, temperature);
+    format!("```\n{instructions}\n\n- {rule} (rule {tag})\n```")
 }
 
 /// Whether a user message asks an optimizer for edit patches (our `skillopt`): it shows the
@@ -232,6 +270,18 @@ mod tests {
             user: user.to_string(),
             ..Conversation::default()
         }
+    }
+
+    #[test]
+    fn the_gepa_packages_reflection_prompt_gets_its_instructions_plus_a_rule_in_fences() {
+        let prompt = "I provided an assistant with the following instructions to perform a task for me:\n```\nSort tickets.\n```\n\nThe following are examples...\nProvide the new instructions within ``` blocks.";
+        assert!(is_gepa_prompt(prompt) && !is_reflection_prompt(prompt));
+        let reply = gepa_reply(prompt, None);
+        assert!(reply.starts_with("```\nSort tickets.\n\n- "), "{reply}");
+        assert!(
+            reply.ends_with(")\n```") && reply.contains("(rule "),
+            "{reply}"
+        );
     }
 
     #[test]

@@ -126,6 +126,22 @@ async fn max_calls_stops_the_run_at_exactly_that_many_calls() {
 }
 
 #[tokio::test]
+async fn max_calls_stops_gepa_and_skillopt_too_with_a_readable_run_folder() {
+    for name in ["gepa", "skillopt"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let extra = format!(
+            "optimizer: {{name: {name}, rounds: 5, minibatch_size: 2, patience: 5, budget: {{max_calls: 7}}}}\n"
+        );
+        let outcome = run(&fixture(tmp.path(), &extra)).await;
+        assert_budget_stop(&outcome, "max_calls");
+        let result = result_json(&outcome);
+        assert_eq!(result["optimizer"], name);
+        assert_eq!(result["usage"]["total"]["calls"], 7, "{name}: {result}");
+        assert_eq!(result["metadata"]["backend"], name);
+    }
+}
+
+#[tokio::test]
 async fn max_tokens_stops_the_run_once_that_many_tokens_are_used() {
     let (_tmp, outcome) = stopped_by("max_tokens: 40", false).await;
     assert_budget_stop(&outcome, "max_tokens");
