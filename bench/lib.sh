@@ -9,6 +9,8 @@
 #   bench_requests               requests the mock has received so far (GET /stats: chat
 #                                requests, or System One requests under --systemone)
 #   bench_median                 the median of the numbers on stdin, 3 decimals
+#   bench_workdir NAME           a fresh temporary folder in WORK, removed (and the mock
+#                                stopped) when the script exits; defines `step`
 #
 # Environment: PEER_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer, the
 # venv scripts/setup-peer.sh makes, shared with the tests), CARGO_TARGET_DIR, PROFILE (the cargo
@@ -64,3 +66,19 @@ bench_median() {
 import statistics, sys
 print(f"{statistics.median(float(line) for line in sys.stdin if line.strip()):.3f}")'
 }
+
+bench_workdir() {
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/sf-bench-$1.XXXXXX")
+    MOCK_PID=""
+    trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+    if [[ -n "$MOCK_PID" ]]; then
+        kill "$MOCK_PID" 2>/dev/null || true
+        wait "$MOCK_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+
+step() { printf '\n== %s\n' "$*" >&2; }

@@ -38,17 +38,7 @@ source bench/lib.sh
 LATENCY_MS=${LATENCY_MS:-50}
 RUNS=${RUNS:-3}
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/sf-bench-optimize.XXXXXX")
-MOCK_PID=""
-cleanup() {
-    if [[ -n "$MOCK_PID" ]]; then
-        kill "$MOCK_PID" 2>/dev/null || true
-        wait "$MOCK_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-step() { printf '\n== %s\n' "$*" >&2; }
+bench_workdir optimize
 
 step "building our release binaries"
 bench_build

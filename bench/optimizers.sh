@@ -49,17 +49,7 @@ PACKAGE_CALLS=${PACKAGE_CALLS:-120}
 GEPA_VERSION=0.1.4
 GEPA_VENV=${GEPA_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/gepa-venv}
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/sf-bench-optimizers.XXXXXX")
-MOCK_PID=""
-cleanup() {
-    if [[ -n "$MOCK_PID" ]]; then
-        kill "$MOCK_PID" 2>/dev/null || true
-        wait "$MOCK_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-step() { printf '\n== %s\n' "$*" >&2; }
+bench_workdir optimizers
 
 step "building our binaries (${PROFILE:-release})"
 bench_build
