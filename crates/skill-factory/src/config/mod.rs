@@ -91,9 +91,9 @@ pub use roles::{
     OPTIMIZER_MODEL_ENV, ResolvedRoles, TARGET_MODEL_ENV,
 };
 pub use schema::{
-    BudgetConfig, CacheConfig, Check, Command, CommandMetricConfig, ConfigKind, Criterion,
-    GoldenConfig, GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig,
-    OptimizerConfig, OptimizerParams, OutputConfig, ProgrammaticConfig, ReflectionStyle, RunConfig,
-    SkillMode, SystemOneCheck, SystemOneConfig,
+    BudgetConfig, CacheConfig, Check, Command, CommandMetricConfig, ComponentSelector, ConfigKind,
+    Criterion, GoldenConfig, GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig,
+    MetricConfig, OptimizerConfig, OptimizerParams, OutputConfig, ProgrammaticConfig,
+    ReflectionStyle, RunConfig, SkillMode, SystemOneCheck, SystemOneConfig,
 };
 pub use suggest::closest;

@@ -41,7 +41,7 @@ use skill_factory_core::{Evaluation, Skill, Task};
 use skill_factory_llm::ChatModel;
 use skill_factory_pycompat::random::Random;
 
-use super::component::{ComponentKind, Components, merge};
+use super::component::{ComponentKind, Components, changed, merge};
 use super::context::{RunContext, Scored, identity};
 use super::event::Event;
 use super::minibatch::Epochs;
@@ -51,7 +51,7 @@ use super::progress::{self, stopping};
 use super::reflection::{REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, note_for};
 use super::round::{self, Ask, Candidate, Part, Proposed};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason, is_perfect};
-use crate::config::OptimizerConfig;
+use crate::config::{ComponentSelector, OptimizerConfig};
 
 /// The longest description a proposal may write (the Agent Skills limit), in characters and
 /// lines.
@@ -91,7 +91,8 @@ struct Member {
 /// What a step does for one parent, drawn before anything runs.
 struct Plan {
     parent: usize,
-    component: usize,
+    /// The component to rewrite; `None` when the model picks it (`component_selector: blamed`).
+    component: Option<usize>,
     batch: Vec<Task>,
     extension: Vec<Task>,
     /// Candidate numbers of its proposals.
@@ -240,12 +241,18 @@ impl Search<'_> {
         let mut plans = Vec::new();
         for _ in 0..self.config.parents.max(1) {
             let parent = pareto::sample(&frontier, &mut self.rng).unwrap_or(self.best);
-            let components = Components::of(&self.pool[parent].skill);
-            let mutable = self.mutable(&components);
-            let Some(&component) =
-                mutable.get(self.pool[parent].next_component % mutable.len().max(1))
-            else {
-                continue;
+            let component = match self.config.component_selector {
+                ComponentSelector::Blamed => None,
+                ComponentSelector::RoundRobin => {
+                    let components = Components::of(&self.pool[parent].skill);
+                    let mutable = self.mutable(&components);
+                    let Some(&component) =
+                        mutable.get(self.pool[parent].next_component % mutable.len().max(1))
+                    else {
+                        continue;
+                    };
+                    Some(component)
+                }
             };
             self.pool[parent].next_component += 1;
             let batch = self.epochs.next(self.config.minibatch_size, &mut self.rng);
@@ -285,39 +292,56 @@ impl Search<'_> {
             };
         }
         let components = Components::of(&parent.skill);
-        let Some(component) = components.get(plan.component) else {
-            return Mutation::Perfect {
-                train: train.score(),
-            };
-        };
-        let description = component.kind == ComponentKind::Description;
-        let limits = if description {
-            DESCRIPTION_LIMITS
-        } else {
-            self.limits
-        };
         let rejected: Vec<RejectedEdit> = self.rejected.iter().cloned().collect();
-        let name = if description {
-            "description (the frontmatter line an agent reads to decide whether to load the skill)"
-        } else {
-            component.name.as_str()
-        };
-        let prompt = Reflection {
+        let reflection = Reflection {
             goal: &self.goal,
-            body: &component.text,
+            body: &parent.skill.body,
             batch: &train.evaluation,
             tasks: &plan.batch,
             rejected: &rejected,
-            limits,
-            component: Some((name, &parent.skill.body)),
-        }
-        .prompt_for(self.config.reflection);
+            limits: self.limits,
+            component: None,
+            one_part: plan.component.is_none(),
+        };
+        let (prompt, limits, part) = match plan.component {
+            None => (
+                reflection.prompt_for(self.config.reflection),
+                self.limits,
+                Part::OnePart,
+            ),
+            Some(index) => {
+                let Some(component) = components.get(index) else {
+                    return Mutation::Perfect {
+                        train: train.score(),
+                    };
+                };
+                let description = component.kind == ComponentKind::Description;
+                let limits = if description {
+                    DESCRIPTION_LIMITS
+                } else {
+                    self.limits
+                };
+                let name = if description {
+                    "description (the frontmatter line an agent reads to decide whether to load the skill)"
+                } else {
+                    component.name.as_str()
+                };
+                let prompt = Reflection {
+                    body: &component.text,
+                    limits,
+                    component: Some((name, &parent.skill.body)),
+                    ..reflection
+                }
+                .prompt_for(self.config.reflection);
+                (prompt, limits, Part::Component(&components, index))
+            }
+        };
         let ask = Ask {
             prompt: &prompt,
             count: self.config.max_edits_per_round,
             style: self.config.reflection,
             limits,
-            part: Part::Component(&components, plan.component),
+            part,
         };
         let mut next_id = plan.first_id;
         let candidates = round::propose(
@@ -335,11 +359,14 @@ impl Search<'_> {
             .iter()
             .filter(|new| !self.seen.contains_key(&identity(&new.skill)))
             .collect();
-        let gated = join_all(
-            fresh
-                .iter()
-                .map(|new| self.gate(step, plan, parent, &train, new, &component.name)),
-        )
+        let gated = join_all(fresh.iter().map(|new| {
+            // The part the child rewrote: the planned one, or the one the model blamed.
+            let component = match plan.component.and_then(|i| components.get(i)) {
+                Some(component) => component.name.clone(),
+                None => changed(&parent.skill, &new.skill).join(", "),
+            };
+            self.gate(step, plan, parent, &train, new, component)
+        }))
         .await;
         let mut repeats = triage.repeats.clone();
         for new in &triage.new {
@@ -367,7 +394,7 @@ impl Search<'_> {
         parent: &Member,
         parent_train: &Scored,
         new: &round::NewBody,
-        component: &str,
+        component: String,
     ) -> Option<Gated> {
         let context = self.context;
         let child = context
@@ -403,7 +430,7 @@ impl Search<'_> {
             id: new.id,
             skill: new.skill.clone(),
             rationale: new.rationale.clone(),
-            component: component.to_string(),
+            component,
             parent_score: parent_sum / tasks as f64,
             child_score: child_sum / tasks as f64,
             tasks,

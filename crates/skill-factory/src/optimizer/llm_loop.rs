@@ -156,6 +156,7 @@ impl Search<'_> {
             rejected: &rejected,
             limits,
             component: None,
+            one_part: false,
         }
         .prompt_for(self.settings.reflection);
         let ask = Ask {

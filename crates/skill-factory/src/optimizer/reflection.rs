@@ -27,6 +27,9 @@ use skill_factory_pycompat::repr::repr_str;
 use crate::config::ReflectionStyle;
 use crate::metric::text::py_strip;
 
+/// The rule a blamed-component prompt adds: one part changed, the others kept.
+pub const ONE_PART_RULE: &str = "- Change only the ONE part of the body most responsible for these failures (the text before the first `## ` heading, or one `## ` section) and copy every other part word for word.";
+
 /// Output token limit of a proposal request (as the reference).
 pub const PROPOSAL_MAX_TOKENS: u32 = 4096;
 
@@ -129,6 +132,9 @@ pub struct Reflection<'a> {
     /// When one component is rewritten: its name and the whole skill body it belongs to
     /// (`body` is then the component's text).
     pub component: Option<(&'a str, &'a str)>,
+    /// Whether the model is to change one part of the body only, the one it blames for the
+    /// failures (`gepa` with `component_selector: blamed`).
+    pub one_part: bool,
 }
 
 /// `text` trimmed, and cut to [`FIELD_CHARS`] characters plus a mark when longer.
@@ -266,6 +272,11 @@ impl Reflection<'_> {
             task,
             "- Keep it a general, reusable SKILL.md body: no answers or details specific to the examples above."
                 .to_string(),
+        ]);
+        if self.one_part {
+            tail.push(ONE_PART_RULE.to_string());
+        }
+        tail.extend([
             "- Prefer clear, imperative instructions: add the rules, steps or output-format guidance that would have prevented these failures."
                 .to_string(),
             format!(
@@ -833,6 +844,7 @@ mod tests {
             rejected: &rejected,
             limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
             component: None,
+            one_part: false,
         }
         .prompt();
         assert!(prompt.starts_with(
@@ -868,6 +880,7 @@ mod tests {
             rejected: &[],
             limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
             component: None,
+            one_part: false,
         }
         .prompt();
         assert!(!prompt.contains("REJECTED"));
@@ -903,6 +916,7 @@ mod tests {
             rejected: &rejected,
             limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
             component: None,
+            one_part: false,
         }
         .prompt_for(ReflectionStyle::Compact);
         assert_eq!(

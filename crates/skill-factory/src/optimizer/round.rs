@@ -16,7 +16,7 @@ use skill_factory_llm::{ChatModel, ChatResponse, LlmError, TokenUsage};
 use skill_factory_package::spec;
 
 use super::StopReason;
-use super::component::Components;
+use super::component::{Components, changed};
 use super::context::{RunContext, Scored, identity};
 use super::event::Event;
 use super::honest::{Honesty, REPEATS_REMOVED, without_repeated_paragraphs};
@@ -34,6 +34,9 @@ pub enum Part<'a> {
     Body,
     /// One component of the parent ([`super::component`]), by index.
     Component(&'a Components, usize),
+    /// A new body that may change one component of the parent only, whichever the model
+    /// blames; a reply that changes more is refused.
+    OnePart,
 }
 
 /// What to ask the optimizer model for.
@@ -109,6 +112,7 @@ pub async fn propose(
         let outcome = match &answer {
             Some(answer) => read_proposal(answer, ask.limits, ask.style)
                 .map(|proposal| made(parent.1, ask.part, proposal))
+                .and_then(|proposed| one_part(parent.1, ask.part, proposed))
                 .and_then(|proposed| check(context, parent.1, proposed)),
             None => Err(Rejected {
                 reason: "not requested: the run was stopping".to_string(),
@@ -149,7 +153,7 @@ impl Candidate {
 /// The skill a proposal's text makes of `parent`: a new body, or one component replaced.
 fn made(parent: &Skill, part: Part<'_>, proposal: Proposal) -> Proposed {
     let skill = match part {
-        Part::Body => parent.with_body(proposal.body),
+        Part::Body | Part::OnePart => parent.with_body(proposal.body),
         Part::Component(components, index) => components.with_text(parent, index, &proposal.body),
     };
     Proposed {
@@ -157,6 +161,22 @@ fn made(parent: &Skill, part: Part<'_>, proposal: Proposal) -> Proposed {
         rationale: proposal.rationale,
         warnings: proposal.warnings,
     }
+}
+
+/// Refuses a [`Part::OnePart`] proposal that changes more than one component of `parent`.
+fn one_part(parent: &Skill, part: Part<'_>, proposed: Proposed) -> Result<Proposed, Rejected> {
+    let changed = changed(parent, &proposed.skill);
+    if matches!(part, Part::OnePart) && changed.len() > 1 {
+        return Err(Rejected {
+            reason: format!(
+                "changes {} parts ({}); a step rewrites the one part it blames",
+                changed.len(),
+                changed.join(", ")
+            ),
+            rationale: proposed.rationale,
+        });
+    }
+    Ok(proposed)
 }
 
 /// The checks every candidate passes before it is scored, whichever optimizer made it: the

@@ -126,6 +126,7 @@ impl Search<'_> {
             rejected: &[],
             limits: body_limits(&best.body),
             component: None,
+            one_part: false,
         };
         let mut lines = vec![
             format!("GOAL: {}", self.goal),

@@ -464,3 +464,44 @@ async fn the_component_prompt_shows_the_part_and_the_whole_skill() {
         "{prompt}"
     );
 }
+
+#[tokio::test]
+async fn a_blamed_component_rewrite_may_change_one_part_only() {
+    use skill_factory::config::ComponentSelector;
+    let blamed = config(|c| {
+        c.component_selector = ComponentSelector::Blamed;
+        c.parents = 1;
+    });
+    // Appending to the body changes its last section alone: a one-part rewrite.
+    let one = Arc::new(Reflective::new(|part, _| {
+        (part == "body").then(|| "EVEN-RULE ODD-RULE".to_string())
+    }));
+    let run = gepa(&blamed, one.clone(), 2).await;
+    assert_eq!(run.result.best_score, 1.0, "{:#?}", run.result.history);
+    assert!(
+        one.prompts()[0].contains("Change only the ONE part"),
+        "{}",
+        one.prompts()[0]
+    );
+    let parts: Vec<&String> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Lineage { component, .. } => Some(component),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(parts, vec!["## Odd"]);
+
+    // A reply that rewrites both sections is refused unscored, with the parts it changed.
+    let two = Arc::new(Reflective::replying(
+        "<RATIONALE>both</RATIONALE>\n<NEW_SKILL_BODY>\n## Even\n\nEVEN-RULE\n\n## Odd\n\nODD-RULE\n</NEW_SKILL_BODY>",
+    ));
+    let run = gepa(&blamed, two, 2).await;
+    assert_eq!(run.result.best_candidate, 0);
+    let refused = run.events.iter().any(|e| {
+        matches!(e, Event::CandidateProposed { valid: false, reason: Some(reason), .. }
+            if reason.starts_with("changes 2 parts (## Even, ## Odd)"))
+    });
+    assert!(refused, "{:#?}", run.events);
+}

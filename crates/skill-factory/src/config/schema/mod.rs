@@ -24,7 +24,9 @@ pub use metric::{
     CommandMetricConfig, Criterion, GoldenConfig, GoldenMode, JudgeConfig, MetricConfig,
     ProgrammaticConfig, SystemOneCheck, SystemOneConfig,
 };
-pub use optimizer::{BudgetConfig, OptimizerConfig, OptimizerParams, ReflectionStyle};
+pub use optimizer::{
+    BudgetConfig, ComponentSelector, OptimizerConfig, OptimizerParams, ReflectionStyle,
+};
 pub use output::OutputConfig;
 
 /// One skill-mode run: what to optimize, on which data, with which models and metric.

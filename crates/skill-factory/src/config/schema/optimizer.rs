@@ -80,6 +80,9 @@ pub struct OptimizerConfig {
     /// a lucky draw does not pass a child (default true).
     #[serde(default = "default_true")]
     pub adaptive_gate: bool,
+    /// `gepa`: which component a mutation rewrites (default `round_robin`).
+    #[serde(default)]
+    pub component_selector: ComponentSelector,
     /// `skillopt`: most edits of the first step; the limit decays like a learning rate
     /// (cosine) to `min_patch_edits` at the last round (default 4).
     #[serde(default = "default_max_patch_edits")]
@@ -113,6 +116,18 @@ pub enum ReflectionStyle {
     /// a paragraph until the token limit, is read as that paragraph). It shows no rejected
     /// edits (small models copy them) and relies on the goal, so set `goal`.
     Compact,
+}
+
+/// How `gepa` picks the component a mutation rewrites.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComponentSelector {
+    /// Each candidate's components in turn.
+    #[default]
+    RoundRobin,
+    /// The optimizer model sees the whole skill and rewrites the one part it blames for the
+    /// failures; a reply that changes more than one part is refused.
+    Blamed,
 }
 
 /// `optimizer.budget`: hard limits of a run, checked before every model call. When one is
@@ -170,6 +185,7 @@ impl Default for OptimizerConfig {
             merge: true,
             max_merges: default_max_merges(),
             adaptive_gate: true,
+            component_selector: ComponentSelector::default(),
             max_patch_edits: default_max_patch_edits(),
             min_patch_edits: default_min_patch_edits(),
             protected: Vec::new(),

@@ -33,6 +33,19 @@ fn misspelt_gepa_and_skillopt_keys_get_the_closest_valid_key() {
 }
 
 #[test]
+fn a_misspelt_component_selector_lists_the_selectors_and_suggests_one() {
+    let (_, m) = error_of("optimizer: {name: gepa, component_selector: blame}\n");
+    assert_mentions(
+        &m,
+        &[
+            "Unknown value 'blame'. Supported: round_robin, blamed",
+            "'optimizer.component_selector'",
+            "did you mean 'blamed'?",
+        ],
+    );
+}
+
+#[test]
 fn gepa_and_skillopt_values_out_of_range_name_the_key_and_the_fix() {
     for (block, key, fix) in [
         (
