@@ -133,8 +133,9 @@ impl RunContext {
         self
     }
 
-    /// Rollouts run and scored so far in this run (results reused from the run's memo are
-    /// not counted; answers from the model cache are, as the metric ran on them).
+    /// Rollouts run and scored so far in this run, each (skill, task) once: results reused
+    /// from the run's memo are not counted, answers from the model cache are (the metric ran
+    /// on them), and a failed rollout counts every time it is tried.
     pub fn metric_calls(&self) -> u64 {
         self.metric_calls.load(Ordering::Relaxed)
     }
@@ -190,6 +191,7 @@ impl RunContext {
             tasks: tasks.len(),
             reused: tasks.len() - to_run.len(),
         });
+        let was_known: Vec<bool> = known.iter().map(Option::is_some).collect();
         for item in known.iter().flatten() {
             self.emit(Event::Rollout(RolloutRecord {
                 round,
@@ -224,8 +226,7 @@ impl RunContext {
         // Conservative: once the run is stopping, any task of this evaluation may have been
         // skipped or refused a call, so the whole evaluation is marked incomplete.
         let complete = self.stop_reason().is_none();
-        self.metric_calls
-            .fetch_add(ran.items.len() as u64, Ordering::Relaxed);
+        let ran_count = ran.items.len() as u64;
         let mut fresh = ran.items.into_iter();
         // `evaluate_shared` returns one item per task it was given, in order, so the fresh
         // items fill the unknown slots one for one.
@@ -241,12 +242,30 @@ impl RunContext {
                     })
             })
             .collect();
-        if complete {
+        // A result counts once per (skill, task): when two evaluations ran the same one at the
+        // same time, the second to finish finds it remembered, so the count, and every
+        // decision taken on it, does not depend on timing. Failed rollouts count each time.
+        let counted = if complete {
             let mut memo = self.memo();
-            for item in items.iter().filter(|item| item.rollout.ok()) {
-                memo.insert((identity(skill), item.task_id().to_string()), item.clone());
+            let mut counted = 0;
+            for (item, known) in items.iter().zip(&was_known) {
+                if *known {
+                    continue;
+                }
+                // A failed rollout is not remembered (it is retried when needed again).
+                if !item.rollout.ok()
+                    || memo
+                        .insert((identity(skill), item.task_id().to_string()), item.clone())
+                        .is_none()
+                {
+                    counted += 1;
+                }
             }
-        }
+            counted
+        } else {
+            ran_count
+        };
+        self.metric_calls.fetch_add(counted, Ordering::Relaxed);
         let evaluation = Evaluation { items };
         self.emit(Event::EvaluationFinished {
             round,

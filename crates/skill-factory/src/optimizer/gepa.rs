@@ -40,6 +40,7 @@ use serde_json::{Value, json};
 use skill_factory_core::{Evaluation, Skill, Task};
 use skill_factory_llm::ChatModel;
 use skill_factory_pycompat::random::Random;
+use tokio::sync::OnceCell;
 
 use super::component::{ComponentKind, Components, changed, merge};
 use super::context::{RunContext, Scored, identity};
@@ -97,6 +98,15 @@ struct Plan {
     extension: Vec<Task>,
     /// Candidate numbers of its proposals.
     first_id: usize,
+}
+
+/// A parent as its children's gates see it: its minibatch score, and its score on the gate's
+/// extension, computed once for all of them when one needs it.
+#[derive(Clone, Copy)]
+struct Judged<'a> {
+    member: &'a Member,
+    train: &'a Scored,
+    extension: &'a OnceCell<Scored>,
 }
 
 /// A child's gate.
@@ -359,13 +369,19 @@ impl Search<'_> {
             .iter()
             .filter(|new| !self.seen.contains_key(&identity(&new.skill)))
             .collect();
+        let extension = OnceCell::new();
+        let judged = Judged {
+            member: parent,
+            train: &train,
+            extension: &extension,
+        };
         let gated = join_all(fresh.iter().map(|new| {
             // The part the child rewrote: the planned one, or the one the model blamed.
             let component = match plan.component.and_then(|i| components.get(i)) {
                 Some(component) => component.name.clone(),
                 None => changed(&parent.skill, &new.skill).join(", "),
             };
-            self.gate(step, plan, parent, &train, new, component)
+            self.gate(step, plan, &judged, new, component)
         }))
         .await;
         let mut repeats = triage.repeats.clone();
@@ -391,11 +407,15 @@ impl Search<'_> {
         &self,
         step: usize,
         plan: &Plan,
-        parent: &Member,
-        parent_train: &Scored,
+        parent: &Judged<'_>,
         new: &round::NewBody,
         component: String,
     ) -> Option<Gated> {
+        let Judged {
+            member: parent,
+            train: parent_train,
+            extension: parent_more,
+        } = *parent;
         let context = self.context;
         let child = context
             .evaluate(&new.skill, &plan.batch, step, new.id, "train")
@@ -413,8 +433,15 @@ impl Search<'_> {
         let within_noise =
             child_sum > parent_sum + EPSILON && child_sum - parent_sum <= 1.0 + EPSILON;
         if within_noise && !plan.extension.is_empty() {
+            // The parent's extension is scored once for all its children of the step.
             let (parent_more, child_more) = futures_util::join!(
-                context.evaluate(&parent.skill, &plan.extension, step, parent.id, "train"),
+                parent_more.get_or_init(|| context.evaluate(
+                    &parent.skill,
+                    &plan.extension,
+                    step,
+                    parent.id,
+                    "train"
+                )),
                 context.evaluate(&new.skill, &plan.extension, step, new.id, "train"),
             );
             if !(parent_more.complete && child_more.complete) {
