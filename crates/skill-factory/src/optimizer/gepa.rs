@@ -48,7 +48,7 @@ use super::event::Event;
 use super::minibatch::Epochs;
 use super::pareto::{self, EPSILON};
 use super::progress::PERFECT_MINIBATCH;
-use super::progress::{self, stopping};
+use super::progress::{self, Progress, stopping};
 use super::reflection::{REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, note_for};
 use super::round::{self, Ask, Candidate, Part, Proposed};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason, is_perfect};
@@ -182,7 +182,7 @@ struct Search<'a> {
     limits: (usize, usize),
     pool: Vec<Member>,
     best: usize,
-    result: OptimizationResult,
+    progress: Progress,
     rng: Random,
     epochs: Epochs,
     next_id: usize,
@@ -504,23 +504,6 @@ impl Search<'_> {
         })
     }
 
-    fn record(&mut self, step: usize, record: CandidateRecord, candidate: Option<usize>) {
-        self.context.emit(Event::Decision {
-            round: step,
-            candidate,
-            accepted: record.accepted,
-            val_score: record.val_score,
-            best_before: self.result.best_score,
-            note: record.note.clone(),
-        });
-        if record.accepted {
-            self.result.best_skill = record.skill.clone();
-            self.result.best_score = record.val_score;
-            self.result.best_candidate = candidate.unwrap_or(self.result.best_candidate);
-        }
-        self.result.history.push(record);
-    }
-
     /// Records a child that was not kept, and remembers why for later prompts; `scores` are
     /// the history record's train and validation scores.
     fn turn_down(&mut self, step: usize, gate: &Gated, reason: String, (train, val): (f64, f64)) {
@@ -541,15 +524,12 @@ impl Search<'_> {
         self.record(step, record, Some(gate.id));
     }
 
+    fn record(&mut self, step: usize, record: CandidateRecord, candidate: Option<usize>) {
+        self.progress.decide(self.context, step, record, candidate);
+    }
+
     fn keep_best(&mut self, step: usize, train: f64, note: String) {
-        let record = CandidateRecord {
-            iteration: step,
-            skill: self.pool[self.best].skill.clone(),
-            train_score: train,
-            val_score: self.pool[self.best].mean,
-            accepted: false,
-            note,
-        };
+        let record = self.progress.kept(step, train, note);
         self.record(step, record, None);
     }
 
@@ -792,7 +772,8 @@ impl Search<'_> {
         {
             return ControlFlow::Break(reason);
         }
-        self.result
+        self.progress
+            .result
             .metadata
             .insert("rounds_run".into(), Value::from(step));
         self.context.emit(Event::RoundFinished {
@@ -800,7 +781,7 @@ impl Search<'_> {
             best_score: self.pool[self.best].mean,
             rounds_without_improvement: self.idle_steps,
         });
-        self.context.events.checkpoint(&self.result);
+        self.context.events.checkpoint(&self.progress.result);
         if self.context.metric_calls() == calls_before {
             self.idle_steps += 1;
             if self.idle_steps > self.config.patience {
@@ -961,7 +942,7 @@ impl Search<'_> {
             .iter()
             .map(|m| json!({"candidate": self.pool[m.candidate].id, "tasks": m.tasks}))
             .collect();
-        let metadata = &mut self.result.metadata;
+        let metadata = &mut self.progress.result.metadata;
         metadata.insert(
             "metric_calls".into(),
             Value::from(self.context.metric_calls()),
@@ -1002,7 +983,7 @@ impl Search<'_> {
             }))
             .collect();
         metadata.insert("lineage".into(), Value::from(lineage));
-        progress::finish(self.context, self.result, stop)
+        progress::finish(self.context, self.progress.result, stop)
     }
 }
 
@@ -1049,7 +1030,7 @@ impl Optimizer for Gepa {
                 next_component: 0,
             }],
             best: 0,
-            result: start.result,
+            progress: Progress::new(start.result),
             rng,
             epochs,
             next_id: 1,

@@ -182,10 +182,9 @@ impl Progress {
         ControlFlow::Continue(Some(train))
     }
 
-    /// Records the decision of round `round` on `candidate` (none when nothing new was
-    /// scored): the event, the new best when accepted, the history, `rounds_run`, the end of
-    /// the round and a checkpoint.
-    pub fn record(
+    /// Records a decision on `candidate` (none when nothing new was scored): the event, the
+    /// new best when accepted, and the history. `gepa` decides several times a step.
+    pub fn decide(
         &mut self,
         context: &RunContext,
         round: usize,
@@ -210,6 +209,30 @@ impl Progress {
             self.rounds_without_improvement += 1;
         }
         self.result.history.push(record);
+    }
+
+    /// The record of a decision that kept the best skill, for the reason in `note`.
+    pub fn kept(&self, round: usize, train_score: f64, note: String) -> CandidateRecord {
+        CandidateRecord {
+            iteration: round,
+            skill: self.result.best_skill.clone(),
+            train_score,
+            val_score: self.result.best_score,
+            accepted: false,
+            note,
+        }
+    }
+
+    /// Records the decision of round `round` ([`Progress::decide`]), then the end of the
+    /// round: `rounds_run`, the event and a checkpoint.
+    pub fn record(
+        &mut self,
+        context: &RunContext,
+        round: usize,
+        record: CandidateRecord,
+        candidate: Option<usize>,
+    ) {
+        self.decide(context, round, record, candidate);
         self.result
             .metadata
             .insert("rounds_run".into(), Value::from(round));
@@ -229,14 +252,7 @@ impl Progress {
         train_score: f64,
         note: String,
     ) {
-        let record = CandidateRecord {
-            iteration: round,
-            skill: self.result.best_skill.clone(),
-            train_score,
-            val_score: self.result.best_score,
-            accepted: false,
-            note,
-        };
+        let record = self.kept(round, train_score, note);
         self.record(context, round, record, None);
     }
 }
