@@ -83,6 +83,9 @@ pub struct RunContext {
     /// The most tokens a candidate skill may have (`optimizer.max_skill_tokens`), so a search
     /// cannot win by bloating the skill.
     pub max_skill_tokens: Option<usize>,
+    /// The most rollouts the search may score (`optimizer.max_metric_calls`), for every
+    /// optimizer; checked between steps, so a step under way finishes.
+    pub max_metric_calls: Option<u64>,
     /// Rollouts run and scored so far (reused results are free), GEPA's `max_metric_calls`.
     metric_calls: AtomicU64,
     memo: Mutex<HashMap<(String, String), TaskEvaluation>>,
@@ -110,6 +113,7 @@ impl RunContext {
             skill_files: Vec::new(),
             honesty: Honesty::default(),
             max_skill_tokens: None,
+            max_metric_calls: None,
             metric_calls: AtomicU64::new(0),
             memo: Mutex::new(HashMap::new()),
         }
@@ -131,6 +135,20 @@ impl RunContext {
     pub fn with_max_skill_tokens(mut self, limit: Option<usize>) -> Self {
         self.max_skill_tokens = limit;
         self
+    }
+
+    /// The same context stopping its search after `limit` metric calls.
+    pub fn with_max_metric_calls(mut self, limit: Option<u64>) -> Self {
+        self.max_metric_calls = limit;
+        self
+    }
+
+    /// [`StopReason::MetricCalls`] once the search has scored `limit` rollouts.
+    pub fn metric_calls_spent(&self, limit: Option<u64>) -> Option<StopReason> {
+        let used = self.metric_calls();
+        limit
+            .filter(|&limit| used >= limit)
+            .map(|limit| StopReason::MetricCalls { used, limit })
     }
 
     /// Rollouts run and scored so far in this run, each (skill, task) once: results reused

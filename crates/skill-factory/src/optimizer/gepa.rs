@@ -238,11 +238,7 @@ impl Search<'_> {
                 score: self.pool[self.best].mean,
             });
         }
-        let used = self.context.metric_calls();
-        (used >= self.budget).then_some(StopReason::MetricCalls {
-            used,
-            limit: self.budget,
-        })
+        self.context.metric_calls_spent(Some(self.budget))
     }
 
     /// Draws the step's parents, components and minibatches, in a fixed order.

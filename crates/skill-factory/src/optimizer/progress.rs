@@ -141,14 +141,17 @@ impl Progress {
     }
 
     /// Why the search must stop before its next round, if it must: the best already scores
-    /// the metric's maximum, or the run is cancelled or out of budget.
+    /// the metric's maximum, the run is cancelled or out of budget, or the search has spent
+    /// its metric calls.
     pub fn why_stop(&self, context: &RunContext) -> Option<StopReason> {
         if is_perfect(self.result.best_score) {
             return Some(StopReason::Perfect {
                 score: self.result.best_score,
             });
         }
-        context.stop_reason()
+        context
+            .stop_reason()
+            .or_else(|| context.metric_calls_spent(context.max_metric_calls))
     }
 
     /// Starts round `round`: announces it and scores the best skill on `batch`. Breaks when

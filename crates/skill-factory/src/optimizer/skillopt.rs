@@ -458,15 +458,6 @@ impl Optimizer for SkillOpt {
                 stop = Some(reason);
                 break;
             }
-            if let Some(limit) = config.max_metric_calls
-                && context.metric_calls() >= limit
-            {
-                stop = Some(StopReason::MetricCalls {
-                    used: context.metric_calls(),
-                    limit,
-                });
-                break;
-            }
             round += 1;
             let batch: Vec<Task> = epochs
                 .next(config.minibatch_size, &mut rng)

@@ -251,6 +251,7 @@ fn open_folder(
     .with_skill_files(bundled_files(&session.skill_path))
     // The optimizer's tasks only: the held-out test split is never shown to the check either.
     .with_max_skill_tokens(session.config.config.optimizer.max_skill_tokens)
+    .with_max_metric_calls(session.config.config.optimizer.max_metric_calls)
     .with_honesty(Honesty::new(
         &session.skill.body,
         split.train.iter().chain(&split.val),

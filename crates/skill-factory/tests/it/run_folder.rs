@@ -142,6 +142,24 @@ async fn max_calls_stops_gepa_and_skillopt_too_with_a_readable_run_folder() {
 }
 
 #[tokio::test]
+async fn max_metric_calls_ends_every_optimizers_search_between_steps() {
+    for name in ["llm_loop", "gepa", "skillopt"] {
+        let tmp = tempfile::tempdir().unwrap();
+        // The baseline scores the 3 validation tasks, which spends the budget: no step runs.
+        let extra = format!(
+            "optimizer: {{name: {name}, rounds: 5, minibatch_size: 2, patience: 5, max_metric_calls: 3}}\n"
+        );
+        let outcome = run(&fixture(tmp.path(), &extra)).await;
+        let result = result_json(&outcome);
+        assert_eq!(result["stop_reason"], "metric_calls", "{name}: {result}");
+        let detail = result["stop_detail"].as_str().unwrap();
+        assert!(detail.starts_with("3 rollouts scored"), "{name}: {detail}");
+        assert_eq!(outcome.result.history.len(), 1, "{name}: the seed only");
+        assert_eq!(result["usage"]["total"]["calls"], 3, "{name}: {result}");
+    }
+}
+
+#[tokio::test]
 async fn max_tokens_stops_the_run_once_that_many_tokens_are_used() {
     let (_tmp, outcome) = stopped_by("max_tokens: 40", false).await;
     assert_budget_stop(&outcome, "max_tokens");

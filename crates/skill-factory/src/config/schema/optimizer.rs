@@ -62,8 +62,8 @@ pub struct OptimizerConfig {
     /// `light` (default), `medium` or `heavy` ([`OptimizerConfig::metric_call_budget`]).
     #[serde(default = "default_auto")]
     pub auto: String,
-    /// `gepa` and `skillopt`: most rollouts scored by the search (reused results are free);
-    /// default from `auto`.
+    /// Most rollouts scored by the search, for every optimizer (reused results are free);
+    /// `gepa`'s default comes from `auto`, the others have none.
     #[serde(default)]
     pub max_metric_calls: Option<u64>,
     /// `gepa`: parents mutated at once in each step, each by `max_edits_per_round` proposals
