@@ -16,12 +16,14 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod needs;
 pub mod responder;
 pub mod server;
 pub mod systemone;
 pub mod wire;
 
 pub use config::{Fault, FaultPlan, MockConfig, load_answers, parse_answers};
+pub use needs::{Needs, parse_needs};
 pub use responder::Answering;
 pub use server::{MockServer, ReceivedRequest};
 pub use systemone::{StubOptions, StubRequest, SystemOneStub, hashed_probability};

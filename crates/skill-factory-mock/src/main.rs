@@ -5,14 +5,16 @@
 //! `POST /v1/systemone`, plus `GET /stats` (`{"requests": N, "questions": M}`) and
 //! `GET /health`. Either way the first line on stdout is `listening on http://127.0.0.1:PORT`.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
 use skill_factory_mock::{
-    Answering, FaultPlan, MockConfig, MockServer, StubOptions, SystemOneStub, hashed_probability,
-    load_answers,
+    Answering, FaultPlan, MockConfig, MockServer, Needs, StubOptions, SystemOneStub,
+    hashed_probability, load_answers, parse_needs,
 };
 
 /// A mock model server speaking the OpenAI (`POST /v1/chat/completions`) and Anthropic
@@ -29,7 +31,7 @@ struct Args {
     /// `base_url: <printed address>/v1/systemone`. Only --port and --latency-ms apply.
     #[arg(long, conflicts_with_all = [
         "answers", "fail_429", "retry_after", "fail_500", "hang", "malformed", "seed",
-        "skill_sensitive", "require_api_key",
+        "skill_sensitive", "require_api_key", "needs", "conflict",
     ])]
     systemone: bool,
     /// Port to listen on (0 picks a free one; the line printed at start says which).
@@ -62,8 +64,16 @@ struct Args {
     seed: u64,
     /// Give a known answer only to some requests, more of them the more rules the skill (the
     /// system prompt) has, so that an optimization has edits to accept and reject.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "needs")]
     skill_sensitive: bool,
+    /// Give a known answer only when the skill (the system prompt) holds the rule its task's
+    /// group needs (the group is the line's `need` field in the --answers file, else its
+    /// answer), and have the mock optimizer add the rule the failures it is shown need.
+    #[arg(long, requires = "answers")]
+    needs: bool,
+    /// Two groups (`A,B`) whose rules cancel each other under --needs; repeatable.
+    #[arg(long, requires = "needs", value_name = "A,B")]
+    conflict: Vec<String>,
     /// Require this API key (Bearer, x-api-key or api-key); others get 401.
     #[arg(long)]
     require_api_key: Option<String>,
@@ -88,6 +98,13 @@ async fn run(args: Args) -> Result<(), String> {
         Some(path) => load_answers(path).map_err(|e| e.to_string())?,
         None => Default::default(),
     };
+    let answering = if args.needs {
+        Answering::Needs(Arc::new(needs(&args, &answers)?))
+    } else if args.skill_sensitive {
+        Answering::SkillSensitive
+    } else {
+        Answering::Always
+    };
     let config = MockConfig {
         port: args.port,
         latency: Duration::from_millis(args.latency_ms),
@@ -100,11 +117,7 @@ async fn run(args: Args) -> Result<(), String> {
             seed: args.seed,
         },
         answers,
-        answering: if args.skill_sensitive {
-            Answering::SkillSensitive
-        } else {
-            Answering::Always
-        },
+        answering,
         require_api_key: args.require_api_key,
         ..MockConfig::default()
     };
@@ -116,6 +129,25 @@ async fn run(args: Args) -> Result<(), String> {
         _ = shutdown_signal() => {}
     }
     Ok(())
+}
+
+/// The --needs groups: the answers file's `need` fields, and the --conflict pairs.
+fn needs(args: &Args, answers: &HashMap<String, String>) -> Result<Needs, String> {
+    let path = args.answers.as_ref().ok_or("--needs needs --answers")?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let overrides = parse_needs(&text, &path.display().to_string()).map_err(|e| e.to_string())?;
+    let conflicts = args
+        .conflict
+        .iter()
+        .map(|pair| {
+            pair.split_once(',')
+                .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+                .filter(|(a, b)| !a.is_empty() && !b.is_empty() && a != b)
+                .ok_or_else(|| format!("--conflict {pair:?}: give two different groups as A,B"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Needs::new(answers, overrides, conflicts))
 }
 
 async fn run_systemone(args: &Args) -> Result<(), String> {

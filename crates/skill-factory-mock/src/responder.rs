@@ -6,16 +6,20 @@
 //! With [`Answering::SkillSensitive`] a known answer is given only to some requests, more of
 //! them the more rules the mock optimizer has added to the skill (the system prompt), so that
 //! a skill's score depends on its text and an optimization has edits to accept and reject.
+//! With [`Answering::Needs`] a known answer needs its task's rule in the skill, and the mock
+//! optimizer adds the rule the failures it is shown need ([`crate::needs`]).
 //!
 //! A judge prompt is recognised, and its verdict derived, from the user message alone: two
 //! tools that send the same judge user prompt under differently worded system prompts (ours
 //! and the Python tool's) get the same verdict, so their scores can be compared.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Map, json};
 use sha2::{Digest, Sha256};
 
+use crate::needs::{Needs, Revision};
 use crate::wire::Conversation;
 
 /// Canned answers for requests the mock knows nothing about.
@@ -37,6 +41,8 @@ const RUBRIC_HEADER: &str = "RUBRIC:";
 const CURRENT_BODY_OPEN: &str = "<CURRENT_SKILL_BODY>";
 const CURRENT_BODY_CLOSE: &str = "</CURRENT_SKILL_BODY>";
 const NEW_BODY_OPEN: &str = "<NEW_SKILL_BODY>";
+const WHOLE_SKILL_OPEN: &str = "<WHOLE_SKILL>";
+const WHOLE_SKILL_CLOSE: &str = "</WHOLE_SKILL>";
 const EDITS_OPEN: &str = "<EDITS>";
 
 /// Rule lines the mock optimizer adds to a skill body.
@@ -50,7 +56,7 @@ const RULES: &[&str] = &[
 ];
 
 /// How the mock uses its known answers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Answering {
     /// Every request whose user message is known gets its answer, whatever the skill.
     #[default]
@@ -61,6 +67,10 @@ pub enum Answering {
     /// it is a hash of the system prompt and the user message, so every skill has its own
     /// reproducible set of right answers; the others get a canned (wrong) line.
     SkillSensitive,
+    /// A request whose user message is known gets its answer only when the system prompt
+    /// holds the rule its task's group needs, and the mock optimizer adds the rule the
+    /// failures it is shown need ([`Needs`]).
+    Needs(Arc<Needs>),
 }
 
 /// The share of known answers, in percent, a skill sensitive mock gives a system prompt.
@@ -73,15 +83,24 @@ pub fn answer_rate(system: &str) -> usize {
 pub fn respond(
     conversation: &Conversation,
     answers: &HashMap<String, String>,
-    answering: Answering,
+    answering: &Answering,
 ) -> String {
     if let Some(answer) = answers
         .get(&conversation.user)
         .or_else(|| answers.get(conversation.user.trim()))
     {
         let digest = sha256(&format!("{}\n{}", conversation.system, conversation.user));
-        let draw = usize::from(u16::from_be_bytes([digest[0], digest[1]])) % 100;
-        if answering == Answering::Always || draw < answer_rate(&conversation.system) {
+        let right = match answering {
+            Answering::Always => true,
+            Answering::SkillSensitive => {
+                let draw = usize::from(u16::from_be_bytes([digest[0], digest[1]])) % 100;
+                draw < answer_rate(&conversation.system)
+            }
+            Answering::Needs(needs) => needs
+                .answers_right(&conversation.system, &conversation.user)
+                .unwrap_or(true),
+        };
+        if right {
             return answer.clone();
         }
         return CANNED[usize::from(digest[2]) % CANNED.len()].to_string();
@@ -89,16 +108,18 @@ pub fn respond(
     if is_judge_prompt(&conversation.user) {
         return judge_reply(&conversation.user);
     }
-    if is_gepa_prompt(&conversation.user) {
-        return gepa_reply(&conversation.user, conversation.temperature);
+    let user = &conversation.user;
+    let temperature = conversation.temperature;
+    if is_gepa_prompt(user) {
+        return gepa_reply(user, temperature, answering);
     }
-    if is_patch_prompt(&conversation.user) {
-        return patch_reply(&conversation.user, conversation.temperature);
+    if is_patch_prompt(user) {
+        return patch_reply(user, temperature, answering);
     }
-    if is_reflection_prompt(&conversation.user) {
-        return proposal_reply(&conversation.user, conversation.temperature);
+    if is_reflection_prompt(user) {
+        return proposal_reply(user, temperature, answering);
     }
-    let digest = sha256(&format!("{}\n{}", conversation.system, conversation.user));
+    let digest = sha256(&format!("{}\n{}", conversation.system, user));
     CANNED[usize::from(digest[0]) % CANNED.len()].to_string()
 }
 
@@ -129,9 +150,9 @@ pub fn is_gepa_prompt(user: &str) -> bool {
     user.trim_start().starts_with(GEPA_PROMPT_START)
 }
 
-/// The `gepa` package's reply format: the instructions of the prompt's first fenced block plus
-/// one rule line, chosen as [`proposal_reply`] chooses it, within ``` fences.
-pub fn gepa_reply(prompt: &str, temperature: Option<f64>) -> String {
+/// The `gepa` package's reply format: the instructions of the prompt's first fenced block,
+/// revised as [`proposal_reply`] revises a body, within ``` fences.
+pub fn gepa_reply(prompt: &str, temperature: Option<f64>, answering: &Answering) -> String {
     let instructions = prompt
         .split_once("```")
         .and_then(|(_, rest)| rest.split_once("```"))
@@ -149,8 +170,8 @@ pub fn gepa_reply(prompt: &str, temperature: Option<f64>) -> String {
                 .trim()
         })
         .unwrap_or("");
-    let (rule, tag) = rule_for(prompt, temperature);
-    format!("```\n{instructions}\n\n- {rule} (rule {tag})\n```")
+    let revision = revision(prompt, instructions, instructions, temperature, answering);
+    format!("```\n{}\n```", revision.apply(instructions))
 }
 
 /// Whether a user message asks an optimizer for edit patches (our `skillopt`): it shows the
@@ -159,39 +180,71 @@ pub fn is_patch_prompt(user: &str) -> bool {
     user.contains(CURRENT_BODY_OPEN) && user.contains(EDITS_OPEN)
 }
 
-/// A well-formed patch: one `append` edit adding a rule line, chosen as
-/// [`proposal_reply`] chooses it.
-pub fn patch_reply(prompt: &str, temperature: Option<f64>) -> String {
-    let (rule, tag) = rule_for(prompt, temperature);
-    let edits = json!([{"op": "append", "text": format!("- {rule} (rule {tag})")}]);
+/// A well-formed patch: one edit, `append` of the rule line [`proposal_reply`] would add, or
+/// the `replace` of a conflicting rule (with [`Answering::Needs`]).
+pub fn patch_reply(prompt: &str, temperature: Option<f64>, answering: &Answering) -> String {
+    let (shown, whole) = shown_and_whole(prompt);
+    let revision = revision(prompt, shown, whole, temperature, answering);
+    let edits: Vec<_> = match &revision {
+        Revision::Add(lines) => lines
+            .iter()
+            .map(|line| json!({"op": "append", "text": line}))
+            .collect(),
+        Revision::Filler(line) => vec![json!({"op": "append", "text": line})],
+        Revision::Swap(old, new) => vec![json!({"op": "replace", "target": old, "text": new})],
+    };
     format!(
-        "<RATIONALE>Mock optimizer: added one rule ({tag}).</RATIONALE>\n{EDITS_OPEN}\n{edits}\n</EDITS>"
+        "<RATIONALE>{}</RATIONALE>\n{EDITS_OPEN}\n{}\n</EDITS>",
+        revision.rationale(),
+        json!(edits)
     )
 }
 
-/// The rule line a mock optimizer adds, and its tag: picked by a hash of the prompt and the
-/// temperature, so the proposals of one round differ and identical requests agree.
-fn rule_for(prompt: &str, temperature: Option<f64>) -> (&'static str, String) {
-    let temperature = temperature.map_or_else(|| "none".to_string(), |t| format!("{t:.2}"));
-    let digest = sha256(&format!("{prompt}\u{0}{temperature}"));
-    let rule = RULES[usize::from(digest[0]) % RULES.len()];
-    let tag: String = digest[1..4].iter().map(|b| format!("{b:02x}")).collect();
-    (rule, tag)
+/// The text a body or patch prompt asks to rewrite (between `<CURRENT_SKILL_BODY>` tags), and
+/// the whole skill (between `<WHOLE_SKILL>` tags when one part is rewritten, else the same).
+fn shown_and_whole(prompt: &str) -> (&str, &str) {
+    let between = |open: &str, close: &str| {
+        prompt
+            .find(open)
+            .map(|at| &prompt[at + open.len()..])
+            .and_then(|rest| rest.find(close).map(|end| rest[..end].trim()))
+    };
+    let shown = between(CURRENT_BODY_OPEN, CURRENT_BODY_CLOSE).unwrap_or("");
+    let whole = between(WHOLE_SKILL_OPEN, WHOLE_SKILL_CLOSE).unwrap_or(shown);
+    (shown, whole)
 }
 
-/// A well-formed proposal: the current body with one more rule line, chosen by a hash of the
-/// prompt and the temperature, so that the proposals of one round (same prompt, different
-/// temperatures) differ from each other and from the current body, and identical requests get
-/// identical answers.
-pub fn proposal_reply(prompt: &str, temperature: Option<f64>) -> String {
-    let body = prompt
-        .find(CURRENT_BODY_OPEN)
-        .map(|at| &prompt[at + CURRENT_BODY_OPEN.len()..])
-        .and_then(|rest| rest.find(CURRENT_BODY_CLOSE).map(|end| rest[..end].trim()))
-        .unwrap_or("");
-    let (rule, tag) = rule_for(prompt, temperature);
+/// What the mock optimizer does to `shown`: with [`Answering::Needs`], the rule the shown
+/// failures need; otherwise one rule line picked by a hash of the prompt and the temperature,
+/// so that the proposals of one round differ and identical requests agree.
+fn revision(
+    prompt: &str,
+    shown: &str,
+    whole: &str,
+    temperature: Option<f64>,
+    answering: &Answering,
+) -> Revision {
+    let salt = temperature.map_or_else(|| "none".to_string(), |t| format!("{t:.2}"));
+    if let Answering::Needs(needs) = answering {
+        return needs.revise(prompt, shown, whole, &salt);
+    }
+    let digest = sha256(&format!("{prompt}\u{0}{salt}"));
+    let rule = RULES[usize::from(digest[0]) % RULES.len()];
+    let tag: String = digest[1..4].iter().map(|b| format!("{b:02x}")).collect();
+    Revision::Add(vec![format!("- {rule} (rule {tag})")])
+}
+
+/// A well-formed proposal: the current body (or part) revised by the mock optimizer
+/// ([`revision`]): with one more rule line, so that the proposals of one round (same prompt,
+/// different temperatures) differ from each other and from the current body, and identical
+/// requests get identical answers.
+pub fn proposal_reply(prompt: &str, temperature: Option<f64>, answering: &Answering) -> String {
+    let (shown, whole) = shown_and_whole(prompt);
+    let revision = revision(prompt, shown, whole, temperature, answering);
     format!(
-        "<RATIONALE>Mock optimizer: added one rule ({tag}).</RATIONALE>\n{NEW_BODY_OPEN}\n{body}\n\n- {rule} (rule {tag})\n</NEW_SKILL_BODY>"
+        "<RATIONALE>{}</RATIONALE>\n{NEW_BODY_OPEN}\n{}\n</NEW_SKILL_BODY>",
+        revision.rationale(),
+        revision.apply(shown)
     )
 }
 
@@ -276,7 +329,7 @@ mod tests {
     fn the_gepa_packages_reflection_prompt_gets_its_instructions_plus_a_rule_in_fences() {
         let prompt = "I provided an assistant with the following instructions to perform a task for me:\n```\nSort tickets.\n```\n\nThe following are examples...\nProvide the new instructions within ``` blocks.";
         assert!(is_gepa_prompt(prompt) && !is_reflection_prompt(prompt));
-        let reply = gepa_reply(prompt, None);
+        let reply = gepa_reply(prompt, None, &Answering::SkillSensitive);
         assert!(reply.starts_with("```\nSort tickets.\n\n- "), "{reply}");
         assert!(
             reply.ends_with(")\n```") && reply.contains("(rule "),
@@ -288,7 +341,7 @@ mod tests {
     fn a_patch_prompt_gets_one_append_edit_in_edits_tags() {
         let prompt = "<CURRENT_SKILL_BODY>\nDo it.\n</CURRENT_SKILL_BODY>\nAnswer:\n<EDITS>\n[...]\n</EDITS>";
         assert!(is_patch_prompt(prompt) && !is_reflection_prompt(prompt));
-        let reply = patch_reply(prompt, Some(0.2));
+        let reply = patch_reply(prompt, Some(0.2), &Answering::SkillSensitive);
         let edits = reply
             .split_once("<EDITS>\n")
             .and_then(|(_, rest)| rest.split_once("\n</EDITS>"))
@@ -300,7 +353,11 @@ mod tests {
             edits[0]["text"].as_str().unwrap().contains("(rule "),
             "{reply}"
         );
-        assert_eq!(reply, patch_reply(prompt, Some(0.2)), "reproducible");
+        assert_eq!(
+            reply,
+            patch_reply(prompt, Some(0.2), &Answering::SkillSensitive),
+            "reproducible"
+        );
     }
 
     #[test]
@@ -310,7 +367,7 @@ mod tests {
             respond(
                 &conversation("You are a judge", "2+2?"),
                 &answers,
-                Answering::Always
+                &Answering::Always
             ),
             "4"
         );
@@ -324,7 +381,7 @@ mod tests {
                 &judge_prompt("4", "4"),
             ),
             &HashMap::new(),
-            Answering::Always,
+            &Answering::Always,
         );
         let verdict: Value = serde_json::from_str(&reply).unwrap();
         assert_eq!(verdict["scores"], json!({"correctness": 10, "format": 10}));
@@ -344,7 +401,7 @@ mod tests {
             respond(
                 &conversation(system, &prompt),
                 &HashMap::new(),
-                Answering::Always,
+                &Answering::Always,
             )
         })
         .collect();
@@ -357,8 +414,11 @@ mod tests {
         let prompt = "GOAL: g\n<CURRENT_SKILL_BODY>\n# Skill\n\nDo it.\n</CURRENT_SKILL_BODY>\n\nAnswer:\n<RATIONALE>...</RATIONALE>\n<NEW_SKILL_BODY>\nbody\n</NEW_SKILL_BODY>";
         let mut request = conversation("You optimize prompts.", prompt);
         request.temperature = Some(0.2);
-        let first = respond(&request, &HashMap::new(), Answering::Always);
-        assert_eq!(first, respond(&request, &HashMap::new(), Answering::Always));
+        let first = respond(&request, &HashMap::new(), &Answering::Always);
+        assert_eq!(
+            first,
+            respond(&request, &HashMap::new(), &Answering::Always)
+        );
         assert!(first.starts_with("<RATIONALE>Mock optimizer"), "{first}");
         assert!(
             first.contains("<NEW_SKILL_BODY>\n# Skill\n\nDo it.\n\n- "),
@@ -366,7 +426,10 @@ mod tests {
         );
         assert!(first.ends_with("</NEW_SKILL_BODY>"), "{first}");
         request.temperature = Some(0.6);
-        assert_ne!(first, respond(&request, &HashMap::new(), Answering::Always));
+        assert_ne!(
+            first,
+            respond(&request, &HashMap::new(), &Answering::Always)
+        );
     }
 
     #[test]
@@ -374,7 +437,7 @@ mod tests {
         let reply = respond(
             &conversation("You are a judge.", "What is 2+2?"),
             &HashMap::new(),
-            Answering::Always,
+            &Answering::Always,
         );
         assert!(CANNED.contains(&reply.as_str()), "{reply}");
     }
@@ -395,14 +458,14 @@ mod tests {
         let a = respond(
             &conversation("sys", "anything"),
             &HashMap::new(),
-            Answering::Always,
+            &Answering::Always,
         );
         assert_eq!(
             a,
             respond(
                 &conversation("sys", "anything"),
                 &HashMap::new(),
-                Answering::Always
+                &Answering::Always
             )
         );
         assert!(CANNED.contains(&a.as_str()));
@@ -419,7 +482,7 @@ mod tests {
                     respond(
                         &conversation(system, &format!("task {i}")),
                         &answers,
-                        Answering::SkillSensitive,
+                        &Answering::SkillSensitive,
                     ) == format!("answer {i}")
                 })
                 .count()
@@ -436,7 +499,7 @@ mod tests {
                 respond(
                     &conversation("# Skill\n\nDo it.", &format!("task {i}")),
                     &answers,
-                    Answering::Always,
+                    &Answering::Always,
                 ) == format!("answer {i}")
             })
             .count();

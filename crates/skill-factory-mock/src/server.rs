@@ -354,7 +354,7 @@ async fn handle(
             );
         }
     };
-    let mut text = respond(&conversation, &config.answers, config.answering);
+    let mut text = respond(&conversation, &config.answers, &config.answering);
     let truncated = conversation
         .max_tokens
         .is_some_and(|max| words(&text) > max);
