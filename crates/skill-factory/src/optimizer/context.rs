@@ -179,6 +179,20 @@ impl RunContext {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The results already known for `skill` on `tasks` (those it was scored on in this run),
+    /// in task order: free evidence, as no rollout runs.
+    pub fn known(&self, skill: &Skill, tasks: &[Task]) -> Vec<(Task, TaskEvaluation)> {
+        let memo = self.memo();
+        let id = identity(skill);
+        tasks
+            .iter()
+            .filter_map(|task| {
+                memo.get(&(id.clone(), task.id.clone()))
+                    .map(|known| (task.clone(), known.clone()))
+            })
+            .collect()
+    }
+
     /// Scores `skill` on `tasks` under the shared cap, reusing results already known for the
     /// same body. `round`, `candidate` and `split` label the events.
     pub async fn evaluate(

@@ -299,11 +299,12 @@ impl Search<'_> {
         }
         let components = Components::of(&parent.skill);
         let rejected: Vec<RejectedEdit> = self.rejected.iter().cloned().collect();
+        let (shown, shown_tasks) = self.evidence(parent, plan, &train);
         let reflection = Reflection {
             goal: &self.goal,
             body: &parent.skill.body,
-            batch: &train.evaluation,
-            tasks: &plan.batch,
+            batch: &shown,
+            tasks: &shown_tasks,
             rejected: &rejected,
             limits: self.limits,
             component: None,
@@ -395,6 +396,31 @@ impl Search<'_> {
             },
             None => Mutation::Stopping,
         }
+    }
+
+    /// What the reflection on `parent` is shown: its minibatch results, and up to a minibatch
+    /// more of the train tasks it already failed earlier in the run (as a child at its gate),
+    /// which cost no rollout and show the optimizer model more of what is wrong.
+    fn evidence(&self, parent: &Member, plan: &Plan, train: &Scored) -> (Evaluation, Vec<Task>) {
+        let mut shown = train.evaluation.clone();
+        let mut tasks = plan.batch.clone();
+        let others: Vec<Task> = self
+            .train
+            .iter()
+            .filter(|task| !plan.batch.iter().any(|b| b.id == task.id))
+            .cloned()
+            .collect();
+        let failed = self
+            .context
+            .known(&parent.skill, &others)
+            .into_iter()
+            .filter(|(_, known)| !is_perfect(known.score()))
+            .take(self.config.minibatch_size);
+        for (task, known) in failed {
+            shown.items.push(known);
+            tasks.push(task);
+        }
+        (shown, tasks)
     }
 
     /// The child against its parent on the parent's minibatch, extended when the difference
@@ -939,10 +965,6 @@ impl Search<'_> {
             .map(|m| json!({"candidate": self.pool[m.candidate].id, "tasks": m.tasks}))
             .collect();
         let metadata = &mut self.progress.result.metadata;
-        metadata.insert(
-            "metric_calls".into(),
-            Value::from(self.context.metric_calls()),
-        );
         metadata.insert("metric_call_budget".into(), Value::from(self.budget));
         metadata.insert("pool_size".into(), Value::from(self.pool.len()));
         metadata.insert(

@@ -105,12 +105,16 @@ pub async fn start(
     }
 }
 
-/// Ends a search: emits why it stopped and records the reason in the result.
+/// Ends a search: emits why it stopped and records the reason, and the rollouts it scored
+/// (`metric_calls`), in the result.
 pub fn finish(
     context: &RunContext,
     mut result: OptimizationResult,
     stop: StopReason,
 ) -> OptimizationResult {
+    result
+        .metadata
+        .insert("metric_calls".into(), Value::from(context.metric_calls()));
     context.emit(Event::Stopped {
         reason: stop.code(),
         detail: stop.detail(),

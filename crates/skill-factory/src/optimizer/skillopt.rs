@@ -486,7 +486,6 @@ impl Optimizer for SkillOpt {
                 "unreadable_replies": edits.unreadable_replies,
             }),
         );
-        metadata.insert("metric_calls".into(), Value::from(context.metric_calls()));
         metadata.insert("lineage".into(), Value::from(search.lineage.clone()));
         progress::finish(context, search.progress.result, stop)
     }

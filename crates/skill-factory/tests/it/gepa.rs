@@ -505,3 +505,53 @@ async fn a_blamed_component_rewrite_may_change_one_part_only() {
     });
     assert!(refused, "{:#?}", run.events);
 }
+
+/// The task numbers of the rollouts a prompt shows, failing or not.
+fn shown(prompt: &str) -> Vec<u32> {
+    prompt
+        .lines()
+        .filter_map(|line| line.strip_prefix("INPUT: input "))
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_reflection_also_shows_what_its_parent_already_failed_outside_the_minibatch() {
+    // Minibatches of 2 from 4 train tasks: the first step's child learns one half's rule and
+    // still fails the other half's task of its gate; the next step reflects on a new
+    // minibatch and is shown that known failure too, at no rollout.
+    let mut checked = 0;
+    for seed in 0..12 {
+        let model = Arc::new(Reflective::new(section_rules));
+        let config = config(|c| {
+            c.seed = seed;
+            c.minibatch_size = 2;
+            c.parents = 1;
+            c.merge = false;
+            c.adaptive_gate = false;
+            c.patience = 3;
+        });
+        let run = gepa(&config, model.clone(), 1).await;
+        let batches: Vec<Vec<String>> = run
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::RoundStarted { minibatch, .. } => Some(minibatch.clone()),
+                _ => None,
+            })
+            .collect();
+        let prompts = model.prompts();
+        let first = shown(&prompts[0]);
+        if first.iter().all(|n| n % 2 == first[0] % 2) || prompts.len() < 2 {
+            continue; // the first minibatch has one half only: nothing stays failed
+        }
+        checked += 1;
+        let still_failed: Vec<u32> = first.iter().copied().filter(|n| n % 2 == 1).collect();
+        let second = shown(&prompts[1]);
+        let in_batch = |n: &u32| batches[1].contains(&format!("t{n}"));
+        let extra: Vec<u32> = second.iter().copied().filter(|n| !in_batch(n)).collect();
+        assert_eq!(extra, still_failed, "seed {seed}: {}", prompts[1]);
+        assert_eq!(second.len(), 3, "the minibatch and the known failure");
+    }
+    assert!(checked > 0, "no seed drew a mixed first minibatch");
+}
