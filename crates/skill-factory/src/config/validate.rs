@@ -183,6 +183,23 @@ fn split(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             "make the two fractions add up to less than 1",
         ));
     }
+    let selection = config.selection_fraction;
+    if !(0.0..1.0).contains(&selection) {
+        return Err(check.invalid(
+            at(&["selection_fraction"]),
+            format!("{selection} is not between 0 (included) and 1"),
+            "use 0 for no selection split, or a fraction such as 0.2",
+        ));
+    }
+    if val + test + selection >= 1.0 {
+        return Err(check.invalid(
+            at(&["selection_fraction"]),
+            format!(
+                "val_fraction {val} + test_fraction {test} + selection_fraction {selection} leaves no training tasks"
+            ),
+            "make the three fractions add up to less than 1",
+        ));
+    }
     Ok(())
 }
 

@@ -282,6 +282,7 @@ impl Bridge {
                     train_score: result.baseline_score,
                     val_score: result.baseline_score,
                     accepted: false,
+                    candidate: None,
                     note: format!("{BRIDGE_NOTE} refused: {}", rejected.reason),
                 });
                 return StopReason::RoundsDone { rounds: 1 };
@@ -317,6 +318,7 @@ impl Bridge {
             train_score: scored.score(),
             val_score: scored.score(),
             accepted,
+            candidate: Some(1),
             note: BRIDGE_NOTE.to_string(),
         });
         StopReason::RoundsDone { rounds: 1 }

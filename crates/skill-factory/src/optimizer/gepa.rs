@@ -541,6 +541,7 @@ impl Search<'_> {
             train_score: train,
             val_score: val,
             accepted: false,
+            candidate: Some(gate.id),
             note: format!("{}: {reason}", note_for(&gate.rationale)),
         };
         self.record(step, record, Some(gate.id));
@@ -602,6 +603,7 @@ impl Search<'_> {
             train_score: train,
             val_score: mean,
             accepted,
+            candidate: Some(id),
             note: format!("{note} ({verdict})"),
         };
         self.record(step, record, Some(id));

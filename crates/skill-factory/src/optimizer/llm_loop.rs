@@ -263,6 +263,7 @@ impl Search<'_> {
             train_score,
             val_score: winner_score,
             accepted,
+            candidate: Some(triage.new[winner].id),
             note: note_for(&triage.new[winner].rationale),
         };
         self.progress

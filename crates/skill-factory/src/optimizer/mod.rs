@@ -36,7 +36,7 @@ pub mod reflection;
 pub mod round;
 pub mod skillopt;
 
-pub use context::RunContext;
+pub use context::{RunContext, identity};
 pub use event::{Event, EventSink, NoEvents, RolloutRecord};
 pub use gepa::Gepa;
 pub use llm_loop::{LlmLoop, LlmLoopSettings};
@@ -88,6 +88,8 @@ pub struct CandidateRecord {
     pub val_score: f64,
     /// Whether it became the best skill.
     pub accepted: bool,
+    /// Its candidate number (the seed is 0); `None` for a round that scored no new skill.
+    pub candidate: Option<usize>,
     /// Why: the rationale of the edit, or what went wrong.
     pub note: String,
 }

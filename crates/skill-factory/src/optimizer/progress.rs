@@ -81,6 +81,7 @@ pub async fn start(
             train_score: score,
             val_score: score,
             accepted: true,
+            candidate: Some(0),
             note: SEED_NOTE.to_string(),
         }],
         metadata,
@@ -226,6 +227,7 @@ impl Progress {
             train_score,
             val_score: self.result.best_score,
             accepted: false,
+            candidate: None,
             note,
         }
     }

@@ -414,6 +414,7 @@ impl Search<'_> {
             train_score: train.score(),
             val_score: scored.score(),
             accepted,
+            candidate: Some(id),
             note: super::reflection::note_for(&note),
         };
         self.progress.record(context, round, record, Some(id));

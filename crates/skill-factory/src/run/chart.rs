@@ -161,6 +161,7 @@ mod tests {
             train_score: 0.0,
             val_score: val,
             accepted,
+            candidate: Some(iteration),
             note: String::new(),
         };
         OptimizationResult {

@@ -28,6 +28,7 @@ pub mod events;
 pub mod folder;
 pub mod report;
 pub mod result;
+pub mod selection;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -108,7 +109,7 @@ fn folder_error(path: &Path, source: std::io::Error) -> EngineError {
 pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutcome, EngineError> {
     let parts = RunParts::build(session)?;
     let (recorder, context) = open_folder(session, &parts, &options)?;
-    let result = parts
+    let mut result = parts
         .optimizer
         .optimize(
             &session.skill,
@@ -117,6 +118,9 @@ pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutco
             &context,
         )
         .await;
+    if let Some(tasks) = &parts.selection {
+        selection::pick(&context, &mut result, tasks).await;
+    }
     let test = if parts.split.test.is_empty() {
         None
     } else {
@@ -146,6 +150,8 @@ pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutco
 /// or a missing API key leaves nothing behind.
 struct RunParts {
     split: Split,
+    /// The selection split carved out of train (`selection_fraction`), if any.
+    selection: Option<Vec<skill_factory_core::Task>>,
     harness: Arc<dyn Harness>,
     metric: Arc<dyn Metric>,
     optimizer: Box<dyn Optimizer>,
@@ -157,7 +163,9 @@ impl RunParts {
         let unknown = |e: UnknownOptimizer| session.block_error("optimizer.name", e.to_string());
         // The name first: a run that cannot search should not ask for keys.
         optimizer_name(config).map_err(unknown)?;
-        let split = session.split()?;
+        let mut split = session.split()?;
+        let selection = selection::carve(&mut split, session.config.config.selection_fraction)
+            .map_err(|detail| session.block_error("selection_fraction", detail))?;
         let harness = harness::from_config(session)?;
         let metric = metric::from_config(session)?;
         // The bridge to an external SkillOpt runs a command, not a model: no key is needed.
@@ -170,6 +178,7 @@ impl RunParts {
         };
         Ok(RunParts {
             split,
+            selection,
             harness,
             metric,
             optimizer,

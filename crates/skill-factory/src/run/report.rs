@@ -65,6 +65,7 @@ fn spend_row(text: &mut String, role: &str, spend: &Spend) {
 /// The whole report: the reference's part, then ours.
 pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> String {
     let mut text = reference_report(result);
+    text.push_str(&super::selection::report(result));
 
     if let Some(test) = &info.test {
         text.push_str("\n## Held-out test\n\n");
@@ -178,6 +179,7 @@ mod tests {
             train_score: train,
             val_score: val,
             accepted,
+            candidate: Some(iteration),
             note: note.to_string(),
         };
         OptimizationResult {

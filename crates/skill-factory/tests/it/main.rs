@@ -12,6 +12,7 @@ mod metrics;
 mod process_kill;
 mod process_session;
 mod run_folder;
+mod selection;
 mod skillopt;
 mod subprocess_harness;
 mod systemone_metric;

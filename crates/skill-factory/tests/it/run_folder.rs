@@ -160,6 +160,39 @@ async fn max_metric_calls_ends_every_optimizers_search_between_steps() {
 }
 
 #[tokio::test]
+async fn a_selection_split_is_carved_from_train_and_only_scored_for_the_final_pick() {
+    let tmp = tempfile::tempdir().unwrap();
+    let extra = "selection_fraction: 0.2\noptimizer: {rounds: 2, minibatch_size: 2}\n";
+    let outcome = run(&fixture(tmp.path(), extra)).await;
+    let result = result_json(&outcome);
+    let selection = &result["metadata"]["selection"];
+    assert_eq!(selection["tasks"], 2, "{result}");
+    assert_eq!(
+        selection["picked"],
+        result["metadata"]["selection"]["candidates"][0]["candidate"]
+    );
+    assert_eq!(result["best_skill"]["body"], "Be PRECISE.");
+    // 10 tasks: 3 validation, 2 selection, 5 train.
+    assert_eq!(outcome.info.splits, (5, 3, 0));
+    let rollouts = |split: &str| -> Vec<String> {
+        events(&outcome)
+            .iter()
+            .filter(|e| e["event"] == "rollout" && e["split"] == split)
+            .map(|e| e["task_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let picked_on = rollouts("selection");
+    assert!(!picked_on.is_empty());
+    for split in ["train", "val"] {
+        assert!(
+            rollouts(split).iter().all(|t| !picked_on.contains(t)),
+            "a selection task was scored on {split}"
+        );
+    }
+    assert!(report(&outcome).contains("## Final pick on the selection split"));
+}
+
+#[tokio::test]
 async fn max_tokens_stops_the_run_once_that_many_tokens_are_used() {
     let (_tmp, outcome) = stopped_by("max_tokens: 40", false).await;
     assert_budget_stop(&outcome, "max_tokens");

@@ -47,6 +47,11 @@ pub struct RunConfig {
     /// no test split, and the train/val split matches the reference tool's).
     #[serde(default)]
     pub test_fraction: f64,
+    /// Fraction of the tasks moved from train into a selection split, on which the search's
+    /// last bests are scored once to pick the final skill (default 0: the best on
+    /// validation is the pick).
+    #[serde(default)]
+    pub selection_fraction: f64,
     /// Seed of the train/val(/test) split only; the optimizer has its own seed.
     #[serde(default)]
     pub seed: u64,

@@ -127,6 +127,28 @@ fn test_fraction_must_leave_training_tasks() {
 }
 
 #[test]
+fn selection_fraction_must_leave_training_tasks() {
+    let (_, m) = error_of("selection_fraction: -0.1\n");
+    assert_mentions(
+        &m,
+        &[
+            "'selection_fraction'",
+            "line 3",
+            "use 0 for no selection split",
+        ],
+    );
+    let (_, m) = error_of("val_fraction: 0.5\ntest_fraction: 0.2\nselection_fraction: 0.3\n");
+    assert_mentions(
+        &m,
+        &[
+            "'selection_fraction'",
+            "line 5",
+            "three fractions add up to less than 1",
+        ],
+    );
+}
+
+#[test]
 fn zero_weight_names_the_weight_key_path() {
     let (e, m) = error_of(
         "metric:\n  judge:\n    criteria:\n      - {name: a}\n      - {name: b, weight: 0}\n",
