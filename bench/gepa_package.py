@@ -9,7 +9,8 @@ the expected one), the seed candidate is our seed skill's body, and both the tas
 reflection model are the loopback mock at BASE_URL. The best candidate is scored on the test
 tasks by sending the same requests our `api` harness sends (the candidate as system prompt, the
 task input as user message). Prints one JSON line: test and validation score of the best
-candidate, metric calls and the seconds inside `gepa.optimize`.
+candidate, metric calls (in all, and when the best was found) and the seconds inside
+`gepa.optimize`.
 """
 
 import json
@@ -104,6 +105,7 @@ print(
             "test": right / len(test) if test else None,
             "val": result.val_aggregate_scores[result.best_idx],
             "metric_calls": result.total_metric_calls,
+            "calls_to_best": result.discovery_eval_counts[result.best_idx],
             "seconds": seconds,
             "sizes": {k: len(v) for k, v in splits.items()},
         }

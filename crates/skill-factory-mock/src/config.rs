@@ -145,6 +145,28 @@ pub fn load_answers(path: &Path) -> Result<HashMap<String, String>, MockError> {
 /// prompt. Blank lines are skipped.
 pub fn parse_answers(text: &str, origin: &str) -> Result<HashMap<String, String>, MockError> {
     let mut answers = HashMap::new();
+    for_each_record(text, origin, |record, bad| {
+        let input = record
+            .get("input")
+            .ok_or_else(|| bad("missing `input`".to_string()))?;
+        let output = record
+            .get("output")
+            .or_else(|| record.get("expected"))
+            .filter(|v| !v.is_null())
+            .ok_or_else(|| bad("missing `output` (or `expected`)".to_string()))?;
+        answers.insert(as_text(input), as_text(output));
+        Ok(())
+    })?;
+    Ok(answers)
+}
+
+/// Calls `each` with every non-blank line of a JSONL text parsed, and a maker of the error
+/// naming that line of `origin`.
+pub(crate) fn for_each_record(
+    text: &str,
+    origin: &str,
+    mut each: impl FnMut(&serde_json::Value, &dyn Fn(String) -> MockError) -> Result<(), MockError>,
+) -> Result<(), MockError> {
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -156,17 +178,9 @@ pub fn parse_answers(text: &str, origin: &str) -> Result<HashMap<String, String>
         };
         let record: serde_json::Value =
             serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-        let input = record
-            .get("input")
-            .ok_or_else(|| bad("missing `input`".to_string()))?;
-        let output = record
-            .get("output")
-            .or_else(|| record.get("expected"))
-            .filter(|v| !v.is_null())
-            .ok_or_else(|| bad("missing `output` (or `expected`)".to_string()))?;
-        answers.insert(as_text(input), as_text(output));
+        each(&record, &bad)?;
     }
-    Ok(answers)
+    Ok(())
 }
 
 fn as_text(value: &serde_json::Value) -> String {

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use sha2::{Digest, Sha256};
 
 use crate::MockError;
+use crate::config::for_each_record;
 
 /// Generic instructions the optimizer adds when the prompt shows nothing to fix.
 const FILLERS: &[&str] = &[
@@ -191,19 +192,9 @@ impl Needs {
 /// without it are skipped; blank lines too.
 pub fn parse_needs(text: &str, origin: &str) -> Result<HashMap<String, String>, MockError> {
     let mut needs = HashMap::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let bad = |detail: String| MockError::Answers {
-            origin: origin.to_string(),
-            line: index + 1,
-            detail,
-        };
-        let record: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+    for_each_record(text, origin, |record, bad| {
         let (Some(input), Some(need)) = (record.get("input"), record.get("need")) else {
-            continue;
+            return Ok(());
         };
         let (Some(input), Some(need)) = (input.as_str(), need.as_str()) else {
             return Err(bad(
@@ -211,7 +202,8 @@ pub fn parse_needs(text: &str, origin: &str) -> Result<HashMap<String, String>, 
             ));
         };
         needs.insert(input.to_string(), need.to_string());
-    }
+        Ok(())
+    })?;
     Ok(needs)
 }
 

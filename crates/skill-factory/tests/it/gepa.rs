@@ -18,7 +18,7 @@ use skill_factory_llm::{
     ChatModel, ChatRequest, ChatResponse, Ledger, LlmError, StopReason as Stop, TokenUsage,
 };
 
-use super::llm_loop::{Events, MarkerHarness};
+use super::llm_loop::{Events, MarkerHarness, minibatches};
 
 /// The rule a reflective model adds for a part (`## Even`, `preamble`, ...) given the
 /// numbers of the failing tasks it is shown; `None` adds a line that helps nothing.
@@ -532,14 +532,7 @@ async fn a_reflection_also_shows_what_its_parent_already_failed_outside_the_mini
             c.patience = 3;
         });
         let run = gepa(&config, model.clone(), 1).await;
-        let batches: Vec<Vec<String>> = run
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                Event::RoundStarted { minibatch, .. } => Some(minibatch.clone()),
-                _ => None,
-            })
-            .collect();
+        let batches = minibatches(&run.events);
         let prompts = model.prompts();
         let first = shown(&prompts[0]);
         if first.iter().all(|n| n % 2 == first[0] % 2) || prompts.len() < 2 {

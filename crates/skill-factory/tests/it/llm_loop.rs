@@ -284,18 +284,22 @@ async fn the_report_has_the_reference_title_and_baseline() {
     assert!(report.contains("Baseline"), "{report}");
 }
 
-#[tokio::test]
-async fn minibatches_are_the_references_for_the_same_seed() {
-    let model = fake(&[&proposal("Still nothing.", "n")]);
-    let run = optimize(model, settings(3, 2, 1, 5), 4).await;
-    let batches: Vec<Vec<String>> = run
-        .events
+/// The minibatch of every round, in order.
+pub(crate) fn minibatches(events: &[Event]) -> Vec<Vec<String>> {
+    events
         .iter()
         .filter_map(|e| match e {
             Event::RoundStarted { minibatch, .. } => Some(minibatch.clone()),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+#[tokio::test]
+async fn minibatches_are_the_references_for_the_same_seed() {
+    let model = fake(&[&proposal("Still nothing.", "n")]);
+    let run = optimize(model, settings(3, 2, 1, 5), 4).await;
+    let batches = minibatches(&run.events);
     // Spec Appendix A.2: train [t0, t3, t7, t6], minibatch 2, optimizer seed 0.
     assert_eq!(batches, [["t6", "t3"], ["t0", "t3"], ["t6", "t3"]]);
 }
