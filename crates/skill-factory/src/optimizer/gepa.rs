@@ -15,6 +15,9 @@
 //!   strictly higher goes on. When the two differ by one task or less (noise, on a small
 //!   minibatch), the gate is extended by the next minibatch of the epoch and decided on both
 //!   (`adaptive_gate`), which cuts children accepted by a lucky draw;
+//! * with `deepen` (default), reflects once more on the best child that passed, on the next
+//!   minibatch of the epoch (peeked, not consumed): when a child of its own passes that gate,
+//!   the grandchild is validated instead of the child, so one validation pays for two edits;
 //! * scores the children that passed on validation, racing: scoring stops once a child can
 //!   neither beat the best mean nor escape domination even if it aced every task left;
 //! * adds every fully scored child to the pool; the best mean is the result;
@@ -96,7 +99,10 @@ struct Plan {
     component: Option<usize>,
     batch: Vec<Task>,
     extension: Vec<Task>,
-    /// Candidate numbers of its proposals.
+    /// The minibatch on which a child that passed its gate is reflected on once more
+    /// (`deepen`; empty without).
+    deeper: Vec<Task>,
+    /// Candidate numbers of its proposals (and of its deeper proposals after them).
     first_id: usize,
 }
 
@@ -104,9 +110,37 @@ struct Plan {
 /// extension, computed once for all of them when one needs it.
 #[derive(Clone, Copy)]
 struct Judged<'a> {
-    member: &'a Member,
+    skill: &'a Skill,
+    id: usize,
     train: &'a Scored,
     extension: &'a OnceCell<Scored>,
+}
+
+/// Where a reflection starts: the parent, its component to rewrite, and the tasks of its gate.
+struct Start<'a> {
+    skill: &'a Skill,
+    id: usize,
+    component: Option<usize>,
+    batch: &'a [Task],
+    extension: &'a [Task],
+    first_id: usize,
+}
+
+/// A reflection's proposals, and the gate of each new one.
+struct Reflected {
+    candidates: Vec<Candidate>,
+    gated: Vec<Gated>,
+    /// Proposals equal to a candidate already scored: (this one, the first).
+    repeats: Vec<(usize, usize)>,
+}
+
+/// A child that passed its gate, reflected on once more before its validation (`deepen`).
+struct Deeper {
+    /// The child's candidate number.
+    over: usize,
+    /// The child's score on the deeper minibatch.
+    train: f64,
+    reflected: Reflected,
 }
 
 /// A child's gate.
@@ -130,12 +164,12 @@ enum Mutation {
     Failed(StopReason),
     /// The parent aced the minibatch: nothing to reflect on.
     Perfect { train: f64 },
-    /// Proposals, and the gate of each new one.
+    /// Proposals, and the gate of each new one; and the deeper reflection on the best child
+    /// that passed, when there was one.
     Proposed {
         train: f64,
-        candidates: Vec<Candidate>,
-        gated: Vec<Gated>,
-        repeats: Vec<(usize, usize)>,
+        reflected: Reflected,
+        deeper: Option<Deeper>,
     },
 }
 
@@ -170,6 +204,8 @@ struct Stats {
     raced_out: usize,
     merges_tried: usize,
     merges_accepted: usize,
+    /// Children that passed their gate and were not validated, as a child of theirs was.
+    superseded: usize,
 }
 
 struct Search<'a> {
@@ -267,6 +303,12 @@ impl Search<'_> {
             } else {
                 Vec::new()
             };
+            let deeper = if self.config.deepen {
+                let drawn: Vec<usize> = batch.iter().chain(&extension).copied().collect();
+                self.epochs.peek(self.config.minibatch_size, &drawn)
+            } else {
+                Vec::new()
+            };
             let tasks =
                 |indices: &[usize]| indices.iter().map(|&i| self.train[i].clone()).collect();
             plans.push(Plan {
@@ -274,15 +316,16 @@ impl Search<'_> {
                 component,
                 batch: tasks(&batch),
                 extension: tasks(&extension),
+                deeper: tasks(&deeper),
                 first_id: self.next_id,
             });
-            self.next_id += self.config.max_edits_per_round;
+            self.next_id += self.config.max_edits_per_round * (1 + usize::from(self.config.deepen));
         }
         plans
     }
 
     /// One parent's mutation, given its score on the minibatch: the proposals, and their
-    /// gates.
+    /// gates; then, with `deepen`, one more reflection on the best child that passed.
     async fn mutate(&self, step: usize, plan: &Plan, train: Scored) -> Mutation {
         let context = self.context;
         let parent = &self.pool[plan.parent];
@@ -297,31 +340,87 @@ impl Search<'_> {
                 train: train.score(),
             };
         }
-        let components = Components::of(&parent.skill);
+        let start = Start {
+            skill: &parent.skill,
+            id: parent.id,
+            component: plan.component,
+            batch: &plan.batch,
+            extension: &plan.extension,
+            first_id: plan.first_id,
+        };
+        let Some(reflected) = self.reflect(step, &start, &train).await else {
+            return Mutation::Stopping;
+        };
+        let best_passed = reflected.gated.iter().filter(|g| g.passed).max_by(|a, b| {
+            a.child_score
+                .partial_cmp(&b.child_score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(b.id.cmp(&a.id))
+        });
+        let mut deeper = None;
+        if let Some(child) = best_passed
+            && !plan.deeper.is_empty()
+        {
+            let scored = context
+                .evaluate(&child.skill, &plan.deeper, step, child.id, "train")
+                .await;
+            if !scored.complete {
+                return Mutation::Stopping;
+            }
+            if !is_perfect(scored.score()) {
+                let start = Start {
+                    skill: &child.skill,
+                    id: child.id,
+                    component: plan.component,
+                    batch: &plan.deeper,
+                    extension: &[],
+                    first_id: plan.first_id + self.config.max_edits_per_round,
+                };
+                let Some(more) = self.reflect(step, &start, &scored).await else {
+                    return Mutation::Stopping;
+                };
+                deeper = Some(Deeper {
+                    over: child.id,
+                    train: scored.score(),
+                    reflected: more,
+                });
+            }
+        }
+        Mutation::Proposed {
+            train: train.score(),
+            reflected,
+            deeper,
+        }
+    }
+
+    /// Asks for rewrites of `start`'s component (or of the part the model blames), shown
+    /// its rollouts on the minibatch (`train`), and gates every new one against it. `None`
+    /// when the run stopped.
+    async fn reflect(&self, step: usize, start: &Start<'_>, train: &Scored) -> Option<Reflected> {
+        let context = self.context;
+        let components = Components::of(start.skill);
         let rejected: Vec<RejectedEdit> = self.rejected.iter().cloned().collect();
-        let (shown, shown_tasks) = self.evidence(parent, plan, &train);
+        let (shown, shown_tasks) = self.evidence(start, train);
         let reflection = Reflection {
             goal: &self.goal,
-            body: &parent.skill.body,
+            body: &start.skill.body,
             batch: &shown,
             tasks: &shown_tasks,
             rejected: &rejected,
             limits: self.limits,
             component: None,
-            one_part: plan.component.is_none(),
+            one_part: start.component.is_none(),
         };
-        let (prompt, limits, part) = match plan.component {
+        let component = start
+            .component
+            .and_then(|index| Some((index, components.get(index)?)));
+        let (prompt, limits, part) = match component {
             None => (
                 reflection.prompt_for(self.config.reflection),
                 self.limits,
                 Part::OnePart,
             ),
-            Some(index) => {
-                let Some(component) = components.get(index) else {
-                    return Mutation::Perfect {
-                        train: train.score(),
-                    };
-                };
+            Some((index, component)) => {
                 let description = component.kind == ComponentKind::Description;
                 let limits = if description {
                     DESCRIPTION_LIMITS
@@ -336,7 +435,7 @@ impl Search<'_> {
                 let prompt = Reflection {
                     body: &component.text,
                     limits,
-                    component: Some((name, &parent.skill.body)),
+                    component: Some((name, &start.skill.body)),
                     ..reflection
                 }
                 .prompt_for(self.config.reflection);
@@ -350,13 +449,13 @@ impl Search<'_> {
             limits,
             part,
         };
-        let mut next_id = plan.first_id;
+        let mut next_id = start.first_id;
         let candidates = round::propose(
             context,
             self.client,
             &ask,
             step,
-            (parent.id, &parent.skill),
+            (start.id, start.skill),
             &mut next_id,
         )
         .await;
@@ -368,17 +467,18 @@ impl Search<'_> {
             .collect();
         let extension = OnceCell::new();
         let judged = Judged {
-            member: parent,
-            train: &train,
+            skill: start.skill,
+            id: start.id,
+            train,
             extension: &extension,
         };
         let gated = join_all(fresh.iter().map(|new| {
             // The part the child rewrote: the planned one, or the one the model blamed.
-            let component = match plan.component.and_then(|i| components.get(i)) {
-                Some(component) => component.name.clone(),
-                None => changed(&parent.skill, &new.skill).join(", "),
+            let component = match component {
+                Some((_, component)) => component.name.clone(),
+                None => changed(start.skill, &new.skill).join(", "),
             };
-            self.gate(step, plan, &judged, new, component)
+            self.gate(step, start, &judged, new, component)
         }))
         .await;
         let mut repeats = triage.repeats.clone();
@@ -387,32 +487,29 @@ impl Search<'_> {
                 repeats.push((new.id, *first));
             }
         }
-        match gated.into_iter().collect::<Option<Vec<Gated>>>() {
-            Some(gated) => Mutation::Proposed {
-                train: train.score(),
-                candidates,
-                gated,
-                repeats,
-            },
-            None => Mutation::Stopping,
-        }
+        let gated = gated.into_iter().collect::<Option<Vec<Gated>>>()?;
+        Some(Reflected {
+            candidates,
+            gated,
+            repeats,
+        })
     }
 
     /// What the reflection on `parent` is shown: its minibatch results, and up to a minibatch
     /// more of the train tasks it already failed earlier in the run (as a child at its gate),
     /// which cost no rollout and show the optimizer model more of what is wrong.
-    fn evidence(&self, parent: &Member, plan: &Plan, train: &Scored) -> (Evaluation, Vec<Task>) {
+    fn evidence(&self, start: &Start<'_>, train: &Scored) -> (Evaluation, Vec<Task>) {
         let mut shown = train.evaluation.clone();
-        let mut tasks = plan.batch.clone();
+        let mut tasks = start.batch.to_vec();
         let others: Vec<Task> = self
             .train
             .iter()
-            .filter(|task| !plan.batch.iter().any(|b| b.id == task.id))
+            .filter(|task| !start.batch.iter().any(|b| b.id == task.id))
             .cloned()
             .collect();
         let failed = self
             .context
-            .known(&parent.skill, &others)
+            .known(start.skill, &others)
             .into_iter()
             .filter(|(_, known)| !is_perfect(known.score()))
             .take(self.config.minibatch_size);
@@ -428,24 +525,25 @@ impl Search<'_> {
     async fn gate(
         &self,
         step: usize,
-        plan: &Plan,
+        start: &Start<'_>,
         parent: &Judged<'_>,
         new: &round::NewBody,
         component: String,
     ) -> Option<Gated> {
         let Judged {
-            member: parent,
+            skill: parent_skill,
+            id: parent_id,
             train: parent_train,
             extension: parent_more,
         } = *parent;
         let context = self.context;
         let child = context
-            .evaluate(&new.skill, &plan.batch, step, new.id, "train")
+            .evaluate(&new.skill, start.batch, step, new.id, "train")
             .await;
         if !child.complete {
             return None;
         }
-        let size = plan.batch.len();
+        let size = start.batch.len();
         let (mut parent_sum, mut child_sum) = (
             parent_train.score() * size as f64,
             child.score() * size as f64,
@@ -454,22 +552,22 @@ impl Search<'_> {
         let mut extended = false;
         let within_noise =
             child_sum > parent_sum + EPSILON && child_sum - parent_sum <= 1.0 + EPSILON;
-        if within_noise && !plan.extension.is_empty() {
+        if within_noise && !start.extension.is_empty() {
             // The parent's extension is scored once for all its children of the step.
             let (parent_more, child_more) = futures_util::join!(
                 parent_more.get_or_init(|| context.evaluate(
-                    &parent.skill,
-                    &plan.extension,
+                    parent_skill,
+                    start.extension,
                     step,
-                    parent.id,
+                    parent_id,
                     "train"
                 )),
-                context.evaluate(&new.skill, &plan.extension, step, new.id, "train"),
+                context.evaluate(&new.skill, start.extension, step, new.id, "train"),
             );
             if !(parent_more.complete && child_more.complete) {
                 return None;
             }
-            let more = plan.extension.len();
+            let more = start.extension.len();
             parent_sum += parent_more.score() * more as f64;
             child_sum += child_more.score() * more as f64;
             tasks += more;
@@ -632,6 +730,111 @@ impl Search<'_> {
         }));
     }
 
+    /// Records a reflection's outcome for parent `parent_id` (minibatch score `train`): the
+    /// refused proposals, the repeats, each gate; the children that passed go to `passing`
+    /// with `train`. Returns the error when every request to the optimizer model failed.
+    fn settle(
+        &mut self,
+        step: usize,
+        parent_id: usize,
+        reflected: Reflected,
+        train: f64,
+        passing: &mut Vec<(Gated, f64)>,
+    ) -> Option<String> {
+        let Reflected {
+            candidates,
+            gated,
+            repeats,
+        } = reflected;
+        let unreachable = round::all_requests_failed(&candidates).map(str::to_string);
+        let triage = round::triage(step, &candidates);
+        for edit in triage.rejected {
+            self.remember(edit);
+        }
+        for (id, first) in repeats {
+            self.context.emit(Event::CandidateScored {
+                round: step,
+                candidate: id,
+                val_score: self
+                    .pool
+                    .iter()
+                    .find(|m| m.id == first)
+                    .map_or(0.0, |m| m.mean),
+                same_as: Some(first),
+            });
+        }
+        if gated.is_empty() {
+            let note = if triage.any_valid {
+                "no new proposal: each equals its parent or a candidate already scored".to_string()
+            } else {
+                format!(
+                    "{} ({})",
+                    super::llm_loop::NO_VALID_PROPOSAL,
+                    triage.problems.join("; ")
+                )
+            };
+            self.keep_best(step, train, note);
+        }
+        for gate in gated {
+            self.context.emit(Event::Gate {
+                round: step,
+                candidate: gate.id,
+                parent: parent_id,
+                parent_score: gate.parent_score,
+                child_score: gate.child_score,
+                tasks: gate.tasks,
+                extended: gate.extended,
+                passed: gate.passed,
+            });
+            self.trace(step, gate.id, vec![parent_id], &gate.component, "mutation");
+            self.stats.gate_extended += usize::from(gate.extended);
+            if gate.passed {
+                self.stats.gate_passed += 1;
+                passing.push((gate, train));
+            } else {
+                self.stats.gate_failed += 1;
+                let reason = format!(
+                    "minibatch score {:.3} did not beat its parent's {:.3} on the same {} tasks",
+                    gate.child_score, gate.parent_score, gate.tasks
+                );
+                let scores = (gate.child_score, self.pool[self.best].mean);
+                self.turn_down(step, &gate, reason, scores);
+            }
+        }
+        unreachable
+    }
+
+    /// Takes child `over` out of `passing` because a child of its own (in `more`) passed the
+    /// next minibatch's gate and is validated instead; records why.
+    fn supersede(
+        &mut self,
+        step: usize,
+        over: usize,
+        passing: &mut Vec<(Gated, f64)>,
+        more: &[(Gated, f64)],
+    ) {
+        let Some(at) = passing.iter().position(|(gate, _)| gate.id == over) else {
+            return;
+        };
+        let (gate, train) = passing.remove(at);
+        self.stats.superseded += 1;
+        let heirs: Vec<String> = more.iter().map(|(g, _)| g.id.to_string()).collect();
+        let record = CandidateRecord {
+            iteration: step,
+            skill: gate.skill.clone(),
+            train_score: train,
+            val_score: gate.child_score,
+            accepted: false,
+            candidate: Some(gate.id),
+            note: format!(
+                "{}: passed its gate; not validated, as its child {} passed the next minibatch's gate and was validated instead",
+                note_for(&gate.rationale),
+                heirs.join(", ")
+            ),
+        };
+        self.record(step, record, Some(gate.id));
+    }
+
     /// One step of the search; breaks with the reason when the run stops.
     async fn step(&mut self, step: usize) -> ControlFlow<StopReason> {
         let calls_before = self.context.metric_calls();
@@ -678,71 +881,36 @@ impl Search<'_> {
                 }
                 Mutation::Proposed {
                     train,
-                    candidates,
-                    gated,
-                    repeats,
+                    reflected,
+                    deeper,
                 } => {
-                    match round::all_requests_failed(&candidates) {
+                    let mut mine = Vec::new();
+                    match self.settle(step, parent_id, reflected, train, &mut mine) {
                         Some(error) => {
-                            unreachable.get_or_insert_with(|| error.to_string());
+                            unreachable.get_or_insert(error);
                         }
                         None => reached = true,
                     }
-                    let triage = round::triage(step, &candidates);
-                    for edit in triage.rejected {
-                        self.remember(edit);
-                    }
-                    for (id, first) in repeats {
-                        self.context.emit(Event::CandidateScored {
-                            round: step,
-                            candidate: id,
-                            val_score: self
-                                .pool
-                                .iter()
-                                .find(|m| m.id == first)
-                                .map_or(0.0, |m| m.mean),
-                            same_as: Some(first),
-                        });
-                    }
-                    if gated.is_empty() {
-                        let note = if triage.any_valid {
-                            "no new proposal: each equals its parent or a candidate already scored"
-                                .to_string()
-                        } else {
-                            format!(
-                                "{} ({})",
-                                super::llm_loop::NO_VALID_PROPOSAL,
-                                triage.problems.join("; ")
-                            )
-                        };
-                        self.keep_best(step, train, note);
-                    }
-                    for gate in gated {
-                        self.context.emit(Event::Gate {
-                            round: step,
-                            candidate: gate.id,
-                            parent: parent_id,
-                            parent_score: gate.parent_score,
-                            child_score: gate.child_score,
-                            tasks: gate.tasks,
-                            extended: gate.extended,
-                            passed: gate.passed,
-                        });
-                        self.trace(step, gate.id, vec![parent_id], &gate.component, "mutation");
-                        self.stats.gate_extended += usize::from(gate.extended);
-                        if gate.passed {
-                            self.stats.gate_passed += 1;
-                            passing.push((gate, plan.parent, train));
-                        } else {
-                            self.stats.gate_failed += 1;
-                            let reason = format!(
-                                "minibatch score {:.3} did not beat its parent's {:.3} on the same {} tasks",
-                                gate.child_score, gate.parent_score, gate.tasks
-                            );
-                            let scores = (gate.child_score, self.pool[self.best].mean);
-                            self.turn_down(step, &gate, reason, scores);
+                    if let Some(deeper) = deeper {
+                        let mut more = Vec::new();
+                        if let Some(error) = self.settle(
+                            step,
+                            deeper.over,
+                            deeper.reflected,
+                            deeper.train,
+                            &mut more,
+                        ) {
+                            unreachable.get_or_insert(error);
+                        }
+                        if !more.is_empty() {
+                            self.supersede(step, deeper.over, &mut mine, &more);
+                            mine.extend(more);
                         }
                     }
+                    passing.extend(
+                        mine.into_iter()
+                            .map(|(gate, train)| (gate, plan.parent, train)),
+                    );
                 }
             }
         }
@@ -983,6 +1151,7 @@ impl Search<'_> {
                 "extended": stats.gate_extended,
                 "false_accepts": stats.false_accepts,
                 "raced_out": stats.raced_out,
+                "superseded": stats.superseded,
             }),
         );
         metadata.insert(

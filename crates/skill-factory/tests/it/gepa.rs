@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use skill_factory::cancel::CancelToken;
-use skill_factory::config::{GoldenMode, OptimizerConfig};
+use skill_factory::config::{ComponentSelector, GoldenMode, OptimizerConfig};
 use skill_factory::harness::Harness;
 use skill_factory::metric::GoldenMetric;
 use skill_factory::optimizer::{Event, Gepa, OptimizationResult, Optimizer, RunContext};
@@ -291,8 +291,9 @@ async fn two_children_that_each_fix_half_merge_into_a_perfect_skill() {
             _ => None,
         })
         .collect();
-    assert_eq!(merges, vec![&vec![1, 2]], "the merge joins the two halves");
-    assert_eq!(result.best_candidate, 3);
+    // Each plan numbers its proposals and its deeper proposals: 1-2 and 3-4, the merge 5.
+    assert_eq!(merges, vec![&vec![1, 3]], "the merge joins the two halves");
+    assert_eq!(result.best_candidate, 5);
     let metadata = &result.metadata;
     assert_eq!(metadata["merges"]["accepted"], 1);
     assert_eq!(metadata["backend"], "gepa");
@@ -467,7 +468,6 @@ async fn the_component_prompt_shows_the_part_and_the_whole_skill() {
 
 #[tokio::test]
 async fn a_blamed_component_rewrite_may_change_one_part_only() {
-    use skill_factory::config::ComponentSelector;
     let blamed = config(|c| {
         c.component_selector = ComponentSelector::Blamed;
         c.parents = 1;
@@ -547,4 +547,64 @@ async fn a_reflection_also_shows_what_its_parent_already_failed_outside_the_mini
         assert_eq!(second.len(), 3, "the minibatch and the known failure");
     }
     assert!(checked > 0, "no seed drew a mixed first minibatch");
+}
+
+#[tokio::test]
+async fn a_child_that_passed_its_gate_is_deepened_and_its_own_child_validated_instead() {
+    // The model rewrites the whole body and adds the rule of the half it sees failing (the
+    // even one first), so each reflection fixes one half: the first child passes its gate,
+    // the deeper reflection on the next minibatch fixes the other half, and only that
+    // grandchild is scored on validation.
+    let rule = |_: &str, failing: &[u32]| {
+        if failing.iter().any(|n| n % 2 == 0) {
+            Some("EVEN-RULE".to_string())
+        } else if failing.iter().any(|n| n % 2 == 1) {
+            Some("ODD-RULE".to_string())
+        } else {
+            None
+        }
+    };
+    for seed in 0..4 {
+        let config = config(|c| {
+            c.seed = seed;
+            c.minibatch_size = 2;
+            c.parents = 1;
+            c.merge = false;
+            c.adaptive_gate = false;
+            c.component_selector = ComponentSelector::Blamed;
+        });
+        let run = gepa(&config, Arc::new(Reflective::new(rule)), 2).await;
+        let result = &run.result;
+        assert_eq!(
+            result.stop.as_ref().unwrap().code(),
+            "perfect",
+            "seed {seed}"
+        );
+        let mut validated = validated_children(&run.events);
+        validated.dedup(); // one event per chunk of the race
+        assert_eq!(validated, [2], "seed {seed}: only the grandchild");
+        assert_eq!(result.best_candidate, 2);
+        assert_eq!(result.metadata["gate"]["superseded"], 1);
+        let superseded = result
+            .history
+            .iter()
+            .find(|r| r.candidate == Some(1))
+            .unwrap();
+        assert!(!superseded.accepted);
+        assert!(
+            superseded.note.contains("not validated, as its child 2"),
+            "{}",
+            superseded.note
+        );
+        let lineage = result.metadata["lineage"].as_array().unwrap();
+        assert!(
+            lineage
+                .iter()
+                .any(|l| l["candidate"] == 2 && l["parents"][0] == 1),
+            "{lineage:?}"
+        );
+        // Baseline 4, the seed's minibatch 2, the child's gate 2 and its deeper minibatch 2,
+        // the grandchild's gate 2, its validation 4: one validation for two edits.
+        assert_eq!(run.metric_calls, 16, "seed {seed}");
+    }
 }

@@ -80,6 +80,11 @@ pub struct OptimizerConfig {
     /// a lucky draw does not pass a child (default true).
     #[serde(default = "default_true")]
     pub adaptive_gate: bool,
+    /// `gepa`: a child that passed its gate is reflected on once more, on the next minibatch,
+    /// before it is scored on validation; when its own child passes that gate, the grandchild
+    /// is validated instead, so one validation pays for two edits (default true).
+    #[serde(default = "default_true")]
+    pub deepen: bool,
     /// `gepa`: which component a mutation rewrites (default `round_robin`).
     #[serde(default)]
     pub component_selector: ComponentSelector,
@@ -185,6 +190,7 @@ impl Default for OptimizerConfig {
             merge: true,
             max_merges: default_max_merges(),
             adaptive_gate: true,
+            deepen: true,
             component_selector: ComponentSelector::default(),
             max_patch_edits: default_max_patch_edits(),
             min_patch_edits: default_min_patch_edits(),
