@@ -15,9 +15,9 @@
 //!   strictly higher goes on. When the two differ by one task or less (noise, on a small
 //!   minibatch), the gate is extended by the next minibatch of the epoch and decided on both
 //!   (`adaptive_gate`), which cuts children accepted by a lucky draw;
-//! * with `deepen` (default), reflects once more on the best child that passed, on the next
-//!   minibatch of the epoch (peeked, not consumed): when a child of its own passes that gate,
-//!   the grandchild is validated instead of the child, so one validation pays for two edits;
+//! * reflects again on the best child that passed, on the next minibatch of the epoch
+//!   (peeked, not consumed), up to `deepen` times (default 2): when a child of its own passes
+//!   that gate, that one goes on instead, so one validation pays for several edits;
 //! * scores the children that passed on validation, racing: scoring stops once a child can
 //!   neither beat the best mean nor escape domination even if it aced every task left;
 //! * adds every fully scored child to the pool; the best mean is the result;
@@ -99,9 +99,9 @@ struct Plan {
     component: Option<usize>,
     batch: Vec<Task>,
     extension: Vec<Task>,
-    /// The minibatch on which a child that passed its gate is reflected on once more
-    /// (`deepen`; empty without).
-    deeper: Vec<Task>,
+    /// The minibatches on which the best child that passed its gate is reflected on again,
+    /// one per level of `deepen`.
+    deeper: Vec<Vec<Task>>,
     /// Candidate numbers of its proposals (and of its deeper proposals after them).
     first_id: usize,
 }
@@ -164,12 +164,12 @@ enum Mutation {
     Failed(StopReason),
     /// The parent aced the minibatch: nothing to reflect on.
     Perfect { train: f64 },
-    /// Proposals, and the gate of each new one; and the deeper reflection on the best child
-    /// that passed, when there was one.
+    /// Proposals, and the gate of each new one; and the deeper reflections, each on the best
+    /// child that passed the level before.
     Proposed {
         train: f64,
         reflected: Reflected,
-        deeper: Option<Deeper>,
+        deeper: Vec<Deeper>,
     },
 }
 
@@ -303,12 +303,16 @@ impl Search<'_> {
             } else {
                 Vec::new()
             };
-            let deeper = if self.config.deepen {
-                let drawn: Vec<usize> = batch.iter().chain(&extension).copied().collect();
-                self.epochs.peek(self.config.minibatch_size, &drawn)
-            } else {
-                Vec::new()
-            };
+            let mut deeper: Vec<Vec<usize>> = Vec::new();
+            let mut drawn: Vec<usize> = batch.iter().chain(&extension).copied().collect();
+            for _ in 0..self.config.deepen {
+                let next = self.epochs.peek(self.config.minibatch_size, &drawn);
+                if next.is_empty() {
+                    break;
+                }
+                drawn.extend(&next);
+                deeper.push(next);
+            }
             let tasks =
                 |indices: &[usize]| indices.iter().map(|&i| self.train[i].clone()).collect();
             plans.push(Plan {
@@ -316,10 +320,10 @@ impl Search<'_> {
                 component,
                 batch: tasks(&batch),
                 extension: tasks(&extension),
-                deeper: tasks(&deeper),
+                deeper: deeper.iter().map(|batch| tasks(batch)).collect(),
                 first_id: self.next_id,
             });
-            self.next_id += self.config.max_edits_per_round * (1 + usize::from(self.config.deepen));
+            self.next_id += self.config.max_edits_per_round * (1 + self.config.deepen);
         }
         plans
     }
@@ -351,40 +355,42 @@ impl Search<'_> {
         let Some(reflected) = self.reflect(step, &start, &train).await else {
             return Mutation::Stopping;
         };
-        let best_passed = reflected.gated.iter().filter(|g| g.passed).max_by(|a, b| {
-            a.child_score
-                .partial_cmp(&b.child_score)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(b.id.cmp(&a.id))
-        });
-        let mut deeper = None;
-        if let Some(child) = best_passed
-            && !plan.deeper.is_empty()
-        {
+        let mut deeper: Vec<Deeper> = Vec::new();
+        for (level, batch) in plan.deeper.iter().enumerate() {
+            let last = deeper.last().map_or(&reflected, |d| &d.reflected);
+            let Some(child) = last.gated.iter().filter(|g| g.passed).max_by(|a, b| {
+                a.child_score
+                    .partial_cmp(&b.child_score)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(b.id.cmp(&a.id))
+            }) else {
+                break;
+            };
             let scored = context
-                .evaluate(&child.skill, &plan.deeper, step, child.id, "train")
+                .evaluate(&child.skill, batch, step, child.id, "train")
                 .await;
             if !scored.complete {
                 return Mutation::Stopping;
             }
-            if !is_perfect(scored.score()) {
-                let start = Start {
-                    skill: &child.skill,
-                    id: child.id,
-                    component: plan.component,
-                    batch: &plan.deeper,
-                    extension: &[],
-                    first_id: plan.first_id + self.config.max_edits_per_round,
-                };
-                let Some(more) = self.reflect(step, &start, &scored).await else {
-                    return Mutation::Stopping;
-                };
-                deeper = Some(Deeper {
-                    over: child.id,
-                    train: scored.score(),
-                    reflected: more,
-                });
+            if is_perfect(scored.score()) {
+                break;
             }
+            let start = Start {
+                skill: &child.skill,
+                id: child.id,
+                component: plan.component,
+                batch,
+                extension: &[],
+                first_id: plan.first_id + (level + 1) * self.config.max_edits_per_round,
+            };
+            let Some(more) = self.reflect(step, &start, &scored).await else {
+                return Mutation::Stopping;
+            };
+            deeper.push(Deeper {
+                over: child.id,
+                train: scored.score(),
+                reflected: more,
+            });
         }
         Mutation::Proposed {
             train: train.score(),
@@ -891,7 +897,7 @@ impl Search<'_> {
                         }
                         None => reached = true,
                     }
-                    if let Some(deeper) = deeper {
+                    for deeper in deeper {
                         let mut more = Vec::new();
                         if let Some(error) = self.settle(
                             step,

@@ -291,9 +291,10 @@ async fn two_children_that_each_fix_half_merge_into_a_perfect_skill() {
             _ => None,
         })
         .collect();
-    // Each plan numbers its proposals and its deeper proposals: 1-2 and 3-4, the merge 5.
-    assert_eq!(merges, vec![&vec![1, 3]], "the merge joins the two halves");
-    assert_eq!(result.best_candidate, 5);
+    // Each plan numbers its proposals and those of its two deeper levels: 1-3 and 4-6, the
+    // merge 7.
+    assert_eq!(merges, vec![&vec![1, 4]], "the merge joins the two halves");
+    assert_eq!(result.best_candidate, 7);
     let metadata = &result.metadata;
     assert_eq!(metadata["merges"]["accepted"], 1);
     assert_eq!(metadata["backend"], "gepa");

@@ -80,11 +80,12 @@ pub struct OptimizerConfig {
     /// a lucky draw does not pass a child (default true).
     #[serde(default = "default_true")]
     pub adaptive_gate: bool,
-    /// `gepa`: a child that passed its gate is reflected on once more, on the next minibatch,
-    /// before it is scored on validation; when its own child passes that gate, the grandchild
-    /// is validated instead, so one validation pays for two edits (default true).
-    #[serde(default = "default_true")]
-    pub deepen: bool,
+    /// `gepa`: how many times the best child that passed its gate is reflected on again, each
+    /// time on the next minibatch, before validation; when a child of its own passes that
+    /// gate, that one goes on instead, so one validation pays for several edits (default 2;
+    /// 0 validates every child that passes, as GEPA does).
+    #[serde(default = "default_deepen")]
+    pub deepen: usize,
     /// `gepa`: which component a mutation rewrites (default `round_robin`).
     #[serde(default)]
     pub component_selector: ComponentSelector,
@@ -190,7 +191,7 @@ impl Default for OptimizerConfig {
             merge: true,
             max_merges: default_max_merges(),
             adaptive_gate: true,
-            deepen: true,
+            deepen: default_deepen(),
             component_selector: ComponentSelector::default(),
             max_patch_edits: default_max_patch_edits(),
             min_patch_edits: default_min_patch_edits(),
@@ -286,6 +287,10 @@ fn default_parents() -> usize {
 
 fn default_true() -> bool {
     true
+}
+
+fn default_deepen() -> usize {
+    2
 }
 
 fn default_max_merges() -> usize {
