@@ -88,7 +88,8 @@ struct Member {
     parents: Vec<usize>,
     /// Pool positions of every ancestor.
     ancestors: BTreeSet<usize>,
-    /// The round-robin position of its next mutated component.
+    /// The round-robin position of its next mutated component (a child starts where its
+    /// first parent's stood).
     next_component: usize,
 }
 
@@ -684,6 +685,11 @@ impl Search<'_> {
             same_as: None,
         });
         self.seen.insert(identity(&skill), id);
+        // The round robin goes on along the lineage: a child rewrites next the component
+        // after the one its parent rewrote last, not the first one again.
+        let next_component = parents
+            .first()
+            .map_or(0, |&parent| self.pool[parent].next_component);
         self.pool.push(Member {
             id,
             skill: skill.clone(),
@@ -691,7 +697,7 @@ impl Search<'_> {
             mean,
             parents,
             ancestors,
-            next_component: 0,
+            next_component,
         });
         if accepted {
             self.best = self.pool.len() - 1;

@@ -609,3 +609,30 @@ async fn a_child_that_passed_its_gate_is_deepened_and_its_own_child_validated_in
         assert_eq!(run.metric_calls, 16, "seed {seed}");
     }
 }
+
+#[tokio::test]
+async fn the_round_robin_goes_on_along_the_lineage() {
+    // The seed's child rewrote `## Even`; its own child rewrites `## Odd` next, not the first
+    // component again, and the two edits make the skill perfect in two steps.
+    let config = config(|c| {
+        c.parents = 1;
+        c.merge = false;
+        c.deepen = 0;
+        c.adaptive_gate = false;
+    });
+    let run = gepa(&config, Arc::new(Reflective::new(section_rules)), 2).await;
+    assert_eq!(run.result.stop.as_ref().unwrap().code(), "perfect");
+    let parts: Vec<&str> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Lineage {
+                operation: "mutation",
+                component,
+                ..
+            } => Some(component.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(parts, ["## Even", "## Odd"]);
+}
