@@ -170,7 +170,7 @@ pub fn gepa_reply(prompt: &str, temperature: Option<f64>, answering: &Answering)
                 .trim()
         })
         .unwrap_or("");
-    let revision = revision(prompt, instructions, instructions, temperature, answering);
+    let (revision, _) = revision(prompt, instructions, instructions, temperature, answering);
     format!("```\n{}\n```", revision.apply(instructions))
 }
 
@@ -184,7 +184,7 @@ pub fn is_patch_prompt(user: &str) -> bool {
 /// the `replace` of a conflicting rule (with [`Answering::Needs`]).
 pub fn patch_reply(prompt: &str, temperature: Option<f64>, answering: &Answering) -> String {
     let (shown, whole) = shown_and_whole(prompt);
-    let revision = revision(prompt, shown, whole, temperature, answering);
+    let (revision, rationale) = revision(prompt, shown, whole, temperature, answering);
     let edits: Vec<_> = match &revision {
         Revision::Add(lines) => lines
             .iter()
@@ -195,7 +195,7 @@ pub fn patch_reply(prompt: &str, temperature: Option<f64>, answering: &Answering
     };
     format!(
         "<RATIONALE>{}</RATIONALE>\n{EDITS_OPEN}\n{}\n</EDITS>",
-        revision.rationale(),
+        rationale,
         json!(edits)
     )
 }
@@ -214,36 +214,42 @@ fn shown_and_whole(prompt: &str) -> (&str, &str) {
     (shown, whole)
 }
 
-/// What the mock optimizer does to `shown`: with [`Answering::Needs`], the rule the shown
-/// failures need; otherwise one rule line picked by a hash of the prompt and the temperature,
-/// so that the proposals of one round differ and identical requests agree.
+/// What the mock optimizer does to `shown`, and the rationale it gives: with
+/// [`Answering::Needs`], the rule the shown failures need; otherwise one rule line picked by a
+/// hash of the prompt and the temperature, so that the proposals of one round differ and
+/// identical requests agree.
 fn revision(
     prompt: &str,
     shown: &str,
     whole: &str,
     temperature: Option<f64>,
     answering: &Answering,
-) -> Revision {
+) -> (Revision, String) {
     let salt = temperature.map_or_else(|| "none".to_string(), |t| format!("{t:.2}"));
     if let Answering::Needs(needs) = answering {
-        return needs.revise(prompt, shown, whole, &salt);
+        let revision = needs.revise(prompt, shown, whole, &salt);
+        let rationale = revision.rationale();
+        return (revision, rationale);
     }
     let digest = sha256(&format!("{prompt}\u{0}{salt}"));
     let rule = RULES[usize::from(digest[0]) % RULES.len()];
     let tag: String = digest[1..4].iter().map(|b| format!("{b:02x}")).collect();
-    Revision::Add(vec![format!("- {rule} (rule {tag})")])
+    (
+        Revision::Add(vec![format!("- {rule} (rule {tag})")]),
+        format!("Mock optimizer: added one rule ({tag})."),
+    )
 }
 
-/// A well-formed proposal: the current body (or part) revised by the mock optimizer
-/// ([`revision`]): with one more rule line, so that the proposals of one round (same prompt,
-/// different temperatures) differ from each other and from the current body, and identical
-/// requests get identical answers.
+/// A well-formed proposal: the current body (or part) revised by the mock optimizer: with
+/// [`Answering::Needs`] the rules the shown failures need, otherwise one more rule line, so
+/// that the proposals of one round (same prompt, different temperatures) differ from each
+/// other and from the current body, and identical requests get identical answers.
 pub fn proposal_reply(prompt: &str, temperature: Option<f64>, answering: &Answering) -> String {
     let (shown, whole) = shown_and_whole(prompt);
-    let revision = revision(prompt, shown, whole, temperature, answering);
+    let (revision, rationale) = revision(prompt, shown, whole, temperature, answering);
     format!(
         "<RATIONALE>{}</RATIONALE>\n{NEW_BODY_OPEN}\n{}\n</NEW_SKILL_BODY>",
-        revision.rationale(),
+        rationale,
         revision.apply(shown)
     )
 }
