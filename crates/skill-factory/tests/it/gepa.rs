@@ -516,6 +516,18 @@ fn shown(prompt: &str) -> Vec<u32> {
         .collect()
 }
 
+/// One line of search: one parent, minibatches of 2, no merge, no gate extension.
+fn one_line(seed: u64, edit: impl FnOnce(&mut OptimizerConfig)) -> OptimizerConfig {
+    config(|c| {
+        c.seed = seed;
+        c.minibatch_size = 2;
+        c.parents = 1;
+        c.merge = false;
+        c.adaptive_gate = false;
+        edit(c);
+    })
+}
+
 #[tokio::test]
 async fn a_reflection_also_shows_what_its_parent_already_failed_outside_the_minibatch() {
     // Minibatches of 2 from 4 train tasks: the first step's child learns one half's rule and
@@ -524,13 +536,9 @@ async fn a_reflection_also_shows_what_its_parent_already_failed_outside_the_mini
     let mut checked = 0;
     for seed in 0..12 {
         let model = Arc::new(Reflective::new(section_rules));
-        let config = config(|c| {
-            c.seed = seed;
-            c.minibatch_size = 2;
-            c.parents = 1;
-            c.merge = false;
-            c.adaptive_gate = false;
+        let config = one_line(seed, |c| {
             c.patience = 3;
+            c.deepen = 0; // the second prompt is then the second step's
         });
         let run = gepa(&config, model.clone(), 1).await;
         let batches = minibatches(&run.events);
@@ -566,14 +574,7 @@ async fn a_child_that_passed_its_gate_is_deepened_and_its_own_child_validated_in
         }
     };
     for seed in 0..4 {
-        let config = config(|c| {
-            c.seed = seed;
-            c.minibatch_size = 2;
-            c.parents = 1;
-            c.merge = false;
-            c.adaptive_gate = false;
-            c.component_selector = ComponentSelector::Blamed;
-        });
+        let config = one_line(seed, |c| c.component_selector = ComponentSelector::Blamed);
         let run = gepa(&config, Arc::new(Reflective::new(rule)), 2).await;
         let result = &run.result;
         assert_eq!(
