@@ -6,13 +6,16 @@
 //! read differently (line splitting, whitespace trimming, `str()` of non-text names); writing is
 //! byte-identical to it (see [`skill_factory_pycompat::yaml`]).
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use serde_saphyr::{DuplicateKeyPolicy, MessageFormatter, NonFiniteFloatPolicy};
 
 use skill_factory_pycompat::{repr, yaml};
 
-/// A skill: the document an agent loads. Only `body` is ever optimized.
+/// A skill: the document an agent loads, and the reference files it carries that a search may
+/// rewrite.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skill {
     /// The skill's name (required, non-blank).
@@ -23,6 +26,11 @@ pub struct Skill {
     pub extra: Map<String, Value>,
     /// The Markdown body, trimmed.
     pub body: String,
+    /// The text files under the skill folder's `references/`, by path relative to the folder
+    /// (`references/guide.md`): the ones a search may rewrite, and a harness that gives the
+    /// agent a skill folder writes beside the SKILL.md. Empty for a skill read from its text
+    /// alone.
+    pub files: BTreeMap<String, String>,
 }
 
 /// Why a SKILL.md could not be read.
@@ -96,6 +104,7 @@ impl Skill {
             description: description.into(),
             extra: Map::new(),
             body: body.into(),
+            files: BTreeMap::new(),
         }
     }
 
@@ -140,6 +149,7 @@ impl Skill {
             description,
             extra: frontmatter,
             body,
+            files: BTreeMap::new(),
         })
     }
 
@@ -152,6 +162,12 @@ impl Skill {
             python_rstrip(&yaml),
             python_strip(&self.body)
         )
+    }
+
+    /// The same skill carrying `files` (see [`Skill::files`]).
+    pub fn with_files(mut self, files: BTreeMap<String, String>) -> Skill {
+        self.files = files;
+        self
     }
 
     /// The same skill with another body; `self` is left unchanged.
@@ -178,9 +194,16 @@ impl Skill {
         map
     }
 
-    /// A rough token count: characters of the whole SKILL.md divided by four, at least 1.
+    /// A rough token count: characters of the whole SKILL.md and its reference files divided
+    /// by four, at least 1.
     pub fn estimate_tokens(&self) -> usize {
-        (self.to_markdown().chars().count() / 4).max(1)
+        let chars = self.to_markdown().chars().count()
+            + self
+                .files
+                .values()
+                .map(|text| text.chars().count())
+                .sum::<usize>();
+        (chars / 4).max(1)
     }
 }
 

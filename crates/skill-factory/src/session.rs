@@ -18,6 +18,7 @@ use skill_factory_llm::{
     BudgetedModel, CacheMode, CacheStore, ChatModel, Ledger, LlmError, ModelLayers,
     ProviderSettings, RECORD_ENV, REPLAY_ENV, Recorder, Replay, Scheduler, pricing_for,
 };
+use skill_factory_package::bundle::SkillBundle;
 use skill_factory_package::input;
 
 use crate::config::{LoadedConfig, load_config};
@@ -67,7 +68,7 @@ impl Session {
     pub fn open(config_path: &Path, options: SessionOptions) -> Result<Session, EngineError> {
         let config = load_config(config_path)?;
         let skill_path = options.skill.unwrap_or_else(|| config.config.skill.clone());
-        let skill = read_skill(&skill_path)?;
+        let skill = read_skill(&skill_path)?.with_files(reference_files(&skill_path));
         let dataset_path = config.config.dataset.clone();
         let text = input::read_text(&dataset_path, input::DATASET)?;
         let dataset = Dataset::from_jsonl(&text, &dataset_path.display().to_string())?;
@@ -303,6 +304,22 @@ impl Session {
             detail: detail.into(),
         }
     }
+}
+
+/// The text files under `references/` in the folder of a skill given as a `SKILL.md` (or its
+/// folder): what a search may rewrite ([`Skill::files`]). None for another skill file (a
+/// `seed_skill.md` stands alone), for files that are not UTF-8 text, or when the folder
+/// cannot be read (`validate` says why).
+fn reference_files(path: &Path) -> BTreeMap<String, String> {
+    let Ok(bundle) = SkillBundle::load(path) else {
+        return BTreeMap::new();
+    };
+    bundle
+        .files
+        .into_iter()
+        .filter(|file| file.path.starts_with("references/"))
+        .filter_map(|file| Some((file.path, String::from_utf8(file.contents).ok()?)))
+        .collect()
 }
 
 /// Reads and parses a SKILL.md file, or the `SKILL.md` of a skill folder (as `export`,

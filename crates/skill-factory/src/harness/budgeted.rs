@@ -40,6 +40,10 @@ impl Harness for BudgetedHarness {
         self.inner.shows_description()
     }
 
+    fn shows_files(&self) -> bool {
+        self.inner.shows_files()
+    }
+
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
         if let Err(refused) = self.ledger.admit() {
             return Rollout::failure(&task.id, refused.to_string());

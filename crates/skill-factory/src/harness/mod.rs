@@ -29,6 +29,11 @@ pub trait Harness: Send + Sync {
     fn shows_description(&self) -> bool {
         true
     }
+    /// Whether what runs sees the skill's reference files (a skill folder written for an
+    /// agent or a program); optimizers rewrite them only then.
+    fn shows_files(&self) -> bool {
+        false
+    }
     /// Runs the skill on the task. Never fails: problems become a failed rollout.
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout;
 }

@@ -357,6 +357,18 @@ impl Harness for SubprocessHarness {
         }
     }
 
+    /// An installed skill is a folder with its reference files; in prompt mode a command sees
+    /// them beside the `{skill_file}` (or in the `{skill_dir}`) it is given.
+    fn shows_files(&self) -> bool {
+        match (&self.settings.skill_mode, &self.program) {
+            (SkillMode::Installed, _) => true,
+            (SkillMode::Prompt, Program::Command { argv, .. }) => {
+                template::uses(argv, "skill_file") || template::uses(argv, "skill_dir")
+            }
+            (SkillMode::Prompt, Program::Agent { .. }) => false,
+        }
+    }
+
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
         let started = Instant::now();
         let dir = match RolloutDir::create() {

@@ -5,10 +5,12 @@
 //!
 //! ```text
 //! SKILL.md      the whole candidate skill ({skill_file}; prompt mode, written when used)
+//! references/   the reference files the candidate carries, beside it
 //! input.txt     the task input ({input_file}, written when used)
 //! workspace/    installed mode only: the agent's working directory
 //!   .claude/skills/<name>/SKILL.md   (claude_code)   or
 //!   .agents/skills/<name>/SKILL.md   (codex, gemini_cli, subprocess)
+//!   (and the candidate's references/ in that skill folder)
 //! ```
 //!
 //! The input file lives outside the workspace so that the agent does not find it lying among
@@ -16,10 +18,34 @@
 //! rollout ends.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use skill_factory_core::Skill;
 use tempfile::TempDir;
+
+/// Writes `skill`'s reference files under `folder`. A path that is not a plain relative one
+/// (a `..`, an absolute path) is refused: nothing may be written outside the folder.
+fn write_files(folder: &Path, skill: &Skill) -> io::Result<()> {
+    for (path, text) in &skill.files {
+        let relative = Path::new(path);
+        if path.is_empty()
+            || !relative
+                .components()
+                .all(|c| matches!(c, Component::Normal(_)))
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("the skill file path {path:?} is not inside the skill folder"),
+            ));
+        }
+        let target = folder.join(relative);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(target, text)?;
+    }
+    Ok(())
+}
 
 /// The longest skill folder name written.
 const MAX_FOLDER_NAME: usize = 64;
@@ -55,10 +81,12 @@ impl RolloutDir {
         self.dir.path()
     }
 
-    /// Writes the whole skill to `SKILL.md` and returns its path.
+    /// Writes the whole skill to `SKILL.md`, with its reference files beside it, and returns
+    /// the SKILL.md's path.
     pub fn write_skill(&self, skill: &Skill) -> io::Result<PathBuf> {
         let path = self.path().join("SKILL.md");
         std::fs::write(&path, skill.to_markdown())?;
+        write_files(self.path(), skill)?;
         Ok(path)
     }
 
@@ -82,6 +110,7 @@ impl RolloutDir {
         let mut installed = skill.clone();
         installed.name = folder;
         std::fs::write(&skill_file, installed.to_markdown())?;
+        write_files(&skill_dir, skill)?;
         Ok(Installed {
             workspace,
             skill_dir,
@@ -139,6 +168,32 @@ mod tests {
         );
         let text = std::fs::read_to_string(&installed.skill_file).unwrap();
         assert_eq!(text, "---\nname: my-skill\ndescription: d\n---\n\nDo it.\n");
+    }
+
+    #[test]
+    fn the_reference_files_go_beside_the_skill_file_and_never_outside_the_folder() {
+        let with_guide = skill().with_files(std::collections::BTreeMap::from([(
+            "references/guide.md".to_owned(),
+            "Guide.\n".to_owned(),
+        )]));
+        let dir = RolloutDir::create().unwrap();
+        let file = dir.write_skill(&with_guide).unwrap();
+        let guide = file.parent().unwrap().join("references/guide.md");
+        assert_eq!(std::fs::read_to_string(guide).unwrap(), "Guide.\n");
+        let installed = dir.install_skill(&with_guide, ".agents/skills").unwrap();
+        let guide = installed.skill_dir.join("references/guide.md");
+        assert_eq!(std::fs::read_to_string(guide).unwrap(), "Guide.\n");
+        for path in ["../escape.md", "/tmp/escape.md", ""] {
+            let bad = skill().with_files(std::collections::BTreeMap::from([(
+                path.to_owned(),
+                "x".to_owned(),
+            )]));
+            let error = dir.write_skill(&bad).unwrap_err();
+            assert!(
+                error.to_string().contains("not inside the skill folder"),
+                "{error}"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! A skill split into components, for optimizers that rewrite one part at a time (GEPA's
 //! "system" of modules): the frontmatter description, the preamble (the body before its first
-//! `## ` section, when it holds anything) and each `## ` section of the body, heading line
-//! included.
+//! `## ` section, when it holds anything), each `## ` section of the body, heading line
+//! included, and each text file under `references/` the skill carries ([`Skill::files`]).
 //!
 //! Rewriting a whole body at once lets a model drop or reword instructions it was not asked
 //! about; rewriting one component keeps every other one byte for byte, so a score change can
@@ -12,7 +12,7 @@
 //! outside a fenced code block, so an example that shows Markdown headings inside ``` or ~~~
 //! fences stays part of its section.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use skill_factory_core::Skill;
@@ -26,6 +26,8 @@ pub enum ComponentKind {
     Preamble,
     /// One `## ` section, from its heading line to the next heading or the end of the body.
     Section,
+    /// A text file under `references/`, named by its path in the skill folder.
+    Reference,
 }
 
 /// One component of a skill.
@@ -33,10 +35,11 @@ pub enum ComponentKind {
 pub struct Component {
     /// What it is.
     pub kind: ComponentKind,
-    /// `description`, `preamble`, or the trimmed heading line, e.g. `## Output format`.
+    /// `description`, `preamble`, the trimmed heading line (`## Output format`), or a
+    /// reference file's path (`references/guide.md`).
     pub name: String,
-    /// The description as written; for a body component its slice of the body without the
-    /// blank lines around it (a section's includes its heading line).
+    /// The description or the reference file as written; for a body component its slice of
+    /// the body without the blank lines around it (a section's includes its heading line).
     pub text: String,
 }
 
@@ -44,13 +47,14 @@ pub struct Component {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Components {
     parts: Vec<Component>,
-    /// Per part, the byte range of its text in the body; `None` for the description.
+    /// Per part, the byte range of its text in the body; `None` for the description and the
+    /// reference files.
     spans: Vec<Option<Range<usize>>>,
 }
 
 impl Components {
-    /// The components of `skill`: the description, the preamble when it is not blank, then
-    /// the sections in body order.
+    /// The components of `skill`: the description, the preamble when it is not blank, the
+    /// sections in body order, then the reference files by path.
     pub fn of(skill: &Skill) -> Components {
         let body = skill.body.as_str();
         let mut parts = vec![Component {
@@ -80,6 +84,14 @@ impl Components {
                 text: text.to_owned(),
             });
             spans.push(Some(span));
+        }
+        for (path, text) in &skill.files {
+            parts.push(Component {
+                kind: ComponentKind::Reference,
+                name: path.clone(),
+                text: text.clone(),
+            });
+            spans.push(None);
         }
         Components { parts, spans }
     }
@@ -114,7 +126,8 @@ impl Components {
     /// by `text`, trimmed.
     ///
     /// The description becomes the new text; a blank text leaves the skill as it is, since a
-    /// skill must have a description. A preamble or section replaces its span of the body and
+    /// skill must have a description. A reference file becomes the new text with one final
+    /// line break; a blank text leaves it too (the body may link to it). A preamble or section replaces its span of the body and
     /// every other byte of the body stays; the new text is set off from its neighbours by the
     /// blank lines that were there, or by one blank line where there were none. A section's
     /// new text that does not start with `## ` keeps the old heading line in front of it, and
@@ -133,10 +146,13 @@ impl Components {
             if text.is_empty() {
                 return skill.clone();
             }
-            return Skill {
-                description: text.to_owned(),
-                ..skill.clone()
-            };
+            let mut skill = skill.clone();
+            if part.kind == ComponentKind::Reference {
+                skill.files.insert(part.name.clone(), format!("{text}\n"));
+            } else {
+                skill.description = text.to_owned();
+            }
+            return skill;
         };
         let body = skill.body.as_str();
         if body.get(span.clone()) != Some(part.text.as_str()) {
@@ -320,8 +336,8 @@ pub fn changed(before: &Skill, after: &Skill) -> Vec<String> {
 /// GEPA's system-aware merge of `a` and `b`, two descendants of `ancestor`: each component,
 /// matched by name, from the side that changed it from the ancestor; from `a` when both did
 /// and `prefer_a`, else from `b`. A component one side added is kept; one a side removed is
-/// dropped unless the other side changed it. The name, the extra frontmatter keys and the
-/// description follow the same rule.
+/// dropped unless the other side changed it. The name, the extra frontmatter keys, the
+/// description and each reference file follow the same rule.
 ///
 /// The body is the preamble, then the sections in `a`'s order, then those only `b` has,
 /// separated by one blank line. `None` when the merge has the components of `a` or of `b`
@@ -342,6 +358,7 @@ pub fn merge(ancestor: &Skill, a: &Skill, b: &Skill, prefer_a: bool) -> Option<S
     let mut description = a.description.as_str();
     let mut preamble = None;
     let mut sections = Vec::new();
+    let mut files = BTreeMap::new();
     for (key, component) in order {
         let Some(text) = pick_text(
             base_texts.get(key).copied(),
@@ -355,6 +372,9 @@ pub fn merge(ancestor: &Skill, a: &Skill, b: &Skill, prefer_a: bool) -> Option<S
             ComponentKind::Description => description = text,
             ComponentKind::Preamble => preamble = Some(text),
             ComponentKind::Section => sections.push(text),
+            ComponentKind::Reference => {
+                files.insert(component.name.clone(), text.to_owned());
+            }
         }
     }
     // The preamble goes first whichever side brought it: after a section it would read as
@@ -370,6 +390,7 @@ pub fn merge(ancestor: &Skill, a: &Skill, b: &Skill, prefer_a: bool) -> Option<S
         description: description.to_owned(),
         extra: pick(&ancestor.extra, &a.extra, &b.extra, prefer_a).clone(),
         body,
+        files,
     };
     let same = |x: &Skill, y: &Skill| {
         x.name == y.name && x.extra == y.extra && Components::of(x).parts == Components::of(y).parts
@@ -664,5 +685,40 @@ mod tests {
         assert_eq!(merged.name, "renamed");
         assert_eq!(merged.extra, a.extra);
         assert_eq!(merged.body, "## A\n\nA, sharper.\n\n## B\n\nB.");
+    }
+
+    fn with_guide(body: &str, guide: &str) -> Skill {
+        skill(body).with_files(BTreeMap::from([(
+            "references/guide.md".to_owned(),
+            guide.to_owned(),
+        )]))
+    }
+
+    #[test]
+    fn a_reference_file_is_a_component_rewritten_alone() {
+        let seed = with_guide("## A\n\nA.", "Old guide.\n");
+        let parts = Components::of(&seed);
+        assert_eq!(names(&seed), ["description", "## A", "references/guide.md"]);
+        let index = parts.index_of("references/guide.md").unwrap();
+        assert_eq!(parts.get(index).unwrap().kind, ComponentKind::Reference);
+        let child = parts.with_text(&seed, index, "  New guide.  ");
+        assert_eq!(child.files["references/guide.md"], "New guide.\n");
+        assert_eq!(child.body, seed.body, "the body stays byte for byte");
+        assert_eq!(changed(&seed, &child), ["references/guide.md"]);
+        assert_eq!(
+            parts.with_text(&seed, index, "  "),
+            seed,
+            "a blank reply keeps the file"
+        );
+    }
+
+    #[test]
+    fn merge_takes_each_reference_file_from_the_side_that_changed_it() {
+        let base = with_guide("## A\n\nA.", "Guide.\n");
+        let a = with_guide("## A\n\nA, sharper.", "Guide.\n");
+        let b = with_guide("## A\n\nA.", "Guide, sharper.\n");
+        let merged = merge(&base, &a, &b, true).unwrap();
+        assert_eq!(merged.body, "## A\n\nA, sharper.");
+        assert_eq!(merged.files["references/guide.md"], "Guide, sharper.\n");
     }
 }

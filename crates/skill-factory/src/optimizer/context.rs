@@ -315,10 +315,14 @@ impl RunContext {
     }
 }
 
-/// What makes two candidates the same skill for scoring: the description and the body (the
-/// name and the other frontmatter keys never change during a search).
+/// What makes two candidates the same skill for scoring: the description, the body and the
+/// reference files (the name and the other frontmatter keys never change during a search).
 pub fn identity(skill: &Skill) -> String {
-    format!("{}\u{0}{}", skill.description, skill.body)
+    let mut key = format!("{}\u{0}{}", skill.description, skill.body);
+    for (path, text) in &skill.files {
+        key.push_str(&format!("\u{0}{path}\u{0}{text}"));
+    }
+    key
 }
 
 /// Turns finished tasks into rollout events.

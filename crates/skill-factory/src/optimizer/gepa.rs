@@ -244,10 +244,12 @@ impl Search<'_> {
     }
 
     /// The components of `skill` a mutation may rewrite: the description only when the
-    /// harness shows it to an agent (the `api` harness sends the body alone), and no section
-    /// the config protects.
+    /// harness shows it to an agent (the `api` harness sends the body alone), the reference
+    /// files only when it gives the agent a skill folder, and no section or file the config
+    /// protects.
     fn mutable(&self, components: &Components) -> Vec<usize> {
         let shows_description = self.context.harness.shows_description();
+        let shows_files = self.context.harness.shows_files();
         let protected: Vec<String> = self
             .config
             .protected
@@ -261,6 +263,7 @@ impl Search<'_> {
                 ComponentKind::Description => shows_description,
                 ComponentKind::Preamble => true,
                 ComponentKind::Section => !protected.contains(&c.name),
+                ComponentKind::Reference => shows_files && !protected.contains(&c.name),
             })
             .map(|(index, _)| index)
             .collect()
@@ -429,10 +432,11 @@ impl Search<'_> {
             ),
             Some((index, component)) => {
                 let description = component.kind == ComponentKind::Description;
-                let limits = if description {
-                    DESCRIPTION_LIMITS
-                } else {
-                    self.limits
+                let limits = match component.kind {
+                    ComponentKind::Description => DESCRIPTION_LIMITS,
+                    // A reference file is held to its own size, not the body's.
+                    ComponentKind::Reference => body_limits(&component.text),
+                    _ => self.limits,
                 };
                 let name = if description {
                     "description (the frontmatter line an agent reads to decide whether to load the skill)"

@@ -140,6 +140,7 @@ impl Candidate {
             unchanged: outcome.as_ref().is_ok_and(|p| {
                 py_strip(&p.skill.body) == py_strip(&parent.body)
                     && p.skill.description == parent.description
+                    && p.skill.files == parent.files
             }),
             outcome,
             unreachable: match answer {
@@ -181,7 +182,8 @@ fn one_part(parent: &Skill, part: Part<'_>, proposed: Proposed) -> Result<Propos
 
 /// The checks every candidate passes before it is scored, whichever optimizer made it: the
 /// Agent Skills rules against the seed folder's files, the description's rules when it
-/// changed from `parent`'s, the size budget, then the honesty checks.
+/// changed from `parent`'s, the size budget (reference files included), then the honesty
+/// checks (of every reference file that changed, too).
 pub fn check(
     context: &RunContext,
     parent: &Skill,
@@ -219,6 +221,17 @@ pub fn check(
                 reason: format!(
                     "the skill is about {tokens} tokens, over the size budget of {limit} (optimizer.max_skill_tokens)"
                 ),
+                rationale: checked.rationale,
+            });
+        }
+    }
+    for (path, text) in &skill.files {
+        if parent.files.get(path) == Some(text) {
+            continue;
+        }
+        if let Some(reason) = context.honesty.copied(text) {
+            return Err(Rejected {
+                reason: format!("{path}: {reason}"),
                 rationale: checked.rationale,
             });
         }

@@ -10,6 +10,7 @@
 //! |---|---|
 //! | `report.md` | the reference's report, then test scores, spending, why the run stopped, the chart |
 //! | `best_skill.md` | the best skill's SKILL.md |
+//! | `best_skill/` | for a seed folder with `references/`: the best SKILL.md and its reference files, as `export` takes a folder |
 //! | `result.json` | the reference's fields, then ours ([`result`]) |
 //! | `config.yaml` | the config as run: roles resolved, paths absolute, API keys and secret-looking `env` values removed |
 //! | `events.jsonl` | one line per event, append-only ([`events`]) |
@@ -36,7 +37,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{SecondsFormat, Utc};
 use serde_json::Value;
-use skill_factory_core::Split;
+use skill_factory_core::{Skill, Split};
 use skill_factory_llm::url::EndpointUrl;
 use skill_factory_llm::{Ledger, ProviderSettings};
 use skill_factory_package::bundle::SkillBundle;
@@ -62,6 +63,8 @@ use crate::session::Session;
 pub const REPORT_FILE: &str = "report.md";
 /// The best skill's file name.
 pub const BEST_SKILL_FILE: &str = "best_skill.md";
+/// The folder of the best skill with its reference files (seeds with `references/` only).
+pub const BEST_SKILL_DIR: &str = "best_skill";
 /// The result's file name.
 pub const RESULT_FILE: &str = "result.json";
 /// The resolved config's file name.
@@ -262,7 +265,7 @@ fn open_folder(
     .with_max_skill_tokens(session.config.config.optimizer.max_skill_tokens)
     .with_max_metric_calls(session.config.config.optimizer.max_metric_calls)
     .with_honesty(Honesty::new(
-        &session.skill.body,
+        &seed_text(&session.skill),
         split.train.iter().chain(&split.val),
     ));
     context.emit(Event::RunStarted {
@@ -279,6 +282,14 @@ fn open_folder(
 
 /// The paths of the files bundled with the skill at `path` (its folder's, when it is a
 /// `SKILL.md`), which candidates may link to; none when they cannot be read.
+/// The seed's body and reference files: what a candidate may keep of the seed.
+fn seed_text(seed: &Skill) -> String {
+    std::iter::once(seed.body.as_str())
+        .chain(seed.files.values().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 fn bundled_files(path: &Path) -> Vec<String> {
     SkillBundle::load(path)
         .map(|bundle| bundle.files.into_iter().map(|file| file.path).collect())
@@ -362,6 +373,31 @@ impl RunWriter {
         }
     }
 
+    /// Writes `best_skill/` for a skill with reference files: its SKILL.md and those files, a
+    /// folder `export` and `install` take whole.
+    fn write_best_folder(&self, best: &Skill) -> std::io::Result<()> {
+        if best.files.is_empty() {
+            return Ok(());
+        }
+        self.folder
+            .write(&format!("{BEST_SKILL_DIR}/SKILL.md"), &best.to_markdown())?;
+        for (path, text) in &best.files {
+            // The paths come from the seed's folder; none may lead out of the run folder.
+            let plain = Path::new(path)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !plain {
+                continue;
+            }
+            let name = format!("{BEST_SKILL_DIR}/{path}");
+            if let Some(parent) = self.folder.file(&name).parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            self.folder.write(&name, text)?;
+        }
+        Ok(())
+    }
+
     /// Writes `best_skill.md`, `scores.svg`, `result.json` and `report.md`; returns the report.
     fn write_outputs(
         &self,
@@ -370,6 +406,7 @@ impl RunWriter {
     ) -> std::io::Result<String> {
         self.folder
             .write(BEST_SKILL_FILE, &result.best_skill.to_markdown())?;
+        self.write_best_folder(&result.best_skill)?;
         self.folder.write(CHART_FILE, &chart::score_chart(result))?;
         self.folder.write(RESULT_FILE, &result_json(result, info))?;
         let report = report::report(result, info, CHART_FILE);

@@ -4,7 +4,8 @@
 //!
 //! Reference fields, in order: `optimizer`, `baseline_score`, `best_score`, `improvement`,
 //! `candidates` (history length, seed included), `accepted` (seed included), `metadata`,
-//! `best_skill` (`name`, `description`, `body`, `markdown`) and `history` (per record:
+//! `best_skill` (`name`, `description`, `body`, `markdown`, and ours, `files`, for a skill
+//! with reference files) and `history` (per record:
 //! `iteration`, `train_score`, `val_score`, `accepted`, `note`, `skill_name`, `body`).
 //!
 //! Ours, after them (never renaming theirs): `run_id`, `config_name`, `started_at`,
@@ -120,15 +121,17 @@ pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
     map.insert("candidates".into(), json!(result.history.len()));
     map.insert("accepted".into(), json!(result.accepted()));
     map.insert("metadata".into(), Value::Object(result.metadata.clone()));
-    map.insert(
-        "best_skill".into(),
-        json!({
-            "name": best.name,
-            "description": best.description,
-            "body": best.body,
-            "markdown": best.to_markdown(),
-        }),
-    );
+    let mut best_skill = json!({
+        "name": best.name,
+        "description": best.description,
+        "body": best.body,
+        "markdown": best.to_markdown(),
+    });
+    if !best.files.is_empty() {
+        // Ours, only for a skill with reference files: their text by path.
+        best_skill["files"] = json!(best.files);
+    }
+    map.insert("best_skill".into(), best_skill);
     map.insert(
         "history".into(),
         Value::Array(

@@ -637,3 +637,169 @@ async fn the_round_robin_goes_on_along_the_lineage() {
         .collect();
     assert_eq!(parts, ["## Even", "## Odd"]);
 }
+
+/// Answers a task right when the skill's reference files (not its body) hold the rule of the
+/// task's half, `EVEN-RULE` or `ODD-RULE`; it shows the agent a skill folder.
+struct FromReferences;
+
+#[async_trait]
+impl Harness for FromReferences {
+    fn name(&self) -> &str {
+        "from-references"
+    }
+
+    fn shows_description(&self) -> bool {
+        false
+    }
+
+    fn shows_files(&self) -> bool {
+        true
+    }
+
+    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+        let n: u32 = task.id.trim_start_matches('t').parse().unwrap_or(0);
+        let rule = if n.is_multiple_of(2) {
+            "EVEN-RULE"
+        } else {
+            "ODD-RULE"
+        };
+        let right = skill.files.values().any(|text| text.contains(rule));
+        let output = if right {
+            task.expected.clone().unwrap_or_default()
+        } else {
+            "wrong".to_string()
+        };
+        Rollout::success(&task.id, output)
+    }
+}
+
+async fn search_with_references(harness: Arc<dyn Harness>) -> Run {
+    let seed = Skill::new("halves", "Answers tasks of two kinds.", "Use the guide.").with_files(
+        std::collections::BTreeMap::from([(
+            "references/rules.md".to_string(),
+            "Rules.\n".to_string(),
+        )]),
+    );
+    // The model fixes the rules file when it is the part shown, and nothing else.
+    let rule = |part: &str, _: &[u32]| {
+        (part == "references/rules.md").then(|| "EVEN-RULE and ODD-RULE".to_string())
+    };
+    let optimizer = Gepa::from_config(
+        &one_line(0, |c| c.patience = 3),
+        Arc::new(Reflective::new(rule)),
+    );
+    let events = Arc::new(Events::default());
+    let context = RunContext::new(
+        harness,
+        Arc::new(GoldenMetric::new(GoldenMode::Exact)),
+        2,
+        Arc::new(Ledger::unlimited()),
+        CancelToken::new(),
+        events.clone(),
+    );
+    let result = optimizer
+        .optimize(&seed, &tasks(0..4), &tasks(4..8), &context)
+        .await;
+    Run {
+        result,
+        events: events.all(),
+        metric_calls: context.metric_calls(),
+    }
+}
+
+fn mutated_parts(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Lineage {
+                operation: "mutation",
+                component,
+                ..
+            } => Some(component.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_reference_file_is_a_component_when_the_harness_shows_the_skill_folder() {
+    let run = search_with_references(Arc::new(FromReferences)).await;
+    let result = &run.result;
+    assert_eq!(
+        result.stop.as_ref().unwrap().code(),
+        "perfect",
+        "{:#?}",
+        result.history
+    );
+    let rules = &result.best_skill.files["references/rules.md"];
+    assert!(rules.contains("EVEN-RULE and ODD-RULE"), "{rules}");
+    assert_eq!(
+        result.best_skill.body, "Use the guide.",
+        "the body is another part"
+    );
+    assert!(
+        mutated_parts(&run.events).contains(&"references/rules.md".to_string()),
+        "{:?}",
+        mutated_parts(&run.events)
+    );
+}
+
+#[tokio::test]
+async fn a_harness_that_sends_the_body_alone_never_gets_its_reference_files_rewritten() {
+    let run = search_with_references(Arc::new(Halves::default())).await;
+    let parts = mutated_parts(&run.events);
+    assert!(!parts.is_empty());
+    assert!(
+        parts.iter().all(|p| !p.starts_with("references/")),
+        "{parts:?}"
+    );
+    assert_eq!(
+        run.result.best_skill.files["references/rules.md"],
+        "Rules.\n"
+    );
+}
+
+#[test]
+fn a_reference_file_rewritten_to_copy_a_training_answer_is_refused() {
+    use skill_factory::optimizer::honest::Honesty;
+    use skill_factory::optimizer::round::{self, Proposed};
+    let task =
+        Task::new("t1", "Which code opens the blue door?").with_expected("zebra-4417-kettle");
+    let guide = |text: &str| {
+        std::collections::BTreeMap::from([("references/guide.md".to_string(), text.to_string())])
+    };
+    let seed = Skill::new("doors", "Opens doors.", "Answer.").with_files(guide("Guide.\n"));
+    let context = RunContext::new(
+        Arc::new(FromReferences),
+        Arc::new(GoldenMetric::new(GoldenMode::Exact)),
+        1,
+        Arc::new(Ledger::unlimited()),
+        CancelToken::new(),
+        Arc::new(Events::default()),
+    )
+    .with_honesty(Honesty::new(&seed.body, [&task]));
+    let proposed = |files| Proposed {
+        skill: seed.clone().with_files(files),
+        rationale: "r".into(),
+        warnings: Vec::new(),
+    };
+    let refused = round::check(
+        &context,
+        &seed,
+        proposed(guide("The blue door: zebra-4417-kettle.\n")),
+    )
+    .unwrap_err();
+    assert!(
+        refused.reason.starts_with("references/guide.md: "),
+        "{}",
+        refused.reason
+    );
+    assert!(
+        round::check(
+            &context,
+            &seed,
+            proposed(guide("Try the codes in order.\n"))
+        )
+        .is_ok()
+    );
+}

@@ -193,6 +193,35 @@ async fn a_selection_split_is_carved_from_train_and_only_scored_for_the_final_pi
 }
 
 #[tokio::test]
+async fn a_seed_folder_with_references_gives_a_best_skill_folder_with_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = fixture(tmp.path(), "optimizer: {rounds: 1, minibatch_size: 2}\n");
+    let folder = tmp.path().join("echo");
+    std::fs::create_dir_all(folder.join("references")).unwrap();
+    std::fs::rename(tmp.path().join("seed.md"), folder.join("SKILL.md")).unwrap();
+    std::fs::write(folder.join("references/guide.md"), "How to answer.\n").unwrap();
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("skill: seed.md", "skill: echo/SKILL.md");
+    std::fs::write(&config, text).unwrap();
+    let outcome = run(&config).await;
+    assert_eq!(
+        std::fs::read_to_string(outcome.folder.file("best_skill/references/guide.md")).unwrap(),
+        "How to answer.\n"
+    );
+    let best = std::fs::read_to_string(outcome.folder.file("best_skill/SKILL.md")).unwrap();
+    assert_eq!(
+        best,
+        std::fs::read_to_string(outcome.folder.file("best_skill.md")).unwrap()
+    );
+    let result = result_json(&outcome);
+    assert_eq!(
+        result["best_skill"]["files"]["references/guide.md"],
+        "How to answer.\n"
+    );
+}
+
+#[tokio::test]
 async fn max_tokens_stops_the_run_once_that_many_tokens_are_used() {
     let (_tmp, outcome) = stopped_by("max_tokens: 40", false).await;
     assert_budget_stop(&outcome, "max_tokens");

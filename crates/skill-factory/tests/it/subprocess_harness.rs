@@ -450,3 +450,31 @@ fn debug_output_names_env_variables_but_hides_their_values() {
     assert!(shown.contains("ANTHROPIC_API_KEY"), "{shown}");
     assert!(!shown.contains("sk-ant-secret"), "{shown}");
 }
+
+#[tokio::test]
+async fn the_command_sees_the_skills_reference_files_beside_the_skill_file() {
+    let with_guide = skill("Read the guide.").with_files(BTreeMap::from([(
+        "references/guide.md".to_string(),
+        "Answer in French.\n".to_string(),
+    )]));
+    let reads = harness(
+        &["cat", "{skill_dir}/references/guide.md"],
+        InputVia::Stdin,
+        quick(),
+    );
+    assert!(
+        reads.shows_files(),
+        "a command given the skill folder sees its files"
+    );
+    let rollout = reads.run(&with_guide, &task("x")).await;
+    assert_eq!(rollout.error, None, "{rollout:?}");
+    assert_eq!(rollout.output.trim(), "Answer in French.");
+    let blind = harness(&["echo", "{input}"], InputVia::Arg, quick());
+    assert!(
+        !blind.shows_files(),
+        "a command given no skill path sees no file"
+    );
+    let mut settings = quick();
+    settings.skill_mode = SkillMode::Installed;
+    assert!(harness(&["echo", "{input}"], InputVia::Arg, settings).shows_files());
+}
