@@ -110,6 +110,25 @@ impl SkillBundle {
         }
     }
 
+    /// The same folder around another version of its skill: `skill` replaces the SKILL.md,
+    /// and each of its reference files ([`Skill::files`]) the file of that path (an optimized
+    /// skill rewrites them), which keeps its place in the sorted list.
+    pub fn carrying(mut self, skill: Skill) -> Self {
+        for (path, text) in &skill.files {
+            match self.files.iter_mut().find(|file| file.path == *path) {
+                Some(file) => file.contents = text.clone().into_bytes(),
+                None => self.files.push(BundledFile {
+                    path: path.clone(),
+                    contents: text.clone().into_bytes(),
+                    executable: false,
+                }),
+            }
+        }
+        self.files.sort_by(|a, b| a.path.cmp(&b.path));
+        self.skill = skill;
+        self
+    }
+
     /// Loads a skill from a skill file or a folder holding a `SKILL.md`, with the files of its
     /// folder when it has one (rules in the module doc).
     pub fn load(path: &Path) -> Result<Self, BundleError> {
@@ -318,6 +337,41 @@ mod tests {
         assert_eq!(bundle.files[1].contents, vec![0u8, 159, 146, 150]);
         assert_eq!(bundle.folder_name().as_deref(), Some("my-skill"));
         assert_eq!(bundle.findings(), vec![]);
+    }
+
+    #[test]
+    fn an_optimized_skill_brings_its_rewritten_reference_files_into_the_folder() {
+        let dir = skill_folder();
+        let bundle = SkillBundle::load(&dir.path().join("my-skill/SKILL.md")).unwrap();
+        let files = std::collections::BTreeMap::from([
+            (
+                "references/guide.md".to_string(),
+                "Rewritten.\n".to_string(),
+            ),
+            ("references/new.md".to_string(), "Added.\n".to_string()),
+        ]);
+        let best = bundle.skill.with_body("Better.").with_files(files);
+        let carried = bundle.clone().carrying(best.clone());
+        assert_eq!(carried.skill, best);
+        assert_eq!(
+            paths(&carried),
+            vec![
+                "FORMS.md",
+                "assets/img/logo.png",
+                "references/guide.md",
+                "references/new.md",
+                "scripts/run.sh"
+            ]
+        );
+        let text = |path: &str| {
+            let file = carried.files.iter().find(|f| f.path == path).unwrap();
+            String::from_utf8(file.contents.clone()).unwrap()
+        };
+        assert_eq!(text("references/guide.md"), "Rewritten.\n");
+        assert_eq!(
+            carried.files[0], bundle.files[0],
+            "the other files are untouched"
+        );
     }
 
     #[cfg(unix)]

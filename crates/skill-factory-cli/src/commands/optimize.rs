@@ -107,10 +107,10 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     if let Some(Emit {
         dir,
         collection,
-        mut bundle,
+        bundle,
     }) = emit
     {
-        bundle.skill = result.best_skill.clone();
+        let bundle = bundle.carrying(result.best_skill.clone());
         let exported = export_bundle(&bundle, &dir, collection, args.force)?;
         for warning in &exported.warnings {
             errln!("{warning}");
