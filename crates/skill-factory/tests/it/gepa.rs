@@ -156,19 +156,25 @@ impl Harness for Halves {
 
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
         self.runs.fetch_add(1, Ordering::SeqCst);
-        let n: u32 = task.id.trim_start_matches('t').parse().unwrap_or(0);
-        let rule = if n.is_multiple_of(2) {
-            "EVEN-RULE"
-        } else {
-            "ODD-RULE"
-        };
-        let output = if skill.body.contains(rule) {
-            task.expected.clone().unwrap_or_default()
-        } else {
-            "wrong".to_string()
-        };
-        Rollout::success(&task.id, output)
+        answered(task, |rule| skill.body.contains(rule))
     }
+}
+
+/// The rollout of `task`: its expected answer when `knows` the rule of its half
+/// (`EVEN-RULE` or `ODD-RULE`), else a wrong one.
+fn answered(task: &Task, knows: impl Fn(&str) -> bool) -> Rollout {
+    let n: u32 = task.id.trim_start_matches('t').parse().unwrap_or(0);
+    let rule = if n.is_multiple_of(2) {
+        "EVEN-RULE"
+    } else {
+        "ODD-RULE"
+    };
+    let output = if knows(rule) {
+        task.expected.clone().unwrap_or_default()
+    } else {
+        "wrong".to_string()
+    };
+    Rollout::success(&task.id, output)
 }
 
 pub(crate) fn tasks(range: std::ops::Range<u32>) -> Vec<Task> {
@@ -222,6 +228,17 @@ pub(crate) async fn search(
     workers: usize,
     cancel: CancelToken,
 ) -> Run {
+    search_from(&two_part_seed(), optimizer, harness, workers, cancel).await
+}
+
+/// [`search`] from another seed.
+async fn search_from(
+    seed: &Skill,
+    optimizer: &dyn Optimizer,
+    harness: Arc<dyn Harness>,
+    workers: usize,
+    cancel: CancelToken,
+) -> Run {
     let events = Arc::new(Events::default());
     let context = RunContext::new(
         harness,
@@ -232,7 +249,7 @@ pub(crate) async fn search(
         events.clone(),
     );
     let result = optimizer
-        .optimize(&two_part_seed(), &tasks(0..4), &tasks(4..8), &context)
+        .optimize(seed, &tasks(0..4), &tasks(4..8), &context)
         .await;
     Run {
         result,
@@ -623,19 +640,7 @@ async fn the_round_robin_goes_on_along_the_lineage() {
     });
     let run = gepa(&config, Arc::new(Reflective::new(section_rules)), 2).await;
     assert_eq!(run.result.stop.as_ref().unwrap().code(), "perfect");
-    let parts: Vec<&str> = run
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Lineage {
-                operation: "mutation",
-                component,
-                ..
-            } => Some(component.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(parts, ["## Even", "## Odd"]);
+    assert_eq!(mutated_parts(&run.events), ["## Even", "## Odd"]);
 }
 
 /// Answers a task right when the skill's reference files (not its body) hold the rule of the
@@ -657,19 +662,9 @@ impl Harness for FromReferences {
     }
 
     async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
-        let n: u32 = task.id.trim_start_matches('t').parse().unwrap_or(0);
-        let rule = if n.is_multiple_of(2) {
-            "EVEN-RULE"
-        } else {
-            "ODD-RULE"
-        };
-        let right = skill.files.values().any(|text| text.contains(rule));
-        let output = if right {
-            task.expected.clone().unwrap_or_default()
-        } else {
-            "wrong".to_string()
-        };
-        Rollout::success(&task.id, output)
+        answered(task, |rule| {
+            skill.files.values().any(|text| text.contains(rule))
+        })
     }
 }
 
@@ -688,23 +683,7 @@ async fn search_with_references(harness: Arc<dyn Harness>) -> Run {
         &one_line(0, |c| c.patience = 3),
         Arc::new(Reflective::new(rule)),
     );
-    let events = Arc::new(Events::default());
-    let context = RunContext::new(
-        harness,
-        Arc::new(GoldenMetric::new(GoldenMode::Exact)),
-        2,
-        Arc::new(Ledger::unlimited()),
-        CancelToken::new(),
-        events.clone(),
-    );
-    let result = optimizer
-        .optimize(&seed, &tasks(0..4), &tasks(4..8), &context)
-        .await;
-    Run {
-        result,
-        events: events.all(),
-        metric_calls: context.metric_calls(),
-    }
+    search_from(&seed, &optimizer, harness, 2, CancelToken::new()).await
 }
 
 fn mutated_parts(events: &[Event]) -> Vec<String> {
