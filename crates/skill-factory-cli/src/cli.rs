@@ -43,6 +43,27 @@ pub enum Command {
     /// Classifier mode: ask, score and select probe sets for a System One model from the
     /// answer cache, freeze the choice, and report it on the sealed splits.
     Lab(LabArgs),
+    /// The dashboard: a page listing every run folder under the runs root (ours and the
+    /// Python tool's), kept current while runs go on, served on 127.0.0.1.
+    Ui(UiArgs),
+}
+
+/// Flags of `ui`.
+#[derive(Debug, Args)]
+pub struct UiArgs {
+    /// The folder whose run folders are listed, at any depth (`runs/<config>/<run>`).
+    #[arg(long, value_name = "DIR", default_value = "runs")]
+    pub runs: PathBuf,
+    /// The address to listen on. Only a loopback address for now: the dashboard has no access
+    /// token yet, so it must not be reachable from another machine.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// The port (0 picks a free one; the line printed at start says which).
+    #[arg(long, default_value_t = 8765)]
+    pub port: u16,
+    /// Open the page in the default browser (`xdg-open`, or `open` on macOS).
+    #[arg(long)]
+    pub open: bool,
 }
 
 /// Flags of `optimize`.

@@ -60,6 +60,7 @@ fn main() -> ExitCode {
             Command::Models(args) => commands::models::run(args),
             Command::Gallery(args) => commands::gallery::run(args),
             Command::Lab(args) => commands::lab::run(args).await,
+            Command::Ui(args) => commands::ui::run(args).await,
         }
     });
     // No engine thread of a local model may be inside llama.cpp while the process exits.

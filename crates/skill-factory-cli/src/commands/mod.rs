@@ -11,6 +11,7 @@ pub mod lab;
 pub mod list;
 pub mod models;
 pub mod optimize;
+pub mod ui;
 pub mod validate;
 
 /// The exit code of a run or an evaluation in which nothing worked: every rollout failed, or

@@ -20,4 +20,5 @@ mod optimize_cache;
 mod process_harnesses;
 mod python_reader;
 mod reference_configs;
+mod ui;
 mod urls;
