@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-/// The best skill's name and description.
+/// The best skill's name, description and reference files.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct BestSkill {
     /// The skill's name as the run wrote it.
@@ -14,6 +14,10 @@ pub struct BestSkill {
     /// Its description.
     #[serde(default)]
     pub description: String,
+    /// Its reference files by path, as the search left them (written only for a skill that
+    /// has some).
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
 }
 
 /// Task counts of the splits.
@@ -114,5 +118,24 @@ impl RunFacts {
     /// Whether the run finished (it was not still running, or killed, when it was written).
     pub fn finished(&self) -> bool {
         self.finished_at.is_some() && self.stop_reason != "running"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_best_skills_reference_files_are_read_when_the_result_has_them() {
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../gallery/receipt-total/result.json"
+        );
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(RunFacts::parse(&text).unwrap().best_skill.files.is_empty());
+        let mut result: serde_json::Value = serde_json::from_str(&text).unwrap();
+        result["best_skill"]["files"] = serde_json::json!({"references/a.md": "A.\n"});
+        let facts = RunFacts::parse(&result.to_string()).unwrap();
+        assert_eq!(facts.best_skill.files["references/a.md"], "A.\n");
     }
 }

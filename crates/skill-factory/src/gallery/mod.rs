@@ -22,7 +22,6 @@ pub mod index;
 pub mod portable;
 pub mod readme;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use skill_factory_core::{Dataset, DatasetError, Skill, SkillError};
@@ -278,23 +277,6 @@ fn parse_skill(path: &Path) -> Result<Skill, GalleryError> {
     })
 }
 
-/// The best skill's reference files recorded in a run's `result.json` (`best_skill.files`):
-/// none for a skill without them, or a result that does not say.
-fn best_files(result_text: &str) -> BTreeMap<String, String> {
-    serde_json::from_str::<serde_json::Value>(result_text)
-        .ok()
-        .and_then(|result| {
-            let files = result.get("best_skill")?.get("files")?.as_object()?.clone();
-            Some(
-                files
-                    .into_iter()
-                    .filter_map(|(path, text)| Some((path, text.as_str()?.to_string())))
-                    .collect(),
-            )
-        })
-        .unwrap_or_default()
-}
-
 /// The candidate files of a run (`candidates/NNN.md`), sorted, with their text.
 fn read_candidates(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, GalleryError> {
     let listing = std::fs::read_dir(dir).map_err(|error| GalleryError::Read {
@@ -398,7 +380,7 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
         })?
         .config;
     // Its reference files, as rewritten by the search, are in result.json.
-    let best = parse_skill(&best_path)?.with_files(best_files(&result_text));
+    let best = parse_skill(&best_path)?.with_files(facts.best_skill.files.clone());
     let seed_path = candidates_dir.join("000.md");
     let seed_text = read_text(&seed_path)?;
     parse_skill(&seed_path)?;
@@ -515,17 +497,6 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_best_skills_reference_files_come_from_result_json() {
-        let result = r#"{"best_skill": {"name": "s", "files": {"references/a.md": "A.\n"}}}"#;
-        assert_eq!(
-            best_files(result),
-            BTreeMap::from([("references/a.md".to_string(), "A.\n".to_string())])
-        );
-        assert!(best_files(r#"{"best_skill": {"name": "s"}}"#).is_empty());
-        assert!(best_files("not json").is_empty());
-    }
 
     #[test]
     fn reproduce_commands_name_a_relative_gallery_as_given() {

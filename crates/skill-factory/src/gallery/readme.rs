@@ -558,6 +558,7 @@ mod tests {
             best_skill: BestSkill {
                 name: "weather-temperature".into(),
                 description: "Give the temperature.".into(),
+                files: Default::default(),
             },
             run_id: "20260101-000000".into(),
             started_at: Some("2026-01-01T00:00:00Z".into()),
