@@ -49,6 +49,9 @@ pub struct Session {
     pub skill: Skill,
     /// The path the skill was read from.
     pub skill_path: PathBuf,
+    /// The paths of the files its folder carries (relative, `/`-separated; none for a skill
+    /// file that stands alone), which candidates may link to.
+    pub skill_files: Vec<String>,
     /// The whole dataset.
     pub dataset: Dataset,
     /// What the run's calls have spent, and its budget (see [`Session::ledger`]).
@@ -68,7 +71,13 @@ impl Session {
     pub fn open(config_path: &Path, options: SessionOptions) -> Result<Session, EngineError> {
         let config = load_config(config_path)?;
         let skill_path = options.skill.unwrap_or_else(|| config.config.skill.clone());
-        let skill = read_skill(&skill_path)?.with_files(reference_files(&skill_path));
+        // The folder is read once: its file list for the link checks, its references for the
+        // search.
+        let bundle = SkillBundle::load(&skill_path).ok();
+        let skill = read_skill(&skill_path)?.with_files(reference_files(bundle.as_ref()));
+        let skill_files = bundle
+            .map(|bundle| bundle.files.into_iter().map(|file| file.path).collect())
+            .unwrap_or_default();
         let dataset_path = config.config.dataset.clone();
         let text = input::read_text(&dataset_path, input::DATASET)?;
         let dataset = Dataset::from_jsonl(&text, &dataset_path.display().to_string())?;
@@ -81,6 +90,7 @@ impl Session {
             config,
             skill,
             skill_path,
+            skill_files,
             dataset,
             ledger: Arc::new(ledger),
             cache_off: options.no_cache,
@@ -306,19 +316,21 @@ impl Session {
     }
 }
 
-/// The text files under `references/` in the folder of a skill given as a `SKILL.md` (or its
-/// folder): what a search may rewrite ([`Skill::files`]). None for another skill file (a
-/// `seed_skill.md` stands alone), for files that are not UTF-8 text, or when the folder
-/// cannot be read (`validate` says why).
-fn reference_files(path: &Path) -> BTreeMap<String, String> {
-    let Ok(bundle) = SkillBundle::load(path) else {
-        return BTreeMap::new();
-    };
+/// The text files under `references/` of a skill's folder (`bundle`, when the skill is a
+/// `SKILL.md` in one): what a search may rewrite ([`Skill::files`]). None for another skill
+/// file (a `seed_skill.md` stands alone), for files that are not UTF-8 text, or when the
+/// folder cannot be read (`validate` says why).
+fn reference_files(bundle: Option<&SkillBundle>) -> BTreeMap<String, String> {
     bundle
-        .files
         .into_iter()
+        .flat_map(|bundle| &bundle.files)
         .filter(|file| file.path.starts_with("references/"))
-        .filter_map(|file| Some((file.path, String::from_utf8(file.contents).ok()?)))
+        .filter_map(|file| {
+            Some((
+                file.path.clone(),
+                String::from_utf8(file.contents.clone()).ok()?,
+            ))
+        })
         .collect()
 }
 

@@ -18,27 +18,16 @@
 //! rollout ends.
 
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use skill_factory_core::Skill;
 use tempfile::TempDir;
 
-/// Writes `skill`'s reference files under `folder`. A path that is not a plain relative one
-/// (a `..`, an absolute path) is refused: nothing may be written outside the folder.
+/// Writes `skill`'s reference files under `folder`, none outside it
+/// ([`skill_factory_package::output::below`]).
 fn write_files(folder: &Path, skill: &Skill) -> io::Result<()> {
     for (path, text) in &skill.files {
-        let relative = Path::new(path);
-        if path.is_empty()
-            || !relative
-                .components()
-                .all(|c| matches!(c, Component::Normal(_)))
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("the skill file path {path:?} is not inside the skill folder"),
-            ));
-        }
-        let target = folder.join(relative);
+        let target = skill_factory_package::output::below(folder, path)?;
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)?;
         }

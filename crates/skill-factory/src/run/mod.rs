@@ -40,7 +40,7 @@ use serde_json::Value;
 use skill_factory_core::{Skill, Split};
 use skill_factory_llm::url::EndpointUrl;
 use skill_factory_llm::{Ledger, ProviderSettings};
-use skill_factory_package::bundle::SkillBundle;
+use skill_factory_package::output::{below, write_atomic};
 
 use self::events::EventLog;
 use self::folder::RunFolder;
@@ -260,7 +260,7 @@ fn open_folder(
         options.cancel.clone(),
         Arc::new(Fanout(sinks)),
     )
-    .with_skill_files(bundled_files(&session.skill_path))
+    .with_skill_files(session.skill_files.clone())
     // The optimizer's tasks only: the held-out test split is never shown to the check either.
     .with_max_skill_tokens(session.config.config.optimizer.max_skill_tokens)
     .with_max_metric_calls(session.config.config.optimizer.max_metric_calls)
@@ -280,20 +280,12 @@ fn open_folder(
     Ok((recorder, context))
 }
 
-/// The paths of the files bundled with the skill at `path` (its folder's, when it is a
-/// `SKILL.md`), which candidates may link to; none when they cannot be read.
 /// The seed's body and reference files: what a candidate may keep of the seed.
 fn seed_text(seed: &Skill) -> String {
     std::iter::once(seed.body.as_str())
         .chain(seed.files.values().map(String::as_str))
         .collect::<Vec<_>>()
         .join("\n\n")
-}
-
-fn bundled_files(path: &Path) -> Vec<String> {
-    SkillBundle::load(path)
-        .map(|bundle| bundle.files.into_iter().map(|file| file.path).collect())
-        .unwrap_or_default()
 }
 
 /// Scores the seed and the best skill on the held-out test split, once, after the search;
@@ -379,21 +371,10 @@ impl RunWriter {
         if best.files.is_empty() {
             return Ok(());
         }
-        self.folder
-            .write(&format!("{BEST_SKILL_DIR}/SKILL.md"), &best.to_markdown())?;
+        let dir = self.folder.file(BEST_SKILL_DIR);
+        write_atomic(&dir.join("SKILL.md"), best.to_markdown().as_bytes())?;
         for (path, text) in &best.files {
-            // The paths come from the seed's folder; none may lead out of the run folder.
-            let plain = Path::new(path)
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)));
-            if !plain {
-                continue;
-            }
-            let name = format!("{BEST_SKILL_DIR}/{path}");
-            if let Some(parent) = self.folder.file(&name).parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            self.folder.write(&name, text)?;
+            write_atomic(&below(&dir, path)?, text.as_bytes())?;
         }
         Ok(())
     }
