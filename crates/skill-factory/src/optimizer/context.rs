@@ -181,14 +181,18 @@ impl RunContext {
 
     /// The results already known for `skill` on `tasks` (those it was scored on in this run),
     /// in task order: free evidence, as no rollout runs.
-    pub fn known(&self, skill: &Skill, tasks: &[Task]) -> Vec<(Task, TaskEvaluation)> {
+    pub fn known<'t>(
+        &self,
+        skill: &Skill,
+        tasks: impl IntoIterator<Item = &'t Task>,
+    ) -> Vec<(&'t Task, TaskEvaluation)> {
         let memo = self.memo();
         let id = identity(skill);
         tasks
-            .iter()
+            .into_iter()
             .filter_map(|task| {
                 memo.get(&(id.clone(), task.id.clone()))
-                    .map(|known| (task.clone(), known.clone()))
+                    .map(|known| (task, known.clone()))
             })
             .collect()
     }

@@ -111,8 +111,6 @@ struct Plan {
 /// extension, computed once for all of them when one needs it.
 #[derive(Clone, Copy)]
 struct Judged<'a> {
-    skill: &'a Skill,
-    id: usize,
     train: &'a Scored,
     extension: &'a OnceCell<Scored>,
 }
@@ -333,7 +331,8 @@ impl Search<'_> {
     }
 
     /// One parent's mutation, given its score on the minibatch: the proposals, and their
-    /// gates; then, with `deepen`, one more reflection on the best child that passed.
+    /// gates; then up to `deepen` reflections more, each on the best child that passed the
+    /// level before, on the plan's next minibatch.
     async fn mutate(&self, step: usize, plan: &Plan, train: Scored) -> Mutation {
         let context = self.context;
         let parent = &self.pool[plan.parent];
@@ -478,8 +477,6 @@ impl Search<'_> {
             .collect();
         let extension = OnceCell::new();
         let judged = Judged {
-            skill: start.skill,
-            id: start.id,
             train,
             extension: &extension,
         };
@@ -512,21 +509,19 @@ impl Search<'_> {
     fn evidence(&self, start: &Start<'_>, train: &Scored) -> (Evaluation, Vec<Task>) {
         let mut shown = train.evaluation.clone();
         let mut tasks = start.batch.to_vec();
-        let others: Vec<Task> = self
+        let others = self
             .train
             .iter()
-            .filter(|task| !start.batch.iter().any(|b| b.id == task.id))
-            .cloned()
-            .collect();
+            .filter(|task| !start.batch.iter().any(|b| b.id == task.id));
         let failed = self
             .context
-            .known(start.skill, &others)
+            .known(start.skill, others)
             .into_iter()
             .filter(|(_, known)| !is_perfect(known.score()))
             .take(self.config.minibatch_size);
         for (task, known) in failed {
             shown.items.push(known);
-            tasks.push(task);
+            tasks.push(task.clone());
         }
         (shown, tasks)
     }
@@ -542,8 +537,6 @@ impl Search<'_> {
         component: String,
     ) -> Option<Gated> {
         let Judged {
-            skill: parent_skill,
-            id: parent_id,
             train: parent_train,
             extension: parent_more,
         } = *parent;
@@ -567,10 +560,10 @@ impl Search<'_> {
             // The parent's extension is scored once for all its children of the step.
             let (parent_more, child_more) = futures_util::join!(
                 parent_more.get_or_init(|| context.evaluate(
-                    parent_skill,
+                    start.skill,
                     start.extension,
                     step,
-                    parent_id,
+                    start.id,
                     "train"
                 )),
                 context.evaluate(&new.skill, start.extension, step, new.id, "train"),

@@ -39,21 +39,18 @@ pub fn carve(split: &mut Split, fraction: f64) -> Result<Option<Vec<Task>>, Stri
 /// Records what was scored and picked in `metadata.selection`. Leaves the result alone when
 /// the run is stopping (cancelled or out of budget), with the reason recorded.
 pub async fn pick(context: &RunContext, result: &mut OptimizationResult, selection: &[Task]) {
+    if let Some(stop) = context.stop_reason() {
+        return skipped(result, selection.len(), stop.detail());
+    }
     let mut seen = HashSet::new();
-    let finalists: Vec<&CandidateRecord> = result
+    let mut finalists: Vec<CandidateRecord> = result
         .history
         .iter()
         .rev()
         .filter(|record| record.accepted && seen.insert(identity(&record.skill)))
         .take(CANDIDATES)
+        .cloned()
         .collect();
-    if let Some(stop) = context.stop_reason() {
-        result.metadata.insert(
-            "selection".into(),
-            json!({"tasks": selection.len(), "skipped": stop.detail()}),
-        );
-        return;
-    }
     let scored = join_all(finalists.iter().map(|record| {
         let candidate = record.candidate.unwrap_or(0);
         context.evaluate(&record.skill, selection, 0, candidate, "selection")
@@ -63,11 +60,7 @@ pub async fn pick(context: &RunContext, result: &mut OptimizationResult, selecti
         let why = context
             .stop_reason()
             .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
-        result.metadata.insert(
-            "selection".into(),
-            json!({"tasks": selection.len(), "skipped": why}),
-        );
-        return;
+        return skipped(result, selection.len(), why);
     }
     // Finalists run newest first, so on a full tie the later best wins.
     let winner = (0..finalists.len())
@@ -90,7 +83,7 @@ pub async fn pick(context: &RunContext, result: &mut OptimizationResult, selecti
             })
         })
         .collect();
-    let picked = finalists[winner].clone();
+    let picked = finalists.swap_remove(winner);
     result.metadata.insert(
         "selection".into(),
         json!({
@@ -102,6 +95,14 @@ pub async fn pick(context: &RunContext, result: &mut OptimizationResult, selecti
     result.best_skill = picked.skill;
     result.best_score = picked.val_score;
     result.best_candidate = picked.candidate.unwrap_or(0);
+}
+
+/// Records that the `tasks` selection tasks were not scored, and `why`; the best on
+/// validation stays.
+fn skipped(result: &mut OptimizationResult, tasks: usize, why: String) {
+    result
+        .metadata
+        .insert("selection".into(), json!({"tasks": tasks, "skipped": why}));
 }
 
 /// The report's lines on the pick, from `metadata.selection`; empty without one.
