@@ -5,17 +5,17 @@
 //! index is read again at most once a second however many requests come, so a page that polls
 //! does not reread a thousand result files per request.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header;
-use axum::response::{Html, IntoResponse, Json};
+use axum::response::{Html, IntoResponse};
 use axum::routing::get;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::net::TcpListener;
 
 use crate::index::Index;
@@ -29,7 +29,8 @@ const FRESH_FOR: Duration = Duration::from_secs(1);
 /// The dashboard of one runs root.
 pub struct Dashboard {
     root: PathBuf,
-    index: Mutex<Option<(Instant, Arc<Value>)>>,
+    /// The last read of the index, as the API's JSON body, and when it was made.
+    index: Mutex<Option<(Instant, Bytes)>>,
 }
 
 impl Dashboard {
@@ -41,23 +42,26 @@ impl Dashboard {
         })
     }
 
-    /// The runs list as the API returns it, read again when the last read is older than a
-    /// second.
-    pub fn runs(&self) -> Arc<Value> {
+    /// The runs list as the API's JSON body, read again when the last read is older than a
+    /// second; serialized once per read, so the requests in between share it.
+    pub fn runs(&self) -> Bytes {
         let mut cached = self.index.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((read_at, value)) = cached.as_ref()
+        if let Some((read_at, body)) = cached.as_ref()
             && read_at.elapsed() < FRESH_FOR
         {
-            return value.clone();
+            return body.clone();
         }
         let index = Index::scan(&self.root);
-        let value = Arc::new(json!({
-            "root": self.root.display().to_string(),
-            "runs": index.runs,
-            "problems": index.problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        }));
-        *cached = Some((Instant::now(), value.clone()));
-        value
+        let body = Bytes::from(
+            json!({
+                "root": self.root.display().to_string(),
+                "runs": index.runs,
+                "problems": index.problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            })
+            .to_string(),
+        );
+        *cached = Some((Instant::now(), body.clone()));
+        body
     }
 }
 
@@ -73,8 +77,11 @@ async fn page() -> impl IntoResponse {
     ([(header::CACHE_CONTROL, "no-store")], Html(PAGE))
 }
 
-async fn runs(State(dashboard): State<Arc<Dashboard>>) -> Json<Value> {
-    Json(dashboard.runs().as_ref().clone())
+async fn runs(State(dashboard): State<Arc<Dashboard>>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        dashboard.runs(),
+    )
 }
 
 /// Serves `dashboard` on `listener` until the process ends.
@@ -82,17 +89,13 @@ pub async fn serve(listener: TcpListener, dashboard: Arc<Dashboard>) -> std::io:
     axum::serve(listener, router(dashboard)).await
 }
 
-/// Binds `addr` (`127.0.0.1:0` picks a free port); the caller prints where it listens.
-pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
-    TcpListener::bind(addr).await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     async fn started(root: &std::path::Path) -> String {
-        let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         tokio::spawn(serve(listener, Dashboard::new(root.to_path_buf())));
         format!("http://{address}")

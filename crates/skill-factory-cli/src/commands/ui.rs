@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use skill_factory_ui::Dashboard;
-use skill_factory_ui::server::{bind, serve};
+use skill_factory_ui::server::serve;
+use tokio::net::TcpListener;
 
 use crate::cli::UiArgs;
 use crate::output::{errln, outln};
@@ -19,7 +20,7 @@ pub async fn run(args: UiArgs) -> anyhow::Result<ExitCode> {
             args.runs.display()
         );
     }
-    let listener = bind(SocketAddr::new(ip, args.port)).await.with_context(|| {
+    let listener = TcpListener::bind(SocketAddr::new(ip, args.port)).await.with_context(|| {
         format!(
             "cannot listen on {}:{} (is the port in use? pass another --port, or 0 for any free one)",
             args.host, args.port
