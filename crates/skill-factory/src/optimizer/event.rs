@@ -31,6 +31,10 @@ pub enum Event {
         rounds: usize,
         /// Model calls allowed in flight at once.
         max_workers: usize,
+        /// The run's hard limits (`optimizer.budget`), so a watcher can show what is left.
+        budget: crate::config::BudgetConfig,
+        /// The search's metric-call limit (`optimizer.max_metric_calls`), if any.
+        max_metric_calls: Option<u64>,
     },
     /// A candidate's evaluation on a split began.
     EvaluationStarted {

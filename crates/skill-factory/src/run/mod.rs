@@ -15,6 +15,7 @@
 //! | `config.yaml` | the config as run: roles resolved, paths absolute, API keys and secret-looking `env` values removed |
 //! | `events.jsonl` | one line per event, append-only ([`events`]) |
 //! | `rollouts.jsonl` | every rollout in full |
+//! | `tasks.jsonl` | every task of the run, one line each: its split, id, input, expected answer and metadata (what the dashboard's per-task table shows beside the rollouts) |
 //! | `candidates/NNN.md` | the seed (`000`) and every proposal, valid or not |
 //! | `scores.svg` | validation score per round ([`chart`]) |
 //! | `traffic.jsonl` | with `--record`: every model exchange, for `SKILL_FACTORY_REPLAY` |
@@ -69,6 +70,8 @@ pub const BEST_SKILL_DIR: &str = "best_skill";
 pub const RESULT_FILE: &str = "result.json";
 /// The resolved config's file name.
 pub const CONFIG_FILE: &str = "config.yaml";
+/// The run's tasks, one JSON line each with its split.
+pub const TASKS_FILE: &str = "tasks.jsonl";
 /// The score chart's file name.
 pub const CHART_FILE: &str = "scores.svg";
 /// The recorded model traffic's file name (`optimize --record`), which
@@ -212,6 +215,7 @@ fn open_folder(
             .map_err(|e| folder_error(&folder.file(name), e))
     };
     write(CONFIG_FILE, &config_snapshot(session, &runs_dir))?;
+    write(TASKS_FILE, &tasks_lines(&parts.split))?;
     // A recording without its file yet (`--record`) gets the run folder's.
     if let Some(recorder) = session.layers_in_use().and_then(|layers| layers.recorder()) {
         recorder.start(folder.file(TRAFFIC_FILE))?;
@@ -276,8 +280,32 @@ fn open_folder(
         test: split.test.len(),
         rounds: session.config.config.optimizer.rounds,
         max_workers: workers,
+        budget: session.config.config.optimizer.budget.clone(),
+        max_metric_calls: session.config.config.optimizer.max_metric_calls,
     });
     Ok((recorder, context))
+}
+
+/// The `tasks.jsonl` of `split`: one line per task, with the split it is in first.
+fn tasks_lines(split: &Split) -> String {
+    let named = [
+        ("train", &split.train),
+        ("val", &split.val),
+        ("test", &split.test),
+    ];
+    let mut text = String::new();
+    for (name, tasks) in named {
+        for task in tasks.iter() {
+            let mut line = serde_json::Map::new();
+            line.insert("split".into(), Value::from(name));
+            if let Ok(Value::Object(fields)) = serde_json::to_value(task) {
+                line.extend(fields);
+            }
+            text.push_str(&Value::Object(line).to_string());
+            text.push('\n');
+        }
+    }
+    text
 }
 
 /// The seed's body and reference files: what a candidate may keep of the seed.

@@ -285,6 +285,27 @@ async fn the_test_split_is_scored_once_after_the_search_and_reported_with_the_ga
     assert_eq!(result["test"]["best_score"], 1.0);
     assert_eq!(result["test"]["val_test_gap"], 0.0);
     assert_eq!(result["splits"]["test"], 2);
+    // tasks.jsonl names every task once with its split, in the split sizes of result.json.
+    let tasks: Vec<Value> = std::fs::read_to_string(outcome.folder.file("tasks.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    for split in ["train", "val", "test"] {
+        let count = tasks.iter().filter(|t| t["split"] == split).count();
+        assert_eq!(
+            Some(count as u64),
+            result["splits"][split].as_u64(),
+            "{split}"
+        );
+    }
+    let listed: Vec<&str> = tasks
+        .iter()
+        .filter(|t| t["split"] == "test")
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert!(test_ids.iter().all(|id| listed.contains(id)), "{tasks:?}");
+    assert!(tasks.iter().all(|t| t["input"].is_string()));
     let report = report(&outcome);
     assert!(report.contains("## Held-out test"), "{report}");
     assert!(report.contains("| best | 1.000 | 1.000 |"), "{report}");
