@@ -51,11 +51,15 @@ pub enum Command {
 /// Flags of `ui`.
 #[derive(Debug, Args)]
 pub struct UiArgs {
-    /// The folder whose run folders are listed, at any depth (`runs/<config>/<run>`).
+    /// `export`: one run page as a self-contained HTML file, instead of serving.
+    #[command(subcommand)]
+    pub action: Option<UiAction>,
+    /// The folder whose run folders are listed, at any depth (`runs/<config>/<run>`); jobs
+    /// launched from the page write their runs under it.
     #[arg(long, value_name = "DIR", default_value = "runs")]
     pub runs: PathBuf,
-    /// The address to listen on. Only a loopback address for now: the dashboard has no access
-    /// token yet, so it must not be reachable from another machine.
+    /// The address to listen on. Any address but a loopback one (127.0.0.1, ::1) makes the
+    /// dashboard require the token it prints, on every request.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
     /// The port (0 picks a free one; the line printed at start says which).
@@ -64,6 +68,26 @@ pub struct UiArgs {
     /// Open the page in the default browser (`xdg-open`, or `open` on macOS).
     #[arg(long)]
     pub open: bool,
+}
+
+/// What `ui` does instead of serving.
+#[derive(Debug, Subcommand)]
+pub enum UiAction {
+    /// Write a run's page as one self-contained HTML file (no server, no network), to attach
+    /// to a pull request or an email.
+    Export {
+        /// The run folder (it holds result.json).
+        #[arg(value_name = "RUN_DIR")]
+        run: PathBuf,
+        /// The HTML file to write.
+        #[arg(
+            short,
+            long = "out",
+            value_name = "FILE",
+            default_value = "report.html"
+        )]
+        out: PathBuf,
+    },
 }
 
 /// Flags of `optimize`.

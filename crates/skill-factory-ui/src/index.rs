@@ -8,7 +8,9 @@
 //! run folder is not searched for more runs. A `result.json` that cannot be read or parsed is
 //! listed among the index's problems with its path and reason, never a reason to fail the list.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -38,7 +40,10 @@ impl RunStatus {
     /// The status a `stop_reason` means; a result without one (the Python tool's) is done.
     pub fn of(stop_reason: Option<&str>) -> RunStatus {
         match stop_reason {
-            None | Some("rounds" | "patience" | "perfect" | "metric_calls") => RunStatus::Done,
+            // `done`: a classifier run (`lab optimize`).
+            None | Some("rounds" | "patience" | "perfect" | "metric_calls" | "done") => {
+                RunStatus::Done
+            }
             Some("running") => RunStatus::Running,
             Some("budget" | "cancelled") => RunStatus::Stopped,
             Some(_) => RunStatus::Failed,
@@ -55,6 +60,8 @@ pub struct RunSummary {
     pub run_id: String,
     /// The config's name (`config_name`, else the name of the folder holding the run).
     pub config_name: String,
+    /// `skill` or `classifier` (`kind`; the Python tool's runs are skill runs).
+    pub kind: String,
     /// The optimizer.
     pub optimizer: String,
     /// Where the run stands.
@@ -152,6 +159,7 @@ impl RunSummary {
             config_name: text_at(&result["config_name"])
                 .or_else(|| folder(1))
                 .unwrap_or_default(),
+            kind: text_at(&result["kind"]).unwrap_or_else(|| "skill".into()),
             optimizer: text_at(&result["optimizer"]).ok_or_else(|| missing("optimizer", "text"))?,
             status: RunStatus::of(stop_reason.as_deref()),
             stop_reason,
@@ -168,62 +176,123 @@ impl RunSummary {
 }
 
 /// Every run under a root, newest first, and the result files that could not be read.
+///
+/// [`Index::refresh`] walks the folders again but reads a `result.json` only when its size or
+/// modification time changed since the last walk, so keeping a thousand runs up to date costs
+/// a thousand `stat` calls, not a thousand parses.
 #[derive(Debug, Default)]
 pub struct Index {
     /// The runs, newest first (by start time, then by id).
     pub runs: Vec<RunSummary>,
     /// The `result.json` files left out, each with its path and reason.
-    pub problems: Vec<IndexError>,
+    pub problems: Vec<String>,
+    /// Every `result.json` of the last walk: its stamp and what it gave.
+    seen: HashMap<PathBuf, Seen>,
+}
+
+/// One `result.json` as last read.
+#[derive(Debug)]
+struct Seen {
+    stamp: (Option<SystemTime>, u64),
+    outcome: Result<RunSummary, String>,
 }
 
 impl Index {
     /// Reads every run folder under `root`.
     pub fn scan(root: &Path) -> Index {
         let mut index = Index::default();
-        index.visit(root, root, 0);
-        index.runs.sort_by(|a, b| {
-            b.started_at
-                .cmp(&a.started_at)
-                .then_with(|| b.run_id.cmp(&a.run_id))
-        });
+        index.refresh(root);
         index
     }
 
-    fn visit(&mut self, root: &Path, folder: &Path, depth: usize) {
-        let file = folder.join(RESULT_FILE);
-        if file.is_file() {
-            let relative = folder
-                .strip_prefix(root)
-                .unwrap_or(folder)
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
-            let read = std::fs::read_to_string(&file).map_err(|source| IndexError::Read {
-                path: file.clone(),
-                source,
+    /// Walks `root` again, rereading only the result files that changed; true when the list
+    /// or its problems changed.
+    pub fn refresh(&mut self, root: &Path) -> bool {
+        let mut found = Vec::new();
+        walk(root, 0, &mut found);
+        let mut changed = found.len() != self.seen.len();
+        let mut seen = HashMap::with_capacity(found.len());
+        for folder in found {
+            let file = folder.join(RESULT_FILE);
+            let stamp = std::fs::metadata(&file)
+                .map(|meta| (meta.modified().ok(), meta.len()))
+                .unwrap_or((None, 0));
+            let entry = match self.seen.remove(&file) {
+                Some(old) if old.stamp == stamp && stamp.0.is_some() => old,
+                _ => {
+                    changed = true;
+                    Seen {
+                        stamp,
+                        outcome: read(root, &folder, &file),
+                    }
+                }
+            };
+            seen.insert(file, entry);
+        }
+        changed |= !self.seen.is_empty();
+        self.seen = seen;
+        if changed {
+            self.runs = self
+                .seen
+                .values()
+                .filter_map(|entry| entry.outcome.as_ref().ok().cloned())
+                .collect();
+            self.runs.sort_by(|a, b| {
+                b.started_at
+                    .cmp(&a.started_at)
+                    .then_with(|| b.run_id.cmp(&a.run_id))
             });
-            match read.and_then(|text| RunSummary::parse(&relative, &file, &text)) {
-                Ok(summary) => self.runs.push(summary),
-                Err(problem) => self.problems.push(problem),
-            }
-            return;
+            let mut problems: Vec<(&PathBuf, String)> = self
+                .seen
+                .iter()
+                .filter_map(|(file, entry)| entry.outcome.as_ref().err().map(|e| (file, e.clone())))
+                .collect();
+            problems.sort();
+            self.problems = problems.into_iter().map(|(_, problem)| problem).collect();
         }
-        if depth >= MAX_DEPTH {
-            return;
-        }
-        let Ok(entries) = std::fs::read_dir(folder) else {
-            return;
-        };
-        let mut folders: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
-            .map(|entry| entry.path())
-            .collect();
-        folders.sort();
-        for child in folders {
-            self.visit(root, &child, depth + 1);
-        }
+        changed
+    }
+}
+
+/// The summary of the run in `folder`, or why its `result.json` gave none.
+fn read(root: &Path, folder: &Path, file: &Path) -> Result<RunSummary, String> {
+    let relative = folder
+        .strip_prefix(root)
+        .unwrap_or(folder)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    std::fs::read_to_string(file)
+        .map_err(|source| IndexError::Read {
+            path: file.to_path_buf(),
+            source,
+        })
+        .and_then(|text| RunSummary::parse(&relative, file, &text))
+        .map_err(|problem| problem.to_string())
+}
+
+/// Every run folder at or below `folder` (a folder holding a `result.json` is not searched
+/// further), in path order; symbolic links are not followed.
+fn walk(folder: &Path, depth: usize, found: &mut Vec<PathBuf>) {
+    if folder.join(RESULT_FILE).is_file() {
+        found.push(folder.to_path_buf());
+        return;
+    }
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let mut folders: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .map(|entry| entry.path())
+        .collect();
+    folders.sort();
+    for child in folders {
+        walk(&child, depth + 1, found);
     }
 }
 
@@ -315,7 +384,7 @@ mod tests {
         let index = Index::scan(root.path());
         assert_eq!(index.runs.len(), 1);
         assert_eq!(index.runs[0].status, RunStatus::Running);
-        let problems: Vec<String> = index.problems.iter().map(ToString::to_string).collect();
+        let problems = &index.problems;
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("a/1/result.json") && problems[0].contains("not valid JSON"));
         assert!(
@@ -368,8 +437,48 @@ mod tests {
     }
 
     #[test]
+    fn a_refresh_rereads_only_what_changed_and_drops_what_is_gone() {
+        let root = tempfile::tempdir().unwrap();
+        write(
+            root.path(),
+            "a/1",
+            &ours("1", "2026-12-01T09:00:00Z", "running"),
+        );
+        write(
+            root.path(),
+            "a/2",
+            &ours("2", "2026-12-01T10:00:00Z", "rounds"),
+        );
+        let mut index = Index::scan(root.path());
+        assert!(!index.refresh(root.path()), "nothing changed");
+        // A run that finished rewrites its result (whole, by rename, as `optimize` does).
+        let file = root.path().join("a/1").join(RESULT_FILE);
+        std::fs::write(
+            file.with_extension("tmp"),
+            ours("1", "2026-12-01T09:00:00Z", "budget"),
+        )
+        .unwrap();
+        std::fs::rename(file.with_extension("tmp"), &file).unwrap();
+        std::fs::remove_dir_all(root.path().join("a/2")).unwrap();
+        write(root.path(), "b/3", "{");
+        assert!(index.refresh(root.path()));
+        let statuses: Vec<(&str, RunStatus)> = index
+            .runs
+            .iter()
+            .map(|r| (r.run_id.as_str(), r.status))
+            .collect();
+        assert_eq!(statuses, [("1", RunStatus::Stopped)]);
+        assert_eq!(index.problems.len(), 1, "{:?}", index.problems);
+    }
+
+    #[test]
     fn a_stop_reason_maps_to_a_status() {
         assert_eq!(RunStatus::of(Some("metric_calls")), RunStatus::Done);
+        assert_eq!(
+            RunStatus::of(Some("done")),
+            RunStatus::Done,
+            "a classifier run"
+        );
         assert_eq!(RunStatus::of(Some("cancelled")), RunStatus::Stopped);
         assert_eq!(RunStatus::of(Some("rollouts_failed")), RunStatus::Failed);
         assert_eq!(RunStatus::of(Some("optimizer_failed")), RunStatus::Failed);

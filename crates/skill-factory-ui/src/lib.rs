@@ -1,11 +1,26 @@
-//! The Skill Factory dashboard (`skill-factory ui`): [`index`] reads every run folder under a
-//! runs root into one summary per run, from the run's `result.json` alone, and [`server`]
-//! serves the runs list page and its JSON API on loopback.
+//! The Skill Factory dashboard (`skill-factory ui`).
+//!
+//! [`index`] keeps one summary per run folder under a runs root (from each `result.json`);
+//! [`run`] reads one run for its page (candidates, lineage, timeline) and [`rollouts`] its
+//! per-task table; [`diff`] makes line diffs and the blame of the best skill; [`live`] streams
+//! a run's events as they are written; [`jobs`] runs `optimize` and `evaluate` in the
+//! background; [`export`] writes a run page as one self-contained HTML file; [`server`] serves
+//! the page ([`assets`]) and the JSON API, with every path checked by [`guard`] and every body
+//! passed through [`secrets`].
 
 #![warn(missing_docs)]
 
+pub mod assets;
+pub mod diff;
+pub mod export;
+pub mod guard;
 pub mod index;
+pub mod jobs;
+pub mod live;
+pub mod rollouts;
+pub mod run;
+pub mod secrets;
 pub mod server;
 
 pub use index::{Index, RunStatus, RunSummary};
-pub use server::Dashboard;
+pub use server::{Dashboard, Options};

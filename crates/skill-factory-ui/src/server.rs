@@ -1,157 +1,638 @@
-//! The dashboard's HTTP server: the page (embedded, no CDN) and its JSON API, on loopback.
+//! The dashboard's HTTP server: the page (embedded, no CDN) and its JSON API.
 //!
-//! Routes so far: `GET /` (the runs list page) and `GET /api/runs` (the index: runs newest
-//! first, and the result files that could not be read, each with its path and reason). The
-//! index is read again at most once a second however many requests come, so a page that polls
-//! does not reread a thousand result files per request.
+//! | route | what |
+//! |---|---|
+//! | `GET /` | the page; `/assets/...` its script, styles and the vendored chart library |
+//! | `GET /api/runs` | the runs list (kept up to date by a background walk, never per request) |
+//! | `GET /api/run?path=` | a run's page: candidates, lineage, timeline, seed and best, report |
+//! | `GET /api/run/tasks?path=&candidate=&split=&against=&only=&search=&offset=&limit=` | a page of the per-task table |
+//! | `GET /api/run/diff?path=&a=&b=` | the line diff between two candidates |
+//! | `GET /api/run/blame?path=` | where each line of the best skill came from |
+//! | `GET /api/run/heatmap?path=&split=` | task x candidate scores |
+//! | `GET /api/compare?a=&b=&ca=&cb=&split=` | two runs (or two candidates of one) task by task |
+//! | `GET /api/stream?path=&after=` | the live stream ([`crate::live`]) |
+//! | `GET /api/jobs`, `POST /api/jobs`, `POST /api/jobs/{id}/cancel` | background jobs ([`crate::jobs`]) |
+//!
+//! Every path a request names goes through [`crate::guard::resolve`]; every body through the
+//! [`Scrubber`]; every response carries a Content-Security-Policy that allows only the page's
+//! own files. On loopback the `Host` must be a loopback name (a page of another site cannot
+//! reach the API by rebinding its DNS name); on any other host every request needs the token.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::header;
-use axum::response::{Html, IntoResponse};
-use axum::routing::get;
-use serde_json::json;
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, extract::Path as UrlPath};
+use serde::Deserialize;
+use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 
+use crate::assets;
+use crate::diff::{self, Step};
+use crate::guard::{self, Refused};
 use crate::index::Index;
+use crate::jobs::{Jobs, Launch};
+use crate::live::{self, Follow};
+use crate::rollouts::{Query as TableQuery, Rollouts};
+use crate::run::{EVENTS_FILE, RunError, RunPage};
+use crate::secrets::Scrubber;
 
-/// The runs list page.
-const PAGE: &str = include_str!("page.html");
+/// How often the runs root is walked for new and changed runs.
+pub const REFRESH_EVERY: Duration = Duration::from_millis(500);
 
-/// How long a read of the index serves requests before the folder is read again.
-const FRESH_FOR: Duration = Duration::from_secs(1);
+/// How many read runs are kept in memory.
+const KEEP_RUNS: usize = 8;
+
+/// The policy every response carries: the page's own script and styles, nothing inline,
+/// no other origin.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// How a dashboard is set up.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The runs root.
+    pub root: PathBuf,
+    /// The `skill-factory` binary jobs run.
+    pub program: PathBuf,
+    /// The folder launched configs must be under (and jobs run in).
+    pub workdir: PathBuf,
+    /// The token every request needs, when served beyond loopback.
+    pub token: Option<String>,
+}
+
+/// A run read once, kept while its files are unchanged.
+struct Loaded {
+    stamp: Vec<(Option<SystemTime>, u64)>,
+    page: Arc<RunPage>,
+    rollouts: Arc<Rollouts>,
+}
 
 /// The dashboard of one runs root.
 pub struct Dashboard {
     root: PathBuf,
-    /// The last read of the index, as the API's JSON body, and when it was made.
-    index: Mutex<Option<(Instant, Bytes)>>,
+    token: Option<String>,
+    scrub: Scrubber,
+    jobs: Arc<Jobs>,
+    index: Mutex<Index>,
+    /// The runs list as the API's JSON body, rebuilt when the index changes.
+    runs_body: RwLock<Bytes>,
+    runs_version: watch::Sender<u64>,
+    loaded: Mutex<HashMap<PathBuf, Loaded>>,
+}
+
+/// An API error: a status and a message that says what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("{1}")]
+pub struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({"error": self.1}))).into_response()
+    }
+}
+
+impl From<Refused> for ApiError {
+    fn from(refused: Refused) -> ApiError {
+        let status = match refused {
+            Refused::Missing(_) => StatusCode::NOT_FOUND,
+            Refused::OutsideRoot(_) => StatusCode::FORBIDDEN,
+            Refused::Empty | Refused::Traversal(_) => StatusCode::BAD_REQUEST,
+        };
+        ApiError(status, refused.to_string())
+    }
+}
+
+impl From<RunError> for ApiError {
+    fn from(error: RunError) -> ApiError {
+        let status = match error {
+            RunError::NotARun(_) => StatusCode::NOT_FOUND,
+            RunError::Unreadable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        ApiError(status, error.to_string())
+    }
 }
 
 impl Dashboard {
-    /// The dashboard of the run folders under `root`.
-    pub fn new(root: PathBuf) -> Arc<Dashboard> {
-        Arc::new(Dashboard {
+    /// The dashboard of `options.root` (which must exist), with its index read.
+    pub fn new(options: Options) -> std::io::Result<Arc<Dashboard>> {
+        let root = options.root.canonicalize()?;
+        let workdir = options.workdir.canonicalize()?;
+        let dashboard = Dashboard {
+            jobs: Jobs::new(options.program, workdir, root.clone()),
+            index: Mutex::new(Index::default()),
+            runs_body: RwLock::new(Bytes::new()),
+            runs_version: watch::channel(0).0,
+            loaded: Mutex::new(HashMap::new()),
+            scrub: Scrubber::from_env(),
+            token: options.token,
             root,
-            index: Mutex::new(None),
-        })
+        };
+        dashboard.refresh(true);
+        Ok(Arc::new(dashboard))
     }
 
-    /// The runs list as the API's JSON body, read again when the last read is older than a
-    /// second; serialized once per read, so the requests in between share it.
-    pub fn runs(&self) -> Bytes {
-        let mut cached = self.index.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((read_at, body)) = cached.as_ref()
-            && read_at.elapsed() < FRESH_FOR
-        {
-            return body.clone();
+    /// The runs root (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Walks the root again; when anything changed, rebuilds the list's body and tells the
+    /// live streams.
+    fn refresh(&self, force: bool) {
+        let mut index = lock(&self.index);
+        if !index.refresh(&self.root) && !force {
+            return;
         }
-        let index = Index::scan(&self.root);
-        let body = Bytes::from(
-            json!({
-                "root": self.root.display().to_string(),
-                "runs": index.runs,
-                "problems": index.problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            })
-            .to_string(),
+        let mut body = json!({
+            "root": self.root.display().to_string(),
+            "runs": index.runs,
+            "problems": index.problems,
+        });
+        self.scrub.json(&mut body);
+        *self.runs_body.write().unwrap_or_else(|p| p.into_inner()) = Bytes::from(body.to_string());
+        self.runs_version.send_modify(|n| *n += 1);
+    }
+
+    /// The runs list as the API's JSON body.
+    pub fn runs(&self) -> Bytes {
+        self.runs_body
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The run at `path` (relative to the root), read or taken from memory.
+    fn run(&self, path: &str) -> Result<(Arc<RunPage>, Arc<Rollouts>), ApiError> {
+        let dir = guard::resolve(&self.root, path)?;
+        let stamp: Vec<(Option<SystemTime>, u64)> =
+            ["result.json", EVENTS_FILE, crate::rollouts::ROLLOUTS_FILE]
+                .iter()
+                .map(|name| {
+                    std::fs::metadata(dir.join(name))
+                        .map(|m| (m.modified().ok(), m.len()))
+                        .unwrap_or((None, 0))
+                })
+                .collect();
+        if let Some(loaded) = lock(&self.loaded).get(&dir)
+            && loaded.stamp == stamp
+        {
+            return Ok((loaded.page.clone(), loaded.rollouts.clone()));
+        }
+        let page = Arc::new(RunPage::load(&dir, path, &self.scrub)?);
+        let rollouts = Arc::new(Rollouts::load(&dir));
+        let mut loaded = lock(&self.loaded);
+        if loaded.len() >= KEEP_RUNS {
+            loaded.clear();
+        }
+        loaded.insert(
+            dir,
+            Loaded {
+                stamp,
+                page: page.clone(),
+                rollouts: rollouts.clone(),
+            },
         );
-        *cached = Some((Instant::now(), body.clone()));
-        body
+        Ok((page, rollouts))
+    }
+
+    /// The run page's JSON, as `/api/run` gives it and `ui export` embeds it.
+    pub fn run_json(&self, path: &str) -> Result<Value, ApiError> {
+        let (page, rollouts) = self.run(path)?;
+        let mut body = page.to_json();
+        body["path"] = json!(path);
+        body["rollouts"] = json!(rollouts.len());
+        body["blame"] = json!(blame(&page));
+        body["seed_diff"] = json!(diff::lines(&page.seed_text, &page.best_text));
+        Ok(body)
+    }
+
+    /// The diff between candidates `a` and `b` of the run at `path`.
+    pub fn diff_json(&self, path: &str, a: usize, b: usize) -> Result<Value, ApiError> {
+        let (page, _) = self.run(path)?;
+        let text = |id: usize| {
+            page.document(id).ok_or_else(|| {
+                ApiError(
+                    StatusCode::NOT_FOUND,
+                    format!("the run has no document of candidate {id}"),
+                )
+            })
+        };
+        let (before, after) = (text(a)?, text(b)?);
+        let lines = diff::lines(&before, &after);
+        let count = |tag| lines.iter().filter(|l| l.tag == tag).count();
+        Ok(json!({
+            "a": a, "b": b,
+            "inserted": count("insert"), "deleted": count("delete"),
+            "lines": lines,
+        }))
+    }
+
+    /// A page of the per-task table of the run at `path`.
+    pub fn tasks_json(&self, path: &str, query: &TableQuery) -> Result<Value, ApiError> {
+        let (page, rollouts) = self.run(path)?;
+        let mut body = rollouts.page(query, page.best);
+        self.scrub.json(&mut body);
+        Ok(body)
     }
 }
 
-/// The routes, for `dashboard`.
+/// Where each line of `page`'s best skill came from.
+fn blame(page: &RunPage) -> Vec<diff::Origin> {
+    let chain: Vec<Step> = page
+        .lineage_of_best()
+        .into_iter()
+        .filter_map(|id| {
+            let candidate = page.candidates.iter().find(|c| c.id == id)?;
+            Some(Step {
+                candidate: id,
+                round: candidate.round,
+                val: candidate.val_score,
+                text: page.document(id)?,
+            })
+        })
+        .collect();
+    diff::blame(&chain)
+}
+
+/// The routes of `dashboard`.
 pub fn router(dashboard: Arc<Dashboard>) -> Router {
     Router::new()
         .route("/", get(page))
+        .route("/assets/{name}", get(asset))
         .route("/api/runs", get(runs))
+        .route("/api/run", get(run))
+        .route("/api/run/tasks", get(tasks))
+        .route("/api/run/diff", get(run_diff))
+        .route("/api/run/blame", get(run_blame))
+        .route("/api/run/heatmap", get(heatmap))
+        .route("/api/compare", get(compare))
+        .route("/api/stream", get(stream))
+        .route("/api/jobs", get(jobs).post(launch))
+        .route("/api/jobs/{id}/cancel", post(cancel))
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(
+            dashboard.clone(),
+            guard_request,
+        ))
         .with_state(dashboard)
 }
 
-async fn page() -> impl IntoResponse {
-    ([(header::CACHE_CONTROL, "no-store")], Html(PAGE))
+/// The checks every request passes: host, token, origin; and the headers every response gets.
+async fn guard_request(
+    State(dashboard): State<Arc<Dashboard>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let mut set_cookie = None;
+    let refusal = match &dashboard.token {
+        None if !is_loopback_host(&host) => Some(ApiError(
+            StatusCode::FORBIDDEN,
+            format!("the Host {host:?} is not a loopback name: open the dashboard at 127.0.0.1"),
+        )),
+        None => None,
+        Some(token) => {
+            let given = token_of(headers, request.uri().query());
+            match given {
+                Some((given, from_query)) if given == *token => {
+                    set_cookie = from_query.then(|| format!("sf_token={token}; HttpOnly; SameSite=Strict; Path=/"));
+                    None
+                }
+                _ => Some(ApiError(
+                    StatusCode::UNAUTHORIZED,
+                    "this dashboard needs its token: open the address it printed when it started (…/?token=…)".into(),
+                )),
+            }
+        }
+    };
+    let cross_origin = request.method() != Method::GET
+        && headers
+            .get(header::ORIGIN)
+            .and_then(|o| o.to_str().ok())
+            .is_some_and(|origin| origin.split("://").nth(1) != Some(host.as_str()));
+    let mut response = match refusal {
+        Some(refusal) => refusal.into_response(),
+        None if cross_origin => ApiError(
+            StatusCode::FORBIDDEN,
+            "a request from another origin is refused".into(),
+        )
+        .into_response(),
+        None => next.run(request).await,
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    if let Some(cookie) = set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        headers.insert(header::SET_COOKIE, cookie);
+    }
+    response
 }
 
-async fn runs(State(dashboard): State<Arc<Dashboard>>) -> impl IntoResponse {
+/// Whether `host` (a `Host` header) names this machine's loopback.
+fn is_loopback_host(host: &str) -> bool {
+    let name = host
+        .rsplit_once(':')
+        .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
+        .map_or(host, |(name, _)| name);
+    matches!(name, "127.0.0.1" | "localhost" | "[::1]")
+}
+
+/// The token a request carries, and whether it came in the query (the first visit).
+fn token_of(headers: &HeaderMap, query: Option<&str>) -> Option<(String, bool)> {
+    if let Some(bearer) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+    {
+        return Some((bearer.to_string(), false));
+    }
+    if let Some(cookie) = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|h| h.to_str().ok())
+        .flat_map(|h| h.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix("sf_token="))
+    {
+        return Some((cookie.to_string(), false));
+    }
+    query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("token="))
+        .map(|token| (token.to_string(), true))
+}
+
+async fn page() -> Response {
+    assets::response("index.html")
+}
+
+async fn asset(UrlPath(name): UrlPath<String>) -> Response {
+    assets::response(&name)
+}
+
+async fn not_found() -> ApiError {
+    ApiError(StatusCode::NOT_FOUND, "not found".into())
+}
+
+/// The query of a request, or an error that says which parameter is wrong.
+fn checked<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    query
+        .map(|Query(query)| query)
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.body_text()))
+}
+
+fn json_body(body: Value) -> Response {
+    ([(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
+}
+
+async fn runs(State(dashboard): State<Arc<Dashboard>>) -> Response {
     (
-        [(header::CONTENT_TYPE, "application/json")],
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
         dashboard.runs(),
     )
+        .into_response()
 }
 
-/// Serves `dashboard` on `listener` until the process ends.
+/// `?path=`.
+#[derive(Deserialize)]
+struct RunPath {
+    #[serde(default)]
+    path: String,
+}
+
+async fn run(
+    State(dashboard): State<Arc<Dashboard>>,
+    query: Result<Query<RunPath>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let query = checked(query)?;
+    Ok(json_body(dashboard.run_json(&query.path)?))
+}
+
+async fn tasks(
+    State(dashboard): State<Arc<Dashboard>>,
+    query: Result<Query<TableQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let query = checked(query)?;
+    Ok(json_body(dashboard.tasks_json(&query.path, &query)?))
+}
+
+#[derive(Deserialize)]
+struct DiffQuery {
+    #[serde(default)]
+    path: String,
+    a: usize,
+    b: usize,
+}
+
+async fn run_diff(
+    State(dashboard): State<Arc<Dashboard>>,
+    query: Result<Query<DiffQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let query = checked(query)?;
+    Ok(json_body(dashboard.diff_json(
+        &query.path,
+        query.a,
+        query.b,
+    )?))
+}
+
+async fn run_blame(
+    State(dashboard): State<Arc<Dashboard>>,
+    query: Result<Query<RunPath>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let query = checked(query)?;
+    let (page, _) = dashboard.run(&query.path)?;
+    Ok(json_body(json!({"best": page.best, "lines": blame(&page)})))
+}
+
+#[derive(Deserialize)]
+struct HeatmapQuery {
+    #[serde(default)]
+    path: String,
+    split: Option<String>,
+}
+
+async fn heatmap(
+    State(dashboard): State<Arc<Dashboard>>,
+    query: Result<Query<HeatmapQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let query = checked(query)?;
+    let (_, rollouts) = dashboard.run(&query.path)?;
+    Ok(json_body(
+        rollouts.heatmap(query.split.as_deref().unwrap_or("val")),
+    ))
+}
+
+#[derive(Deserialize)]
+struct CompareQuery {
+    #[serde(default)]
+    a: String,
+    #[serde(default)]
+    b: String,
+    ca: Option<usize>,
+    cb: Option<usize>,
+    split: Option<String>,
+}
+
+async fn compare(
+    State(dashboard): State<Arc<Dashboard>>,
+    query: Result<Query<CompareQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let query = checked(query)?;
+    let (page_a, rollouts_a) = dashboard.run(&query.a)?;
+    let (page_b, rollouts_b) = dashboard.run(&query.b)?;
+    let (ca, cb) = (
+        query.ca.unwrap_or(page_a.best),
+        query.cb.unwrap_or(page_b.best),
+    );
+    let split = query.split.as_deref().unwrap_or("val");
+    let mut body = rollouts_a.compare(ca, &rollouts_b, cb, split);
+    body["a"] = json!({"path": query.a, "candidate": ca, "summary": page_a.summary});
+    body["b"] = json!({"path": query.b, "candidate": cb, "summary": page_b.summary});
+    dashboard.scrub.json(&mut body);
+    Ok(json_body(body))
+}
+
+#[derive(Deserialize)]
+struct StreamQuery {
+    path: Option<String>,
+    #[serde(default)]
+    after: u64,
+}
+
+async fn stream(
+    State(dashboard): State<Arc<Dashboard>>,
+    headers: HeaderMap,
+    query: Result<Query<StreamQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let query = checked(query)?;
+    let events = match query.path.as_deref().filter(|p| !p.is_empty()) {
+        Some(path) => Some(guard::resolve(&dashboard.root, path)?.join(EVENTS_FILE)),
+        None => None,
+    };
+    // A reconnecting browser says where it was; that wins over the page's first `after`.
+    let after = headers
+        .get("last-event-id")
+        .and_then(|h| h.to_str().ok())
+        .and_then(|id| id.parse().ok())
+        .unwrap_or(query.after);
+    let follow = Follow {
+        events,
+        after,
+        runs: dashboard.runs_version.subscribe(),
+        jobs: dashboard.jobs.clone(),
+        scrub: dashboard.scrub.clone(),
+    };
+    Ok(Sse::new(live::stream(follow))
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+async fn jobs(State(dashboard): State<Arc<Dashboard>>) -> Response {
+    json_body(json!(dashboard.jobs.list()))
+}
+
+async fn launch(
+    State(dashboard): State<Arc<Dashboard>>,
+    launch: Result<Json<Launch>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(launch) = launch.map_err(|e| {
+        ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("{}: send {{\"command\": \"optimize\" or \"evaluate\", \"config\": \"path/to/config.yaml\"}} as application/json", e.body_text()),
+        )
+    })?;
+    let job = dashboard
+        .jobs
+        .start(launch)
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
+    Ok((StatusCode::ACCEPTED, Json(json!(job))).into_response())
+}
+
+async fn cancel(
+    State(dashboard): State<Arc<Dashboard>>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, ApiError> {
+    let job = dashboard
+        .jobs
+        .cancel(&id)
+        .map_err(|e| ApiError(StatusCode::NOT_FOUND, e.to_string()))?;
+    Ok(json_body(json!(job)))
+}
+
+/// Serves `dashboard` on `listener` until the process ends, walking the root for changes in
+/// the background.
 pub async fn serve(listener: TcpListener, dashboard: Arc<Dashboard>) -> std::io::Result<()> {
-    axum::serve(listener, router(dashboard)).await
+    let walker = dashboard.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(REFRESH_EVERY).await;
+            let dashboard = walker.clone();
+            // The walk reads the disk: off the threads that answer requests.
+            if tokio::task::spawn_blocking(move || dashboard.refresh(false))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    axum::serve(
+        listener,
+        router(dashboard).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .await
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::Value;
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
-    async fn started(root: &std::path::Path) -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        tokio::spawn(serve(listener, Dashboard::new(root.to_path_buf())));
-        format!("http://{address}")
-    }
-
-    fn run(root: &std::path::Path, folder: &str, name: &str) {
-        let dir = root.join(folder);
-        std::fs::create_dir_all(&dir).unwrap();
-        let result = json!({
-            "optimizer": "gepa", "baseline_score": 0.0, "best_score": 1.0,
-            "run_id": folder, "config_name": name, "started_at": folder, "stop_reason": "perfect",
-        });
-        std::fs::write(dir.join("result.json"), result.to_string()).unwrap();
-    }
-
-    #[tokio::test]
-    async fn the_api_lists_the_runs_and_a_new_run_appears_without_a_restart() {
-        let root = tempfile::tempdir().unwrap();
-        run(root.path(), "a/2026-12-01", "<b>bold</b>");
-        let base = started(root.path()).await;
-        let get = |url: String| async move {
-            reqwest::get(url)
-                .await
-                .unwrap()
-                .json::<Value>()
-                .await
-                .unwrap()
-        };
-        let first = get(format!("{base}/api/runs")).await;
-        assert_eq!(
-            first["runs"][0]["config_name"], "<b>bold</b>",
-            "data, escaped by the page"
-        );
-        assert_eq!(first["runs"][0]["status"], "done");
-        run(root.path(), "a/2026-12-02", "later");
-        tokio::time::sleep(FRESH_FOR + Duration::from_millis(100)).await;
-        let second = get(format!("{base}/api/runs")).await;
-        assert_eq!(second["runs"].as_array().unwrap().len(), 2);
-        assert_eq!(second["runs"][0]["config_name"], "later", "newest first");
-    }
-
-    #[tokio::test]
-    async fn the_page_is_served_from_the_binary_and_writes_text_not_html() {
-        let root = tempfile::tempdir().unwrap();
-        let base = started(root.path()).await;
-        let page = reqwest::get(format!("{base}/")).await.unwrap();
-        assert_eq!(page.status(), 200);
-        let text = page.text().await.unwrap();
-        assert!(text.contains("/api/runs"), "the page reads the API");
-        assert!(
-            !text.contains("innerHTML"),
-            "user strings go in as text nodes only"
-        );
-        assert!(
-            !text.contains("http://") && !text.contains("https://"),
-            "no CDN: works offline"
-        );
-    }
+/// A response with `body` and the content type of `name`.
+pub(crate) fn typed(name: &str, body: &'static [u8]) -> Response {
+    let kind = match name.rsplit('.').next() {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        _ => "application/octet-stream",
+    };
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from(body),
+    )
+        .into_response()
 }

@@ -1,55 +1,114 @@
-//! `skill-factory ui [--runs DIR] [--host 127.0.0.1] [--port 8765] [--open]`: the dashboard.
+//! `skill-factory ui [--runs DIR] [--host 127.0.0.1] [--port 8765] [--open]`: the dashboard;
+//! `skill-factory ui export RUN_DIR -o report.html`: one run page as a self-contained file.
 
+use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use skill_factory_ui::Dashboard;
+use skill_factory_package::output::write_atomic;
 use skill_factory_ui::server::serve;
+use skill_factory_ui::{Dashboard, Options, export};
 use tokio::net::TcpListener;
 
-use crate::cli::UiArgs;
+use crate::cli::{UiAction, UiArgs};
 use crate::output::{errln, outln};
 
-/// Runs the command: serves until Ctrl-C.
+/// Runs the command: serves until Ctrl-C, or writes the export.
 pub async fn run(args: UiArgs) -> anyhow::Result<ExitCode> {
-    let ip = loopback(&args.host)?;
+    if let Some(UiAction::Export { run, out }) = &args.action {
+        return export_run(run, out);
+    }
+    let ip = address(&args.host)?;
     if !args.runs.is_dir() {
         bail!(
             "--runs {}: no such folder. Pass the folder that holds your run folders (runs/ beside a config by default).",
             args.runs.display()
         );
     }
+    let token = (!ip.is_loopback()).then(new_token).transpose()?;
     let listener = TcpListener::bind(SocketAddr::new(ip, args.port)).await.with_context(|| {
         format!(
             "cannot listen on {}:{} (is the port in use? pass another --port, or 0 for any free one)",
             args.host, args.port
         )
     })?;
-    let url = format!("http://{}", listener.local_addr()?);
+    let dashboard = Dashboard::new(options(&args.runs, token.clone())?)
+        .with_context(|| format!("cannot read the runs folder {}", args.runs.display()))?;
+    let mut url = format!("http://{}", listener.local_addr()?);
+    if let Some(token) = &token {
+        errln!(
+            "warning: --host {} makes the dashboard reachable from other machines; it answers only requests that carry its token (open the address below once: it sets a cookie). Anyone with the address can launch runs with your keys.",
+            args.host
+        );
+        url = format!("{url}/?token={token}");
+    }
     // Tests and scripts wait for this exact line.
     outln!("Dashboard of {} at {url}", args.runs.display());
     if args.open {
         open_browser(&url);
     }
-    serve(listener, Dashboard::new(args.runs)).await?;
+    serve(listener, dashboard).await?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The address of `host`, refused unless it is a loopback one.
-fn loopback(host: &str) -> anyhow::Result<IpAddr> {
-    let ip: IpAddr = match host {
-        "localhost" => IpAddr::from([127, 0, 0, 1]),
-        other => other
-            .parse()
-            .with_context(|| format!("--host {other:?} is not an IP address; use 127.0.0.1"))?,
-    };
-    if !ip.is_loopback() {
+/// The dashboard of `runs`: jobs run this binary in the working directory.
+fn options(runs: &Path, token: Option<String>) -> anyhow::Result<Options> {
+    Ok(Options {
+        root: runs.to_path_buf(),
+        program: std::env::current_exe().context("cannot find the skill-factory binary")?,
+        workdir: std::env::current_dir().context("cannot read the working directory")?,
+        token,
+    })
+}
+
+/// Writes the page of the run folder `run` to `out`.
+fn export_run(run: &Path, out: &Path) -> anyhow::Result<ExitCode> {
+    if !run.join("result.json").is_file() {
         bail!(
-            "--host {host}: the dashboard has no access token yet, so it only listens on a loopback address (127.0.0.1 or ::1); reach it from another machine through an SSH tunnel"
+            "{}: not a run folder (it has no result.json). Pass a folder `optimize` wrote, such as runs/<config>/latest.",
+            run.display()
         );
     }
-    Ok(ip)
+    let run = run
+        .canonicalize()
+        .with_context(|| format!("cannot read {}", run.display()))?;
+    let (Some(root), Some(name)) = (run.parent(), run.file_name()) else {
+        bail!("{}: give the run folder itself, not /", run.display());
+    };
+    let dashboard = Dashboard::new(options(root, None)?)
+        .with_context(|| format!("cannot read {}", root.display()))?;
+    let html = export::html(&dashboard, &name.to_string_lossy())
+        .map_err(|error| anyhow::anyhow!("{}: {error}", run.display()))?;
+    write_atomic(out, html.as_bytes())
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    outln!(
+        "Wrote {} ({} KB): the page of {}, self-contained (open it in any browser, no server needed).",
+        out.display(),
+        html.len().div_ceil(1024),
+        run.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The address of `host`.
+fn address(host: &str) -> anyhow::Result<IpAddr> {
+    match host {
+        "localhost" => Ok(IpAddr::from([127, 0, 0, 1])),
+        other => other.parse().with_context(|| {
+            format!("--host {other:?} is not an IP address; use 127.0.0.1, or 0.0.0.0 for every interface")
+        }),
+    }
+}
+
+/// A fresh random token: 16 bytes from the system's generator, in hex.
+fn new_token() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut bytes))
+        .context("cannot read /dev/urandom for the dashboard's token")?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn open_browser(url: &str) {

@@ -1,0 +1,269 @@
+//! Background jobs: `optimize` or `evaluate` of a config under the working directory, started
+//! from the page, run as a child process of the dashboard (never inside an HTTP request), and
+//! cancelled the way Ctrl-C cancels a run (SIGINT: the run stops cleanly and writes its
+//! report).
+//!
+//! An `optimize` job writes its run folder under `<runs root>/jobs/<job id>/`, so it is in the
+//! runs list at once and the job knows which run folder is its own. Its output (and an
+//! `evaluate` job's report) goes to `job.log` beside it.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use crate::index::RESULT_FILE;
+
+/// The folder of the runs root where jobs write.
+pub const JOBS_DIR: &str = "jobs";
+/// A job's output, in its folder.
+pub const LOG_FILE: &str = "job.log";
+
+/// How often a running job's folder is looked at for its run folder.
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+
+/// What a job runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// `skill-factory optimize -c CONFIG --out <job folder>`.
+    Optimize,
+    /// `skill-factory evaluate -c CONFIG`.
+    Evaluate,
+}
+
+/// A request to start a job.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Launch {
+    /// What to run.
+    pub command: Command,
+    /// The config, relative to the working directory (or absolute, inside it).
+    pub config: String,
+}
+
+/// Where a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Its process runs.
+    Running,
+    /// It was asked to stop and has not yet.
+    Cancelling,
+    /// It exited with 0.
+    Done,
+    /// It was cancelled and has exited.
+    Cancelled,
+    /// It exited with another code, or could not start.
+    Failed,
+}
+
+/// A job as the page shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    /// Its id (`job-N`).
+    pub id: String,
+    /// What it runs.
+    pub command: Command,
+    /// The config, as given.
+    pub config: String,
+    /// Where it stands.
+    pub state: State,
+    /// Its run folder relative to the runs root, once it exists.
+    pub run: Option<String>,
+    /// Its log relative to the runs root.
+    pub log: String,
+    /// Its exit code, once it exited.
+    pub exit_code: Option<i32>,
+    /// Its process id while it runs.
+    #[serde(skip)]
+    pid: Option<u32>,
+}
+
+/// Why a job was not started or not cancelled.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The config is not a file under the working directory.
+    #[error(
+        "the config {0:?} is not a file under the working directory {1}: launch takes only configs inside it"
+    )]
+    Outside(String, String),
+    /// No such job.
+    #[error("no job {0:?}")]
+    Unknown(String),
+    /// The process could not be started.
+    #[error("cannot start {0}: {1}")]
+    Spawn(String, std::io::Error),
+}
+
+/// Every job of this dashboard.
+pub struct Jobs {
+    /// The `skill-factory` binary to run.
+    program: PathBuf,
+    /// The working directory configs must be under (canonical).
+    workdir: PathBuf,
+    /// The runs root (canonical).
+    root: PathBuf,
+    list: Mutex<Vec<Job>>,
+    /// Bumped on every change of a job, for the live stream.
+    changed: watch::Sender<u64>,
+}
+
+impl Jobs {
+    /// Jobs that run `program` on configs under `workdir`, writing under `root`.
+    pub fn new(program: PathBuf, workdir: PathBuf, root: PathBuf) -> Arc<Jobs> {
+        Arc::new(Jobs {
+            program,
+            workdir,
+            root,
+            list: Mutex::new(Vec::new()),
+            changed: watch::channel(0).0,
+        })
+    }
+
+    /// A receiver that sees every change.
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Every job, oldest first.
+    pub fn list(&self) -> Vec<Job> {
+        lock(&self.list).clone()
+    }
+
+    fn update(&self, id: &str, change: impl FnOnce(&mut Job)) {
+        if let Some(job) = lock(&self.list).iter_mut().find(|job| job.id == id) {
+            change(job);
+        }
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Starts `launch` as a child process and returns its job at once.
+    pub fn start(self: &Arc<Self>, launch: Launch) -> Result<Job, JobError> {
+        let config = self.workdir.join(&launch.config);
+        let config = config
+            .canonicalize()
+            .ok()
+            .filter(|path| path.starts_with(&self.workdir) && path.is_file())
+            .ok_or_else(|| {
+                JobError::Outside(launch.config.clone(), self.workdir.display().to_string())
+            })?;
+        let id = {
+            let list = lock(&self.list);
+            format!("job-{}-{}", std::process::id(), list.len() + 1)
+        };
+        let folder = self.root.join(JOBS_DIR).join(&id);
+        std::fs::create_dir_all(&folder)
+            .map_err(|e| JobError::Spawn(folder.display().to_string(), e))?;
+        let log_path = folder.join(LOG_FILE);
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| JobError::Spawn(log_path.display().to_string(), e))?;
+        let err_log = log
+            .try_clone()
+            .map_err(|e| JobError::Spawn(log_path.display().to_string(), e))?;
+        let mut command = tokio::process::Command::new(&self.program);
+        match launch.command {
+            Command::Optimize => command
+                .arg("optimize")
+                .arg("-c")
+                .arg(&config)
+                .arg("--out")
+                .arg(&folder),
+            Command::Evaluate => command.arg("evaluate").arg("-c").arg(&config),
+        };
+        command
+            .current_dir(&self.workdir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(err_log))
+            // Its own process group: Ctrl-C in the dashboard's terminal is the dashboard's.
+            .process_group(0);
+        let mut child = command
+            .spawn()
+            .map_err(|e| JobError::Spawn(self.program.display().to_string(), e))?;
+        let job = Job {
+            id: id.clone(),
+            command: launch.command,
+            config: launch.config,
+            state: State::Running,
+            run: None,
+            log: format!("{JOBS_DIR}/{id}/{LOG_FILE}"),
+            exit_code: None,
+            pid: child.id(),
+        };
+        lock(&self.list).push(job.clone());
+        self.changed.send_modify(|n| *n += 1);
+        let jobs = self.clone();
+        tokio::spawn(async move {
+            let status = loop {
+                tokio::select! {
+                    status = child.wait() => break status,
+                    () = tokio::time::sleep(LOOK_EVERY) => jobs.look_for_run(&id, &folder),
+                }
+            };
+            jobs.look_for_run(&id, &folder);
+            let code = status.ok().and_then(|s| s.code());
+            jobs.update(&id, |job| {
+                job.pid = None;
+                job.exit_code = code;
+                job.state = match (job.state, code) {
+                    (State::Cancelling, _) => State::Cancelled,
+                    (_, Some(0)) => State::Done,
+                    _ => State::Failed,
+                };
+            });
+        });
+        Ok(job)
+    }
+
+    /// Records the job's run folder once it holds a `result.json`.
+    fn look_for_run(&self, id: &str, folder: &Path) {
+        if lock(&self.list)
+            .iter()
+            .any(|job| job.id == id && job.run.is_some())
+        {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            return;
+        };
+        let run = entries
+            .flatten()
+            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+            .find(|entry| entry.path().join(RESULT_FILE).is_file())
+            .map(|entry| format!("{JOBS_DIR}/{id}/{}", entry.file_name().to_string_lossy()));
+        if run.is_some() {
+            self.update(id, |job| job.run = run);
+        }
+    }
+
+    /// Asks job `id` to stop as Ctrl-C does.
+    pub fn cancel(&self, id: &str) -> Result<Job, JobError> {
+        let pid = lock(&self.list)
+            .iter()
+            .find(|job| job.id == id)
+            .ok_or_else(|| JobError::Unknown(id.to_string()))?
+            .pid;
+        if let Some(pid) = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()) {
+            // SAFETY: `kill` has no memory effects; `pid` is our own child, not yet reaped
+            // (its pid is cleared when it is).
+            unsafe {
+                libc::kill(pid, libc::SIGINT);
+            }
+            self.update(id, |job| job.state = State::Cancelling);
+        }
+        lock(&self.list)
+            .iter()
+            .find(|job| job.id == id)
+            .cloned()
+            .ok_or_else(|| JobError::Unknown(id.to_string()))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,296 @@
+//! The per-task view of a run: its rollouts (`rollouts.jsonl`) joined with its tasks
+//! (`tasks.jsonl`: input and expected answer), paged and filtered for the table, sorted for a
+//! comparison of two candidates or two runs, and laid out as a task x candidate heatmap.
+//!
+//! A run is read once into a [`Rollouts`] and kept while its files are unchanged, so the pages
+//! of a 10,000-rollout table are slices of one parse, not 10,000-line reads per page.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The rollouts file of a run folder.
+pub const ROLLOUTS_FILE: &str = "rollouts.jsonl";
+/// The tasks file of a run folder.
+pub const TASKS_FILE: &str = "tasks.jsonl";
+
+/// A score at or above this is a pass (every metric of ours scores in [0, 1]).
+const PASS: f64 = 1.0 - 1e-9;
+
+/// One rollout line, as the table needs it.
+#[derive(Debug, Clone, Deserialize)]
+struct Line {
+    #[serde(default)]
+    candidate: usize,
+    #[serde(default)]
+    split: String,
+    task_id: String,
+    #[serde(default)]
+    score: f64,
+    #[serde(default)]
+    output: String,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    feedback: String,
+}
+
+/// One task of the run.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct TaskLine {
+    id: String,
+    #[serde(default)]
+    input: String,
+    #[serde(default)]
+    expected: Option<String>,
+}
+
+/// One row of the per-task table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The task.
+    pub task_id: String,
+    /// Its split.
+    pub split: String,
+    /// What the skill was given.
+    pub input: String,
+    /// The gold answer, when the dataset has one.
+    pub expected: Option<String>,
+    /// What the agent answered.
+    pub output: String,
+    /// Why the rollout failed, if it did.
+    pub error: Option<String>,
+    /// The score.
+    pub score: f64,
+    /// The metric's feedback.
+    pub feedback: String,
+    /// The other candidate's score on the same task, when comparing.
+    pub other_score: Option<f64>,
+    /// The other candidate's output, when comparing.
+    pub other_output: Option<String>,
+    /// `regressed`, `fixed`, `still_failing` or `unchanged`, when comparing.
+    pub change: Option<&'static str>,
+}
+
+/// Which rows of a table to give.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Query {
+    /// The run folder, relative to the runs root (the API's `path`; the table ignores it).
+    #[serde(default)]
+    pub path: String,
+    /// The candidate (default: the run's best).
+    pub candidate: Option<usize>,
+    /// The split (default `val`).
+    pub split: Option<String>,
+    /// A second candidate to compare with.
+    pub against: Option<usize>,
+    /// `failures` (below the maximum) or `changed` (scored differently from `against`).
+    pub only: Option<String>,
+    /// Text every shown row contains in its task id, input, output or feedback.
+    pub search: Option<String>,
+    /// Rows skipped.
+    #[serde(default)]
+    pub offset: usize,
+    /// Rows given (default 50, at most 500).
+    pub limit: Option<usize>,
+}
+
+/// A run's rollouts and tasks, read once.
+#[derive(Debug, Default)]
+pub struct Rollouts {
+    /// The latest rollout of each (candidate, split, task).
+    latest: HashMap<(usize, String, String), Line>,
+    /// The tasks, in dataset order.
+    tasks: Vec<TaskLine>,
+    /// Lines that were not rollouts.
+    pub skipped_lines: usize,
+}
+
+impl Rollouts {
+    /// Reads the rollouts and tasks of the run folder `dir`.
+    pub fn load(dir: &Path) -> Rollouts {
+        let mut rollouts = Rollouts::default();
+        let text = std::fs::read_to_string(dir.join(ROLLOUTS_FILE)).unwrap_or_default();
+        for line in text.lines().filter(|line| !line.trim().is_empty()) {
+            match serde_json::from_str::<Line>(line) {
+                Ok(line) => {
+                    let key = (line.candidate, line.split.clone(), line.task_id.clone());
+                    rollouts.latest.insert(key, line);
+                }
+                Err(_) => rollouts.skipped_lines += 1,
+            }
+        }
+        let tasks = std::fs::read_to_string(dir.join(TASKS_FILE)).unwrap_or_default();
+        rollouts.tasks = tasks
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        if rollouts.tasks.is_empty() {
+            // A run from before `tasks.jsonl` (or the Python tool's): the ids the rollouts name.
+            let mut seen: Vec<String> = rollouts
+                .latest
+                .keys()
+                .map(|(_, _, id)| id.clone())
+                .collect();
+            seen.sort();
+            seen.dedup();
+            rollouts.tasks = seen
+                .into_iter()
+                .map(|id| TaskLine {
+                    id,
+                    ..TaskLine::default()
+                })
+                .collect();
+        }
+        rollouts
+    }
+
+    /// How many rollouts the run holds (latest per candidate, split and task).
+    pub fn len(&self) -> usize {
+        self.latest.len()
+    }
+
+    /// Whether the run has no rollouts.
+    pub fn is_empty(&self) -> bool {
+        self.latest.is_empty()
+    }
+
+    /// The rows of candidate `candidate` on `split`, compared with `against` (of `other`, a
+    /// second run, or of this one), in dataset order.
+    fn rows(&self, candidate: usize, split: &str, against: Option<(&Rollouts, usize)>) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for task in &self.tasks {
+            let key = (candidate, split.to_string(), task.id.clone());
+            let Some(line) = self.latest.get(&key) else {
+                continue;
+            };
+            let other = against
+                .and_then(|(run, id)| run.latest.get(&(id, split.to_string(), task.id.clone())));
+            rows.push(Row {
+                task_id: task.id.clone(),
+                split: split.to_string(),
+                input: task.input.clone(),
+                expected: task.expected.clone(),
+                output: line.output.clone(),
+                error: line.error.clone(),
+                score: line.score,
+                feedback: line.feedback.clone(),
+                other_score: other.map(|o| o.score),
+                other_output: other.map(|o| o.output.clone()),
+                change: other.map(|o| change(o.score, line.score)),
+            });
+        }
+        rows
+    }
+
+    /// One page of the table `query` asks for; `best` is the default candidate.
+    pub fn page(&self, query: &Query, best: usize) -> Value {
+        let candidate = query.candidate.unwrap_or(best);
+        let split = query.split.as_deref().unwrap_or("val");
+        let mut rows = self.rows(candidate, split, query.against.map(|id| (self, id)));
+        match query.only.as_deref() {
+            Some("failures") => rows.retain(|row| row.score < PASS),
+            Some("changed") => rows.retain(|row| {
+                row.other_score
+                    .is_some_and(|other| (other - row.score).abs() > 1e-9)
+            }),
+            _ => {}
+        }
+        if let Some(needle) = query.search.as_deref().filter(|s| !s.is_empty()) {
+            let needle = needle.to_lowercase();
+            rows.retain(|row| {
+                [&row.task_id, &row.input, &row.output, &row.feedback]
+                    .iter()
+                    .any(|field| field.to_lowercase().contains(&needle))
+            });
+        }
+        let limit = query.limit.unwrap_or(50).clamp(1, 500);
+        let total = rows.len();
+        let shown: Vec<Row> = rows.into_iter().skip(query.offset).take(limit).collect();
+        serde_json::json!({
+            "candidate": candidate, "split": split, "against": query.against,
+            "total": total, "offset": query.offset, "limit": limit, "rows": shown,
+        })
+    }
+
+    /// Every task of `split` sorted into regressed, fixed, still failing and unchanged between
+    /// `before` (candidate of `self`) and `after` (candidate of `other`), regressions first.
+    pub fn compare(&self, before: usize, other: &Rollouts, after: usize, split: &str) -> Value {
+        let mut rows = other.rows(after, split, Some((self, before)));
+        let order = |change: Option<&str>| match change {
+            Some("regressed") => 0,
+            Some("fixed") => 1,
+            Some("still_failing") => 2,
+            Some("unchanged") => 3,
+            _ => 4,
+        };
+        rows.sort_by_key(|row| order(row.change));
+        let count = |name: &str| rows.iter().filter(|row| row.change == Some(name)).count();
+        serde_json::json!({
+            "split": split,
+            "counts": {
+                "regressed": count("regressed"), "fixed": count("fixed"),
+                "still_failing": count("still_failing"), "unchanged": count("unchanged"),
+                "only_after": rows.iter().filter(|row| row.change.is_none()).count(),
+            },
+            "rows": rows,
+        })
+    }
+
+    /// The validation score of every (task, candidate) the run scored: candidates in number
+    /// order, tasks in dataset order.
+    pub fn heatmap(&self, split: &str) -> Value {
+        let mut candidates: Vec<usize> = self
+            .latest
+            .keys()
+            .filter(|(_, s, _)| s == split)
+            .map(|(candidate, _, _)| *candidate)
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        let tasks: Vec<&TaskLine> = self
+            .tasks
+            .iter()
+            .filter(|task| {
+                candidates.iter().any(|c| {
+                    self.latest
+                        .contains_key(&(*c, split.to_string(), task.id.clone()))
+                })
+            })
+            .collect();
+        let scores: Vec<Vec<Option<f64>>> = tasks
+            .iter()
+            .map(|task| {
+                candidates
+                    .iter()
+                    .map(|c| {
+                        self.latest
+                            .get(&(*c, split.to_string(), task.id.clone()))
+                            .map(|line| line.score)
+                    })
+                    .collect()
+            })
+            .collect();
+        serde_json::json!({
+            "split": split,
+            "candidates": candidates,
+            "tasks": tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+            "scores": scores,
+        })
+    }
+}
+
+/// How a task's score moved from `before` to `after`.
+fn change(before: f64, after: f64) -> &'static str {
+    if after + 1e-9 < before {
+        "regressed"
+    } else if after > before + 1e-9 {
+        "fixed"
+    } else if after < PASS {
+        "still_failing"
+    } else {
+        "unchanged"
+    }
+}

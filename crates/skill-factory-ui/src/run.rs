@@ -1,0 +1,494 @@
+//! One run folder, read for its page: the candidates with their lineage, scores and the
+//! reason each was refused, the score timeline, and the texts the diffs and the blame use.
+//!
+//! Our runs are read from `events.jsonl` (every proposal, gate, score and decision as it
+//! happened) and `candidates/NNN.md`; the Python tool's runs, which have neither, from the
+//! `history` of their `result.json`. A line of `events.jsonl` that is not JSON (the last one of
+//! a run still writing it) is skipped and counted, never a failed page.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::index::{RESULT_FILE, RunSummary};
+use crate::secrets::Scrubber;
+
+/// The events file of a run folder.
+pub const EVENTS_FILE: &str = "events.jsonl";
+/// The folder of the candidates' documents.
+const CANDIDATES_DIR: &str = "candidates";
+
+/// Why a run page could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The folder has no `result.json`.
+    #[error("no run at {0:?}: the folder has no result.json")]
+    NotARun(String),
+    /// The `result.json` is unreadable.
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+/// One candidate as its page shows it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Candidate {
+    /// Its number (0 is the seed).
+    pub id: usize,
+    /// The round that proposed it.
+    pub round: usize,
+    /// The candidates it was made from (two for a merge).
+    pub parents: Vec<usize>,
+    /// The part of the skill it rewrote (`body`, a section, a reference file).
+    pub component: Option<String>,
+    /// How it was made (`rewrite`, `merge`, `patch`, ...).
+    pub operation: Option<String>,
+    /// Why the optimizer model says it made this edit.
+    pub rationale: String,
+    /// `seed`, `accepted`, `rejected`, `gate_failed`, `invalid`, `superseded` or `pending`.
+    pub status: &'static str,
+    /// Why it was not kept, in words.
+    pub why: Option<String>,
+    /// Its minibatch score at its gate, when it had one.
+    pub gate_score: Option<f64>,
+    /// Its parent's score on the same minibatch.
+    pub gate_parent_score: Option<f64>,
+    /// Its validation score, when it was validated.
+    pub val_score: Option<f64>,
+    /// Warnings the proposal check gave.
+    pub warnings: Vec<String>,
+    /// Its document under the run folder (`candidates/NNN.md`), when written.
+    pub file: Option<String>,
+    /// Tokens of the proposal request.
+    pub tokens: u64,
+}
+
+/// A point of the score timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    /// The round.
+    pub round: usize,
+    /// The candidate scored.
+    pub candidate: Option<usize>,
+    /// The score.
+    pub score: f64,
+    /// Whether the candidate was kept.
+    pub accepted: bool,
+    /// What the candidate changed, for the hover.
+    pub note: String,
+}
+
+/// A run folder read for its page.
+#[derive(Debug, Clone)]
+pub struct RunPage {
+    /// The run folder.
+    pub dir: PathBuf,
+    /// Its summary, as the list shows it.
+    pub summary: RunSummary,
+    /// `result.json`, secrets removed.
+    pub result: Value,
+    /// Every candidate, by number.
+    pub candidates: Vec<Candidate>,
+    /// Validation scores per candidate, in the order they were scored.
+    pub val: Vec<Point>,
+    /// Minibatch (train) scores, in order.
+    pub train: Vec<Point>,
+    /// The number of the best candidate.
+    pub best: usize,
+    /// The seed's document and the best one's.
+    pub seed_text: String,
+    /// The best skill's document.
+    pub best_text: String,
+    /// The last event's `seq` (the live stream resumes after it).
+    pub last_seq: u64,
+    /// The last event's spending, the run's start event and the round under way.
+    pub live: Value,
+    /// Lines of `events.jsonl` that were not JSON.
+    pub skipped_lines: usize,
+}
+
+impl RunPage {
+    /// Reads the run folder `dir` (named `path` relative to the root).
+    pub fn load(dir: &Path, path: &str, scrub: &Scrubber) -> Result<RunPage, RunError> {
+        let file = dir.join(RESULT_FILE);
+        let text = std::fs::read_to_string(&file).map_err(|_| RunError::NotARun(path.into()))?;
+        let summary = RunSummary::parse(path, &file, &text)
+            .map_err(|problem| RunError::Unreadable(problem.to_string()))?;
+        let mut result: Value =
+            serde_json::from_str(&text).map_err(|e| RunError::Unreadable(e.to_string()))?;
+        scrub.json(&mut result);
+        let (events, skipped_lines) = read_events(&dir.join(EVENTS_FILE));
+        let mut page = RunPage {
+            dir: dir.to_path_buf(),
+            summary,
+            result,
+            candidates: Vec::new(),
+            val: Vec::new(),
+            train: Vec::new(),
+            best: 0,
+            seed_text: String::new(),
+            best_text: String::new(),
+            last_seq: events.last().and_then(|e| e["seq"].as_u64()).unwrap_or(0),
+            live: Value::Null,
+            skipped_lines,
+        };
+        page.best_text = read_text(&dir.join("best_skill.md"))
+            .or_else(|| {
+                page.result["best_skill"]["body"]
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .unwrap_or_default();
+        if events.is_empty() {
+            page.read_history();
+        } else {
+            page.read_events_of(&events);
+        }
+        if page.summary.kind == "classifier" {
+            page.live = classifier(dir, scrub);
+        }
+        page.seed_text = page
+            .document(0)
+            .or_else(|| {
+                page.result["history"][0]["body"]
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .unwrap_or_default();
+        Ok(page)
+    }
+
+    /// The document of candidate `id` (`candidates/NNN.md`), or the body the history keeps.
+    pub fn document(&self, id: usize) -> Option<String> {
+        let named = self.candidates.iter().find(|c| c.id == id)?;
+        match &named.file {
+            Some(file) => read_text(&self.dir.join(file)),
+            None => self.result["history"]
+                .as_array()?
+                .iter()
+                .find(|h| h["iteration"].as_u64() == Some(id as u64))?["body"]
+                .as_str()
+                .map(str::to_string),
+        }
+    }
+
+    fn read_events_of(&mut self, events: &[Value]) {
+        let mut by_id: BTreeMap<usize, Candidate> = BTreeMap::new();
+        by_id.insert(
+            0,
+            Candidate {
+                status: "seed",
+                rationale: "the seed".into(),
+                file: Some(format!("{CANDIDATES_DIR}/000.md")),
+                ..Candidate::default()
+            },
+        );
+        let mut live = json!({});
+        let mut last_accepted = 0;
+        let mut notes: BTreeMap<usize, String> = BTreeMap::new();
+        for event in events {
+            let id = event["candidate"].as_u64().map(|n| n as usize);
+            let round = event["round"].as_u64().unwrap_or(0) as usize;
+            let text = |key: &str| event[key].as_str().unwrap_or_default().to_string();
+            match (event["event"].as_str().unwrap_or_default(), id) {
+                ("run_started", _) => live["started"] = event.clone(),
+                ("round_started", _) => live["round"] = json!(round),
+                ("stopped", _) => live["stopped"] = event.clone(),
+                ("candidate_proposed", Some(id)) => {
+                    let candidate = by_id.entry(id).or_default();
+                    candidate.id = id;
+                    candidate.round = round;
+                    if candidate.parents.is_empty()
+                        && let Some(parent) = event["parent"].as_u64()
+                    {
+                        candidate.parents = vec![parent as usize];
+                    }
+                    candidate.rationale = text("rationale");
+                    candidate.file = event["file"].as_str().map(str::to_string);
+                    candidate.tokens = event["input_tokens"].as_u64().unwrap_or(0)
+                        + event["output_tokens"].as_u64().unwrap_or(0);
+                    candidate.warnings = strings(&event["warnings"]);
+                    candidate.status = "pending";
+                    if event["valid"] == false {
+                        candidate.status = "invalid";
+                        candidate.why = Some(text("reason"));
+                    } else if let Some(same) = event["unchanged_from"].as_u64() {
+                        candidate.status = "invalid";
+                        candidate.why = Some(format!("the same skill as candidate {same}"));
+                    }
+                }
+                ("lineage", Some(id)) => {
+                    let candidate = by_id.entry(id).or_default();
+                    candidate.id = id;
+                    candidate.round = round;
+                    candidate.parents = event["parents"]
+                        .as_array()
+                        .map(|all| all.iter().filter_map(Value::as_u64).map(|p| p as usize))
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    candidate.component = event["component"].as_str().map(str::to_string);
+                    candidate.operation = event["operation"].as_str().map(str::to_string);
+                }
+                ("gate", Some(id)) => {
+                    let candidate = by_id.entry(id).or_default();
+                    candidate.gate_score = event["child_score"].as_f64();
+                    candidate.gate_parent_score = event["parent_score"].as_f64();
+                    if event["passed"] == false {
+                        candidate.status = "gate_failed";
+                        candidate.why = Some(format!(
+                            "on its minibatch of {} tasks it scored {:.3}, not above its parent's {:.3}",
+                            event["tasks"].as_u64().unwrap_or(0),
+                            event["child_score"].as_f64().unwrap_or(0.0),
+                            event["parent_score"].as_f64().unwrap_or(0.0),
+                        ));
+                    }
+                }
+                ("candidate_scored", Some(id)) => {
+                    if let Some(score) = event["val_score"].as_f64() {
+                        by_id.entry(id).or_default().val_score = Some(score);
+                        self.val.push(Point {
+                            round,
+                            candidate: Some(id),
+                            score,
+                            accepted: id == 0,
+                            note: String::new(),
+                        });
+                    }
+                }
+                ("evaluation_finished", Some(id)) if event["split"] == "train" => {
+                    if let Some(score) = event["score"].as_f64() {
+                        self.train.push(Point {
+                            round,
+                            candidate: Some(id),
+                            score,
+                            accepted: false,
+                            note: String::new(),
+                        });
+                    }
+                }
+                ("decision", Some(id)) => {
+                    let candidate = by_id.entry(id).or_default();
+                    notes.insert(id, text("note"));
+                    if event["accepted"] == true {
+                        candidate.status = "accepted";
+                        last_accepted = id;
+                    } else if let Some(score) = candidate.val_score {
+                        candidate.status = "rejected";
+                        candidate.why = Some(format!(
+                            "validation {score:.3} did not beat the best so far, {:.3}",
+                            event["best_before"].as_f64().unwrap_or(0.0),
+                        ));
+                    } else {
+                        // Not validated: the decision's note says why (a deeper child was
+                        // validated in its place, or a check refused it).
+                        let passed_gate =
+                            candidate.gate_score.is_some() && candidate.status != "gate_failed";
+                        if candidate.status != "gate_failed" && candidate.status != "invalid" {
+                            candidate.status = if passed_gate {
+                                "superseded"
+                            } else {
+                                "rejected"
+                            };
+                        }
+                        if candidate.why.is_none() {
+                            candidate.why = Some(text("note"));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if event.get("spent").is_some() {
+                live["spent"] = event["spent"].clone();
+            }
+        }
+        let finished = live.get("stopped").is_some();
+        for candidate in by_id.values_mut() {
+            if candidate.status == "pending" && candidate.gate_score.is_some() && finished {
+                candidate.status = "superseded";
+                candidate.why = Some(
+                    "it passed its gate, and a deeper edit made from it was validated in its place"
+                        .into(),
+                );
+            }
+        }
+        for point in &mut self.val {
+            if let Some(candidate) = point.candidate.and_then(|id| by_id.get(&id)) {
+                point.accepted = matches!(candidate.status, "accepted" | "seed");
+                point.note = notes
+                    .get(&candidate.id)
+                    .cloned()
+                    .unwrap_or_else(|| candidate.rationale.clone());
+            }
+        }
+        self.live = live;
+        self.candidates = by_id.into_values().collect();
+        self.best = self.find_best().unwrap_or(last_accepted);
+    }
+
+    /// The candidate whose document is the best skill's (the final pick may not be the last
+    /// accepted one).
+    fn find_best(&self) -> Option<usize> {
+        let best = self.best_text.trim();
+        self.candidates
+            .iter()
+            .rev()
+            .filter(|c| matches!(c.status, "accepted" | "seed"))
+            .find(|c| self.document(c.id).is_some_and(|text| text.trim() == best))
+            .map(|c| c.id)
+    }
+
+    /// The Python tool's runs: one candidate per history record, each the child of the last
+    /// accepted one before it.
+    fn read_history(&mut self) {
+        let Some(history) = self.result["history"].as_array().cloned() else {
+            return;
+        };
+        let mut parent = 0;
+        for (index, record) in history.iter().enumerate() {
+            let accepted = record["accepted"] == true;
+            let round = record["iteration"].as_u64().unwrap_or(index as u64) as usize;
+            let note = record["note"].as_str().unwrap_or_default().to_string();
+            let val = record["val_score"].as_f64();
+            self.candidates.push(Candidate {
+                id: round,
+                round,
+                parents: if index == 0 { vec![] } else { vec![parent] },
+                rationale: note.clone(),
+                status: match (index, accepted) {
+                    (0, _) => "seed",
+                    (_, true) => "accepted",
+                    _ => "rejected",
+                },
+                why: (!accepted).then(|| "it did not beat the best on validation".into()),
+                val_score: val,
+                ..Candidate::default()
+            });
+            if let Some(score) = val {
+                self.val.push(Point {
+                    round,
+                    candidate: Some(round),
+                    score,
+                    accepted,
+                    note: note.clone(),
+                });
+            }
+            if let Some(score) = record["train_score"].as_f64() {
+                self.train.push(Point {
+                    round,
+                    candidate: Some(round),
+                    score,
+                    accepted,
+                    note,
+                });
+            }
+            if accepted {
+                parent = round;
+                self.best = round;
+            }
+        }
+    }
+
+    /// The chain of candidates from the seed to the best (first parents).
+    pub fn lineage_of_best(&self) -> Vec<usize> {
+        let mut chain = vec![self.best];
+        let mut at = self.best;
+        while let Some(parent) = self
+            .candidates
+            .iter()
+            .find(|c| c.id == at)
+            .and_then(|c| c.parents.first().copied())
+        {
+            if chain.contains(&parent) {
+                break;
+            }
+            chain.push(parent);
+            at = parent;
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// The page's JSON: everything but the per-task rows, which are paged.
+    pub fn to_json(&self) -> Value {
+        let mut result = self.result.clone();
+        if let Some(history) = result.get_mut("history").and_then(Value::as_array_mut) {
+            for record in history {
+                if let Some(map) = record.as_object_mut() {
+                    map.remove("body");
+                }
+            }
+        }
+        let report = read_text(&self.dir.join("report.md")).unwrap_or_default();
+        json!({
+            "summary": self.summary,
+            "result": result,
+            "candidates": self.candidates,
+            "timeline": {"val": self.val, "train": self.train},
+            "best": self.best,
+            "lineage_of_best": self.lineage_of_best(),
+            "seed_text": self.seed_text,
+            "best_text": self.best_text,
+            "report": report,
+            "live": self.live,
+            "last_seq": self.last_seq,
+            "skipped_lines": self.skipped_lines,
+        })
+    }
+}
+
+/// A classifier run's rounds (`history.json`) and seal (`seal.json`): the test and held-out
+/// splits' figures are left out of every round until the seal says the probe set was frozen.
+fn classifier(dir: &Path, scrub: &Scrubber) -> Value {
+    let read = |name: &str| {
+        read_text(&dir.join(name)).and_then(|text| serde_json::from_str::<Value>(&text).ok())
+    };
+    let seal = read("seal.json");
+    let frozen = seal.as_ref().is_some_and(|seal| !seal["frozen"].is_null());
+    let mut rounds = read("history.json").unwrap_or(Value::Array(Vec::new()));
+    if !frozen && let Some(all) = rounds.as_array_mut() {
+        for round in all {
+            if let Some(reports) = round["reports"].as_object_mut() {
+                reports.retain(|split, _| split == "train" || split == "val");
+            }
+        }
+    }
+    let mut value = json!({"classifier": {"rounds": rounds, "seal": seal, "frozen": frozen}});
+    scrub.json(&mut value);
+    value
+}
+
+/// The events of `file`, and how many of its lines were not JSON.
+pub fn read_events(file: &Path) -> (Vec<Value>, usize) {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return (Vec::new(), 0);
+    };
+    let mut skipped = 0;
+    let events = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .filter_map(|line| {
+            let parsed = serde_json::from_str::<Value>(line).ok();
+            skipped += usize::from(parsed.is_none());
+            parsed
+        })
+        .collect();
+    (events, skipped)
+}
+
+fn read_text(file: &Path) -> Option<String> {
+    std::fs::read_to_string(file).ok()
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
