@@ -294,3 +294,88 @@ fn change(before: f64, after: f64) -> &'static str {
         "unchanged"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of two candidates on four validation tasks: the seed fails t1 and t2, the best
+    /// fixes t1, breaks t3 and still fails t2.
+    fn run() -> (tempfile::TempDir, Rollouts) {
+        let tmp = tempfile::tempdir().unwrap();
+        let scores = [(0, [1.0, 0.0, 0.0, 1.0]), (1, [1.0, 1.0, 0.0, 0.0])];
+        let mut lines = String::new();
+        for (candidate, row) in scores {
+            for (task, score) in row.iter().enumerate() {
+                lines.push_str(&format!(
+                    "{{\"candidate\":{candidate},\"split\":\"val\",\"task_id\":\"t{task}\",\"score\":{score},\"output\":\"o{candidate}\",\"feedback\":\"f\"}}\n"
+                ));
+            }
+        }
+        lines.push_str("not json\n");
+        std::fs::write(tmp.path().join(ROLLOUTS_FILE), lines).unwrap();
+        let tasks: String = (0..4)
+            .map(|t| {
+                format!(
+                    "{{\"split\":\"val\",\"id\":\"t{t}\",\"input\":\"in{t}\",\"expected\":\"e\"}}\n"
+                )
+            })
+            .collect();
+        std::fs::write(tmp.path().join(TASKS_FILE), tasks).unwrap();
+        let rollouts = Rollouts::load(tmp.path());
+        (tmp, rollouts)
+    }
+
+    #[test]
+    fn a_comparison_puts_regressions_first_and_counts_each_kind() {
+        let (_tmp, rollouts) = run();
+        let compared = rollouts.compare(0, &rollouts, 1, "val");
+        let order: Vec<(&str, &str)> = compared["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["task_id"].as_str().unwrap(),
+                    r["change"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("t3", "regressed"),
+                ("t1", "fixed"),
+                ("t2", "still_failing"),
+                ("t0", "unchanged")
+            ]
+        );
+        assert_eq!(rollouts.skipped_lines, 1);
+    }
+
+    #[test]
+    fn a_page_filters_failures_and_changes_then_slices() {
+        let (_tmp, rollouts) = run();
+        let query = |only: &str, offset, limit| Query {
+            candidate: Some(1),
+            against: Some(0),
+            only: Some(only.into()),
+            offset,
+            limit: Some(limit),
+            ..Query::default()
+        };
+        let failures = rollouts.page(&query("failures", 0, 50), 1);
+        assert_eq!(failures["total"], 2);
+        let changed = rollouts.page(&query("changed", 1, 1), 1);
+        assert_eq!(
+            (
+                changed["total"].as_u64(),
+                changed["rows"][0]["task_id"].as_str()
+            ),
+            (Some(2), Some("t3"))
+        );
+        assert_eq!(changed["rows"][0]["input"], "in3");
+        let map = rollouts.heatmap("val");
+        assert_eq!(map["scores"][3], serde_json::json!([1.0, 0.0]));
+    }
+}

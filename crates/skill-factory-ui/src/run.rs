@@ -492,3 +492,109 @@ fn strings(value: &Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        let file = dir.join(name);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+
+    #[test]
+    fn a_python_tool_run_reads_from_its_history_with_the_last_accepted_as_parent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let result = json!({
+            "optimizer": "llm_loop", "baseline_score": 0.2, "best_score": 0.6, "improvement": 0.4,
+            "candidates": 3, "accepted": 2, "metadata": {},
+            "best_skill": {"name": "s", "description": "d", "body": "B2"},
+            "history": [
+                {"iteration": 0, "train_score": 0.1, "val_score": 0.2, "accepted": true, "note": "seed", "body": "B0"},
+                {"iteration": 1, "train_score": 0.3, "val_score": 0.6, "accepted": true, "note": "better", "body": "B2"},
+                {"iteration": 2, "train_score": 0.2, "val_score": 0.4, "accepted": false, "note": "worse", "body": "B3"},
+            ],
+        });
+        write(tmp.path(), RESULT_FILE, &result.to_string());
+        let page = RunPage::load(tmp.path(), "x", &Scrubber::default()).unwrap();
+        let statuses: Vec<(&str, Vec<usize>)> = page
+            .candidates
+            .iter()
+            .map(|c| (c.status, c.parents.clone()))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ("seed", vec![]),
+                ("accepted", vec![0]),
+                ("rejected", vec![1])
+            ]
+        );
+        assert_eq!(page.best, 1);
+        assert_eq!(
+            (page.seed_text.as_str(), page.best_text.as_str()),
+            ("B0", "B2")
+        );
+        assert_eq!(page.document(2).as_deref(), Some("B3"));
+        assert_eq!(page.lineage_of_best(), [0, 1]);
+        assert_eq!(page.val.len(), 3);
+    }
+
+    #[test]
+    fn a_sealed_classifier_run_shows_no_test_figures_until_it_is_frozen() {
+        let tmp = tempfile::tempdir().unwrap();
+        let result = json!({"kind": "classifier", "optimizer": "classifier", "baseline_score": 0.0,
+            "best_score": 0.8, "stop_reason": "done"});
+        write(tmp.path(), RESULT_FILE, &result.to_string());
+        let round = json!([{"round": 0, "reports": {
+            "train": {"levels": {"flag": {"recall": 0.5}}},
+            "val": {"levels": {"flag": {"recall": 0.4}}},
+            "test": {"levels": {"flag": {"recall": 0.9}}},
+        }}]);
+        write(tmp.path(), "history.json", &round.to_string());
+        let load = || {
+            RunPage::load(tmp.path(), "x", &Scrubber::default())
+                .unwrap()
+                .live
+        };
+        let sealed = load();
+        let reports = &sealed["classifier"]["rounds"][0]["reports"];
+        assert!(
+            reports.get("test").is_none() && reports.get("val").is_some(),
+            "{sealed}"
+        );
+        assert_eq!(sealed["classifier"]["frozen"], false);
+        write(
+            tmp.path(),
+            "seal.json",
+            &json!({"frozen": {"hash": "h", "at": "2026-12-02T00:00:00Z"}}).to_string(),
+        );
+        let frozen = load();
+        assert_eq!(frozen["classifier"]["frozen"], true);
+        assert!(
+            frozen["classifier"]["rounds"][0]["reports"]
+                .get("test")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_half_written_last_event_is_skipped_and_counted() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(
+            tmp.path(),
+            RESULT_FILE,
+            &json!({"optimizer": "gepa", "baseline_score": 0.0, "best_score": 0.0, "stop_reason": "running"}).to_string(),
+        );
+        write(
+            tmp.path(),
+            EVENTS_FILE,
+            "{\"seq\":1,\"event\":\"run_started\",\"rounds\":3}\n{\"seq\":2,\"event\":\"round_started\",\"round\":1}\n{\"seq\":3,\"ev",
+        );
+        let page = RunPage::load(tmp.path(), "x", &Scrubber::default()).unwrap();
+        assert_eq!((page.skipped_lines, page.last_seq), (1, 2));
+        assert_eq!(page.live["round"], 1);
+        assert_eq!(page.live["started"]["rounds"], 3);
+    }
+}

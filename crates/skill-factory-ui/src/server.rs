@@ -26,8 +26,10 @@ use std::time::{Duration, SystemTime};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::FromRequestParts;
+use axum::extract::rejection::JsonRejection;
 use axum::extract::{Query, Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{KeepAlive, Sse};
@@ -400,11 +402,18 @@ async fn not_found() -> ApiError {
     ApiError(StatusCode::NOT_FOUND, "not found".into())
 }
 
-/// The query of a request, or an error that says which parameter is wrong.
-fn checked<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
-    query
-        .map(|Query(query)| query)
-        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.body_text()))
+/// A request's query string, or a JSON error that says which parameter is wrong.
+struct Params<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequestParts<S> for Params<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(query)| Params(query))
+            .map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.body_text()))
+    }
 }
 
 fn json_body(body: Value) -> Response {
@@ -431,17 +440,15 @@ struct RunPath {
 
 async fn run(
     State(dashboard): State<Arc<Dashboard>>,
-    query: Result<Query<RunPath>, QueryRejection>,
+    Params(query): Params<RunPath>,
 ) -> Result<Response, ApiError> {
-    let query = checked(query)?;
     Ok(json_body(dashboard.run_json(&query.path)?))
 }
 
 async fn tasks(
     State(dashboard): State<Arc<Dashboard>>,
-    query: Result<Query<TableQuery>, QueryRejection>,
+    Params(query): Params<TableQuery>,
 ) -> Result<Response, ApiError> {
-    let query = checked(query)?;
     Ok(json_body(dashboard.tasks_json(&query.path, &query)?))
 }
 
@@ -455,9 +462,8 @@ struct DiffQuery {
 
 async fn run_diff(
     State(dashboard): State<Arc<Dashboard>>,
-    query: Result<Query<DiffQuery>, QueryRejection>,
+    Params(query): Params<DiffQuery>,
 ) -> Result<Response, ApiError> {
-    let query = checked(query)?;
     Ok(json_body(dashboard.diff_json(
         &query.path,
         query.a,
@@ -467,9 +473,8 @@ async fn run_diff(
 
 async fn run_blame(
     State(dashboard): State<Arc<Dashboard>>,
-    query: Result<Query<RunPath>, QueryRejection>,
+    Params(query): Params<RunPath>,
 ) -> Result<Response, ApiError> {
-    let query = checked(query)?;
     let (page, _) = dashboard.run(&query.path)?;
     Ok(json_body(json!({"best": page.best, "lines": blame(&page)})))
 }
@@ -483,9 +488,8 @@ struct HeatmapQuery {
 
 async fn heatmap(
     State(dashboard): State<Arc<Dashboard>>,
-    query: Result<Query<HeatmapQuery>, QueryRejection>,
+    Params(query): Params<HeatmapQuery>,
 ) -> Result<Response, ApiError> {
-    let query = checked(query)?;
     let (_, rollouts) = dashboard.run(&query.path)?;
     Ok(json_body(
         rollouts.heatmap(query.split.as_deref().unwrap_or("val")),
@@ -505,9 +509,8 @@ struct CompareQuery {
 
 async fn compare(
     State(dashboard): State<Arc<Dashboard>>,
-    query: Result<Query<CompareQuery>, QueryRejection>,
+    Params(query): Params<CompareQuery>,
 ) -> Result<Response, ApiError> {
-    let query = checked(query)?;
     let (page_a, rollouts_a) = dashboard.run(&query.a)?;
     let (page_b, rollouts_b) = dashboard.run(&query.b)?;
     let (ca, cb) = (
@@ -532,9 +535,8 @@ struct StreamQuery {
 async fn stream(
     State(dashboard): State<Arc<Dashboard>>,
     headers: HeaderMap,
-    query: Result<Query<StreamQuery>, QueryRejection>,
+    Params(query): Params<StreamQuery>,
 ) -> Result<Response, ApiError> {
-    let query = checked(query)?;
     let events = match query.path.as_deref().filter(|p| !p.is_empty()) {
         Some(path) => Some(guard::resolve(&dashboard.root, path)?.join(EVENTS_FILE)),
         None => None,

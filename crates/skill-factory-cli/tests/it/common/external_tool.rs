@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-/// An external program a test runs: the path in `var` when set, else `under_cache` below
+/// An external program (or package folder) a test runs: the path in `var` when set, else `under_cache` below
 /// `${XDG_CACHE_HOME:-$HOME/.cache}`; a failure saying how to install it when neither exists.
 pub fn external_tool(var: &str, under_cache: &str, what: &str, install: &str) -> PathBuf {
     if let Some(path) = std::env::var_os(var).filter(|path| !path.is_empty()) {
         let tool = PathBuf::from(path);
         assert!(
-            tool.is_file(),
+            tool.exists(),
             "{var}={} does not exist; run {install} and point the variable at the path it \
              prints, or unset it",
             tool.display()
@@ -23,7 +23,7 @@ pub fn external_tool(var: &str, under_cache: &str, what: &str, install: &str) ->
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")));
     let default = cache.map(|cache| cache.join(under_cache));
     match default {
-        Some(tool) if tool.is_file() => tool,
+        Some(tool) if tool.exists() => tool,
         _ => panic!(
             "{what} is not installed: neither {var} is set nor is it at \
              ${{XDG_CACHE_HOME:-$HOME/.cache}}/{under_cache}{}. This test runs it. Install it \
