@@ -40,7 +40,9 @@
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
   const fmt = (x, digits = 3) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
   const money = (x) => (x === null || x === undefined ? '–' : '$' + Number(x).toFixed(x < 0.01 ? 4 : 2));
-  const count = (x) => (x === null || x === undefined ? '–' : Number(x).toLocaleString('en-US'));
+  // One formatter for every number: toLocaleString builds a new one per call, slow over 1,000 rows.
+  const numbers = new Intl.NumberFormat('en-US');
+  const count = (x) => (x === null || x === undefined ? '–' : numbers.format(x));
   const badge = (state) => el('span', { class: 'badge s-' + state }, String(state).replace('_', ' '));
   function delta(before, after) {
     if (before === null || after === null || before === undefined || after === undefined) return '';
@@ -51,7 +53,7 @@
   function when(text) {
     if (!text) return '–';
     const date = new Date(text);
-    return Number.isNaN(date.getTime()) ? text : date.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+    return Number.isNaN(date.getTime()) ? text : date.toISOString().replace('T', ' ').slice(0, 16);
   }
   const enc = encodeURIComponent;
 
@@ -132,7 +134,10 @@
       EXPORTED ? el('span', { class: 'muted' }, 'exported run report') : el('nav', { 'aria-label': 'Sections' },
         el('a', { href: '#/' }, 'Runs'), el('a', { href: '#/compare' }, 'Compare'), el('a', { href: '#/jobs' }, 'Jobs')),
       el('span', { class: 'root', id: 'root' }));
-    append(app, [el('a', { class: 'sr-only', href: '#main' }, 'Skip to content'), header, main]);
+    // The skip link focuses the content itself: following its href would change the hash,
+    // which routes (to the runs list).
+    const skip = el('a', { class: 'sr-only skip', href: '#main', onclick: (e) => { e.preventDefault(); main.focus(); } }, 'Skip to content');
+    append(app, [skip, header, main]);
   }
 
   function route() {
@@ -171,21 +176,23 @@
     const counter = el('span', { class: 'muted', id: 'count', 'aria-live': 'polite' });
     const body = el('tbody');
     const problems = el('div');
+    const table = el('table', { class: 'runs', id: 'runs' });
     const columns = [
       ['config_name', 'Config'], ['run_id', 'Run'], ['optimizer', 'Optimizer'], ['status', 'Status'],
       ['best_val', 'Validation', 'num'], ['test_best', 'Test', 'num'], ['calls', 'Calls', 'num'],
-      ['tokens', 'Tokens', 'num'], ['cost_usd', 'Cost', 'num'], ['started_at', 'Started'],
+      ['tokens', 'Tokens', 'num'], ['cost_usd', 'Cost', 'num'], ['started_at', 'Started (UTC)'],
     ];
     const head = el('tr', {}, el('th', {}, el('span', { class: 'sr-only' }, 'Pick')), columns.map(([key, label, cls]) =>
       el('th', { class: cls, scope: 'col' }, el('button', { class: 'sort', onclick: () => {
         view.desc = view.sort === key ? !view.desc : true; view.sort = key; draw();
       } }, label))));
+    append(table, [el('thead', {}, head), body]);
     append(main, [
       el('h1', {}, 'Runs'),
       launcher(),
       el('div', { class: 'panel' },
         el('div', { class: 'row' }, search, status, kind, compareButton, el('span', { class: 'grow' }), counter),
-        el('table', { class: 'runs', id: 'runs' }, el('thead', {}, head), body)),
+        table),
       problems,
     ]);
     let runs = [];
@@ -199,16 +206,40 @@
         const order = x === y ? 0 : x === null || x === undefined ? 1 : y === null || y === undefined ? -1 : x < y ? -1 : 1;
         return view.desc ? -order : order;
       });
-      const rows = document.createDocumentFragment();
-      for (const r of shown) {
+      const focused = document.activeElement;
+      current = shown;
+      rendered = [0, 0];
+      clear(body);
+      if (!shown.length) body.appendChild(el('tr', {}, el('td', { colspan: 11, class: 'empty' },
+        runs.length ? 'No run matches.' : 'No runs yet: run `skill-factory optimize -c CONFIG`, or launch one above.')));
+      table.setAttribute('aria-rowcount', String(shown.length + 1));
+      windowRows();
+      // A refresh redraws the rows; the one that had the focus keeps it.
+      if (focused && focused !== document.activeElement && focused.isConnected) focused.focus({ preventScroll: true });
+      counter.textContent = shown.length + ' of ' + runs.length + ' runs';
+    }
+    // Only the rows near the viewport are in the page (a thousand rows of a table take
+    // Chromium longer to lay out than the whole list should take to appear): two spacer rows
+    // stand for the others, and scrolling slides the window. Rows that stay in the window are
+    // kept as they are, so the focused one keeps its focus and Tab walks on row by row.
+    const ROW = 34, AHEAD = 30;
+    let current = [], rendered = [0, 0];
+    const made = new Map();
+    const spacer = () => el('tr', { class: 'spacer', 'aria-hidden': 'true' }, el('td', { colspan: 11 }));
+    const topSpace = spacer(), bottomSpace = spacer();
+    const rowOf = (path) => made.get(path).tr;
+    function row(r, index) {
+      const key = JSON.stringify(r);
+      let tr = made.has(r.path) && made.get(r.path).key === key ? rowOf(r.path) : null;
+      if (!tr) {
         const pick = el('input', { type: 'checkbox', 'aria-label': 'Pick ' + r.path + ' to compare', onchange: (e) => {
           if (e.target.checked) view.picked.add(r.path); else view.picked.delete(r.path);
           compareButton.disabled = view.picked.size !== 2;
         } });
         pick.checked = view.picked.has(r.path);
-        rows.appendChild(el('tr', { 'data-path': r.path },
+        tr = el('tr', { 'data-path': r.path },
           el('td', {}, pick),
-          el('td', {}, el('a', { href: runLink(r.path) }, r.config_name || r.path)),
+          el('td', {}, el('a', { href: runLink(r.path), title: r.path }, r.config_name || r.path)),
           el('td', { class: 'mono' }, r.run_id),
           el('td', {}, r.optimizer, r.kind === 'classifier' ? el('span', { class: 'muted' }, ' · classifier') : ''),
           el('td', {}, badge(r.status)),
@@ -217,13 +248,44 @@
           el('td', { class: 'num' }, count(r.calls)),
           el('td', { class: 'num' }, count(r.tokens)),
           el('td', { class: 'num' }, money(r.cost_usd)),
-          el('td', {}, when(r.started_at))));
+          el('td', {}, when(r.started_at)));
+        made.set(r.path, { tr, key });
       }
-      clear(body).appendChild(rows);
-      if (!shown.length) body.appendChild(el('tr', {}, el('td', { colspan: 11, class: 'empty' },
-        runs.length ? 'No run matches.' : 'No runs yet: run `skill-factory optimize -c CONFIG`, or launch one above.')));
-      counter.textContent = shown.length + ' of ' + runs.length + ' runs';
+      tr.setAttribute('aria-rowindex', String(index + 2));
+      return tr;
     }
+    function windowRows() {
+      if (!current.length) return;
+      const top = body.getBoundingClientRect().top;
+      const first = Math.max(0, Math.floor(-top / ROW) - AHEAD);
+      const last = Math.min(current.length, first + Math.ceil(window.innerHeight / ROW) + 2 * AHEAD);
+      const [from, to] = rendered;
+      if (first === from && last === to) return;
+      if (first >= to || last <= from || to === 0) {
+        for (let i = from; i < to; i++) made.get(current[i].path)?.tr.remove();
+        const rows = document.createDocumentFragment();
+        for (let i = first; i < last; i++) rows.appendChild(row(current[i], i));
+        body.insertBefore(rows, bottomSpace.isConnected ? bottomSpace : null);
+      } else {
+        for (let i = from; i < first; i++) rowOf(current[i].path).remove();
+        for (let i = last; i < to; i++) rowOf(current[i].path).remove();
+        const before = document.createDocumentFragment();
+        for (let i = first; i < from; i++) before.appendChild(row(current[i], i));
+        body.insertBefore(before, topSpace.nextSibling);
+        const after = document.createDocumentFragment();
+        for (let i = Math.max(to, first); i < last; i++) after.appendChild(row(current[i], i));
+        body.insertBefore(after, bottomSpace);
+      }
+      if (!topSpace.isConnected) body.insertBefore(topSpace, body.firstChild);
+      if (!bottomSpace.isConnected) body.appendChild(bottomSpace);
+      topSpace.style.height = first * ROW + 'px';
+      bottomSpace.style.height = (current.length - last) * ROW + 'px';
+      rendered = [first, last];
+    }
+    let ticking = false;
+    const onScroll = () => { if (!ticking) { ticking = true; requestAnimationFrame(() => { ticking = false; if (body.isConnected) windowRows(); }); } };
+    window.addEventListener('scroll', onScroll, { passive: true });
+    window.addEventListener('resize', onScroll, { passive: true });
     async function load() {
       try {
         const data = await api.runs();
@@ -318,16 +380,18 @@
     const live = el('div', { id: 'live', 'aria-live': 'polite' });
     const drawTiles = () => {
       clear(tiles);
+      const spent = s.status === 'running' && data.live && data.live.spent;
       const tile = (k, ...v) => el('div', { class: 'tile' }, el('div', { class: 'k' }, k), el('div', { class: 'v' }, ...v));
       append(tiles, [
         tile('Status', badge(s.status)),
         tile('Validation', fmt(s.baseline_val), ' → ', fmt(s.best_val), el('div', { class: 'sub' }, delta(s.baseline_val, s.best_val))),
         tile('Held-out test', s.test_best === null || s.test_best === undefined ? el('span', { class: 'muted' }, result.test && result.test.skipped ? 'not scored' : 'none') : [fmt(s.test_seed), ' → ', fmt(s.test_best)]),
         tile('Candidates', count(data.candidates.length)),
-        tile('Model calls', count(s.calls)),
-        tile('Tokens', count(s.tokens)),
-        tile('Cost', money(s.cost_usd)),
-        tile('Started', when(s.started_at)),
+        // While it runs, the spending of its last event: result.json is rewritten once a round.
+        tile('Model calls', count(spent ? spent.calls : s.calls)),
+        tile('Tokens', count(spent ? spent.tokens : s.tokens)),
+        tile('Cost', money(spent ? spent.usd : s.cost_usd)),
+        tile('Started (UTC)', when(s.started_at)),
       ]);
     };
     drawTiles();
@@ -403,6 +467,7 @@
       data.live = data.live || {};
       if (event.spent) data.live.spent = event.spent;
       if (event.event === 'round_started') data.live.round = event.round;
+      drawTiles();
       drawLive();
       reload();
     };
@@ -477,13 +542,25 @@
   function lineage(box, data, onPick) {
     const candidates = data.candidates;
     if (!candidates.length) { box.appendChild(el('p', { class: 'empty' }, 'No candidates.')); return; }
-    const rounds = [...new Set(candidates.map((c) => c.round))].sort((a, b) => a - b);
+    // One column per generation (edits away from the seed), so a child made in the same round
+    // as its parent (gepa's deeper edits, merges) stands to its right, not under it.
+    const depth = new Map();
+    const generation = (c, seen = new Set()) => {
+      if (depth.has(c.id)) return depth.get(c.id);
+      seen.add(c.id);
+      const parents = c.parents.map((p) => candidates.find((x) => x.id === p)).filter((p) => p && !seen.has(p.id));
+      const d = parents.length ? 1 + Math.max(...parents.map((p) => generation(p, seen))) : 0;
+      depth.set(c.id, d);
+      return d;
+    };
+    candidates.forEach((c) => generation(c));
+    const rounds = [...new Set(candidates.map((c) => depth.get(c.id)))].sort((a, b) => a - b);
     const column = new Map(rounds.map((r, i) => [r, i]));
     const perColumn = new Map();
     const at = new Map();
     const dx = 84, dy = 38, pad = 28;
     for (const c of candidates) {
-      const col = column.get(c.round);
+      const col = column.get(depth.get(c.id));
       const row = perColumn.get(col) || 0;
       perColumn.set(col, row + 1);
       at.set(c.id, { x: pad + col * dx, y: pad + 14 + row * dy });
@@ -491,8 +568,8 @@
     const height = pad * 2 + 14 + Math.max(...perColumn.values()) * dy;
     const width = pad * 2 + rounds.length * dx;
     const chain = new Set(data.lineage_of_best);
-    const root = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'group', 'aria-label': 'Candidate lineage: one column per round' });
-    rounds.forEach((r, i) => { const t = svg('text', { x: pad + i * dx, y: 14, class: 'round-label' }); t.textContent = 'r' + r; root.appendChild(t); });
+    const root = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'group', 'aria-label': 'Candidate lineage: one column per edit away from the seed' });
+    rounds.forEach((r, i) => { const t = svg('text', { x: pad + i * dx, y: 14, class: 'round-label' }); t.textContent = r === 0 ? 'seed' : 'edit ' + r; root.appendChild(t); });
     for (const c of candidates) {
       for (const p of c.parents) {
         const from = at.get(p), to = at.get(c.id);
@@ -544,7 +621,7 @@
     box.appendChild(el('h2', {}, 'Scores'));
     timeline(box, data);
     box.appendChild(el('h2', {}, 'Lineage'));
-    box.appendChild(el('p', { class: 'muted' }, 'Click one candidate for its details, a second one to see the diff between them. Greyed: not kept.'));
+    box.appendChild(el('p', { class: 'muted' }, 'One column per edit away from the seed (the round is in each candidate\'s details). Click one candidate for its details, a second one to see the diff between them. Greyed: not kept.'));
     const details = el('div');
     const diffTitle = el('h2', { id: 'diff-title' }, 'Seed → best');
     const diffBox = el('div');
@@ -618,15 +695,18 @@
     const headRow = el('tr');
     const prev = el('button', { onclick: () => { offset = Math.max(0, offset - 50); load(); } }, 'Previous');
     const next = el('button', { onclick: () => { offset += 50; load(); } }, 'Next');
-    let offset = 0;
+    let offset = 0, asked = 0;
     async function load() {
+      // Only the answer to the latest question is drawn: an older one may arrive last.
+      const ticket = ++asked;
       const q = { candidate: candidate.value, split: split.value, against: against.value, only: only.value, search: search.value, offset, limit: 50 };
       if (q.only === 'changed' && !q.against) { q.against = '0'; against.value = '0'; }
       let page;
-      try { page = await api.tasks(path, q); } catch (error) { clear(body).appendChild(el('tr', {}, el('td', { class: 'error' }, error.message))); return; }
+      try { page = await api.tasks(path, q); } catch (error) { if (ticket === asked) clear(body).appendChild(el('tr', {}, el('td', { class: 'error' }, error.message))); return; }
+      if (ticket !== asked) return;
       const comparing = page.against !== null && page.against !== undefined && page.against !== '';
       clear(headRow);
-      append(headRow, [['Task', 'Input', 'Expected', 'Output', 'Score', comparing ? 'Other' : null, 'Feedback'].filter(Boolean).map((h) => el('th', { scope: 'col' }, h))]);
+      append(headRow, [['Task', 'Input', 'Expected', 'Output', 'Score of #' + page.candidate, comparing ? 'Score of #' + page.against : null, 'Feedback'].filter(Boolean).map((h) => el('th', { scope: 'col' }, h))]);
       clear(body);
       append(body, [page.rows.map((r) => el('tr', { 'data-task': r.task_id },
         el('td', { class: 'mono' }, r.task_id, r.change ? el('div', {}, badge(r.change)) : ''),
@@ -641,7 +721,9 @@
     }
     for (const control of [candidate, against, split, only]) control.addEventListener('change', () => { offset = 0; load(); });
     search.addEventListener('input', () => { offset = 0; load(); });
-    append(box, [el('div', { class: 'row' }, el('label', { for: 'task-candidate' }, 'Candidate'), candidate, split, against, only, search, el('span', { class: 'grow' }), info),
+    const labelled = (id, text, control) => el('span', { class: 'field' }, el('label', { for: id }, text), control);
+    append(box, [el('div', { class: 'row' }, labelled('task-candidate', 'Candidate', candidate), labelled('task-split', 'Split', split),
+      labelled('task-against', 'Against', against), labelled('task-only', 'Rows', only), search, el('span', { class: 'grow' }), info),
       el('table', { class: 'tasks', id: 'tasks' }, el('thead', {}, headRow), body), el('div', { class: 'row pager' }, prev, next)]);
     load();
   }

@@ -21,4 +21,5 @@ mod process_harnesses;
 mod python_reader;
 mod reference_configs;
 mod ui;
+mod ui_browser;
 mod urls;

@@ -671,11 +671,9 @@ async fn a_launched_optimization_streams_its_events_live_and_a_cancelled_one_sto
     assert_eq!(first.1.as_deref(), Some("6"));
 
     // The run list learns of a new run through the stream, without a reload.
-    let listening = tokio::spawn(read_events(
-        format!("{url}/api/stream"),
-        None,
-        |kind, _| kind == "runs",
-    ));
+    let listening = tokio::spawn(read_events(format!("{url}/api/stream"), None, |kind, _| {
+        kind == "runs"
+    }));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (_, evaluate) = launch("examples/ticket-classifier/config.offline.yaml", "evaluate").await;
     let (_, slow_job) = launch(slow, "optimize").await;
