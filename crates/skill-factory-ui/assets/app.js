@@ -384,7 +384,7 @@
       const tile = (k, ...v) => el('div', { class: 'tile' }, el('div', { class: 'k' }, k), el('div', { class: 'v' }, ...v));
       append(tiles, [
         tile('Status', badge(s.status)),
-        tile('Validation', fmt(s.baseline_val), ' → ', fmt(s.best_val), el('div', { class: 'sub' }, delta(s.baseline_val, s.best_val))),
+        tile('Validation', fmt(s.baseline_val), '\u00a0→\u00a0', fmt(s.best_val), el('div', { class: 'sub' }, delta(s.baseline_val, s.best_val))),
         tile('Held-out test', s.test_best === null || s.test_best === undefined ? el('span', { class: 'muted' }, result.test && result.test.skipped ? 'not scored' : 'none') : [fmt(s.test_seed), ' → ', fmt(s.test_best)]),
         tile('Candidates', count(data.candidates.length)),
         // While it runs, the spending of its last event: result.json is rewritten once a round.
@@ -684,7 +684,7 @@
     const ids = data.candidates.map((c) => c.id);
     const options = (extra) => [extra, ids.map((id) => el('option', { value: id }, id === 0 ? '0 (seed)' : id === data.best ? id + ' (best)' : String(id)))];
     const candidate = el('select', { id: 'task-candidate', 'aria-label': 'Candidate' }, options(null));
-    const against = el('select', { id: 'task-against', 'aria-label': 'Compare with' }, options(el('option', { value: '' }, 'compare with…')));
+    const against = el('select', { id: 'task-against' }, options(el('option', { value: '' }, 'none')));
     const split = el('select', { id: 'task-split', 'aria-label': 'Split' }, ['val', 'test', 'train'].map((s) => el('option', { value: s }, s)));
     const only = el('select', { id: 'task-only', 'aria-label': 'Rows' }, [['', 'all tasks'], ['failures', 'failures only'], ['changed', 'score changed']].map(([v, l]) => el('option', { value: v }, l)));
     const search = el('input', { type: 'search', id: 'task-search', placeholder: 'search tasks', 'aria-label': 'Search tasks' });
@@ -723,7 +723,7 @@
     search.addEventListener('input', () => { offset = 0; load(); });
     const labelled = (id, text, control) => el('span', { class: 'field' }, el('label', { for: id }, text), control);
     append(box, [el('div', { class: 'row' }, labelled('task-candidate', 'Candidate', candidate), labelled('task-split', 'Split', split),
-      labelled('task-against', 'Against', against), labelled('task-only', 'Rows', only), search, el('span', { class: 'grow' }), info),
+      labelled('task-against', 'Before', against), labelled('task-only', 'Rows', only), search, el('span', { class: 'grow' }), info),
       el('table', { class: 'tasks', id: 'tasks' }, el('thead', {}, headRow), body), el('div', { class: 'row pager' }, prev, next)]);
     load();
   }

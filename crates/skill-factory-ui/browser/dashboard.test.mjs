@@ -283,7 +283,8 @@ after(async () => {
 
 /** `BIN ui --runs DIR --port 0` in W, once it prints its address. */
 async function startUi(dir) {
-  const child = spawn(BIN, ['ui', '--runs', dir, '--port', '0'], { cwd: W, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Named relative to W, as a user in that folder would: the page shows the root as named.
+  const child = spawn(BIN, ['ui', '--runs', path.relative(W, dir), '--port', '0'], { cwd: W, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr.on('data', (chunk) => { serverOutput += chunk; });
   const url = await new Promise((resolve, reject) => {
     let printed = '';

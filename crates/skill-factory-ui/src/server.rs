@@ -84,6 +84,8 @@ struct Loaded {
 /// The dashboard of one runs root.
 pub struct Dashboard {
     root: PathBuf,
+    /// The root as the user named it (the page shows this, not the resolved path).
+    named: String,
     token: Option<String>,
     scrub: Scrubber,
     jobs: Arc<Jobs>,
@@ -129,6 +131,7 @@ impl From<RunError> for ApiError {
 impl Dashboard {
     /// The dashboard of `options.root` (which must exist), with its index read.
     pub fn new(options: Options) -> std::io::Result<Arc<Dashboard>> {
+        let named = options.root.display().to_string();
         let root = options.root.canonicalize()?;
         let workdir = options.workdir.canonicalize()?;
         let dashboard = Dashboard {
@@ -139,6 +142,7 @@ impl Dashboard {
             loaded: Mutex::new(HashMap::new()),
             scrub: Scrubber::from_env(),
             token: options.token,
+            named,
             root,
         };
         dashboard.refresh(true);
@@ -158,7 +162,7 @@ impl Dashboard {
             return;
         }
         let mut body = json!({
-            "root": self.root.display().to_string(),
+            "root": self.named,
             "runs": index.runs,
             "problems": index.problems,
         });
