@@ -559,6 +559,27 @@ test('a running job shows live progress and is cancelled from its page', async (
   });
 });
 
+test('ui export gives one file that shows the run page with no server and no network', async () => {
+  const runDir = path.join(W, 'runs', runs['ticket-gepa']);
+  const out = path.join(W, 'report.html');
+  execFileSync(BIN, ['ui', 'export', runDir, '-o', out], { cwd: W, stdio: 'pipe', timeout: 60_000 });
+  const data = await api('/api/run?path=' + encodeURIComponent(runs['ticket-gepa']));
+  await withPage(async (page) => {
+    const requests = [];
+    page.on('request', (request) => requests.push(request.url()));
+    await page.goto('file://' + out);
+    await page.locator('#chart canvas').waitFor();
+    assert.equal(await page.locator('#lineage [data-candidate]').count(), data.candidates.length);
+    assert.ok((await page.locator('#diff .l.ins').count()) > 0, 'the seed-to-best diff is drawn');
+    await page.locator('#tab-tasks').click();
+    await until(async () => (await page.locator('#tasks tbody tr[data-task]').count()) > 0, 'the exported tasks table is empty');
+    await page.locator('#tab-lines').click();
+    await page.locator('#blame .l').first().waitFor();
+    assert.deepEqual(requests.filter((url) => !url.startsWith('file://') && !url.startsWith('data:')), [], 'the export fetches nothing');
+    await screenshot(page, 'export');
+  });
+});
+
 test('script in a run\'s skill, tasks, replies and proposals never runs', async () => {
   const response = await fetch(`${base}/`);
   const csp = response.headers.get('content-security-policy') || '';
