@@ -464,4 +464,60 @@ pub enum LabAction {
         #[command(flatten)]
         config: LabConfig,
     },
+    /// Replay policies offline on the cached answers: per split and level, what each would
+    /// detect and falsely flag.
+    Simulate {
+        #[command(flatten)]
+        config: LabConfig,
+        /// A policy file (YAML: name, levels, rules); repeatable (default: the config's
+        /// policy and the threshold policy).
+        #[arg(long = "policy", value_name = "FILE")]
+        policies: Vec<PathBuf>,
+        /// The probe set (default: the workspace's best).
+        #[arg(long, value_name = "FILE")]
+        probeset: Option<PathBuf>,
+        /// Comma-separated splits (train, val).
+        #[arg(long, default_value = "train,val", value_name = "SPLITS")]
+        splits: String,
+    },
+    /// Write a probe set for production: JSON, or a TypeScript or Python module with its
+    /// score, threshold and (with -c) the config's policy compiled in.
+    Export {
+        /// The probe set to export.
+        #[arg(long, value_name = "FILE")]
+        probeset: PathBuf,
+        /// The file to write (.json, .ts/.mts/.js/.mjs or .py).
+        #[arg(short, long = "out", value_name = "FILE")]
+        out: PathBuf,
+        /// The format, when the suffix does not say it: json, ts or py.
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<String>,
+        /// A classifier config whose policy is compiled in.
+        #[arg(short, long, value_name = "CONFIG")]
+        config: Option<PathBuf>,
+    },
+    /// Check a shipped export, or production verdicts, against the probe set. Exit 4 on a
+    /// mismatch.
+    Parity {
+        /// The probe set the lab measured.
+        #[arg(long, value_name = "FILE")]
+        probeset: PathBuf,
+        /// A shipped export to compare (JSON by content hash; TypeScript and Python byte for
+        /// byte against a fresh export).
+        #[arg(long, value_name = "FILE")]
+        artifact: Option<PathBuf>,
+        /// Production verdicts (JSONL of {id, flagged} | {id, verdict} | {id, score}) to
+        /// compare with the lab's verdicts on the cached answers (needs -c).
+        #[arg(long, value_name = "JSONL")]
+        production: Option<PathBuf>,
+        /// The classifier config (its cache, dataset and policy).
+        #[arg(short, long, value_name = "CONFIG")]
+        config: Option<PathBuf>,
+        /// The split the production verdicts are compared on (train or val).
+        #[arg(long, default_value = "train", value_name = "SPLIT")]
+        split: String,
+        /// The largest difference of recall and of false-positive rate that still agrees.
+        #[arg(long, default_value_t = 0.02, value_name = "RATE")]
+        tolerance: f64,
+    },
 }

@@ -92,6 +92,9 @@ pub struct ClassifierConfig {
     pub optimizer: OptimizerSettings,
     /// The proposer model of reflective rounds, as written.
     pub optimizer_provider: Option<Value>,
+    /// The declarative policy (`policy:`, inline or a YAML file), as written and where; read
+    /// against the probe set's questions by [`crate::workspace::Project::policy`].
+    pub policy: Option<(Value, String)>,
     /// Questions kept in every candidate (for policies), never selected.
     pub keep_questions: Option<Vec<String>>,
 }
@@ -208,6 +211,16 @@ fn strings(
     }
 }
 
+/// A policy file (YAML or JSON) as a value.
+pub fn read_policy_file(path: &Path) -> Result<Value, LabError> {
+    let raw = std::fs::read_to_string(path).map_err(|_| LabError::NotFound {
+        path: path.to_path_buf(),
+        hint: ": the policy file (levels and rules); check the path".into(),
+    })?;
+    serde_saphyr::from_str(&raw)
+        .map_err(|e| LabError::invalid(format!("{}: not valid YAML: {e}", path.display())))
+}
+
 /// Loads and checks the classifier config at `path`.
 pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
     let origin = path.display().to_string();
@@ -276,12 +289,25 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         .map_err(|e| LabError::invalid(format!("{origin}: objective: {e}")))?;
     let optimizer = OptimizerSettings::from_json(block(&origin, &root, "optimizer")?)
         .map_err(|e| LabError::invalid(format!("{origin}: optimizer: {e}")))?;
-    if root.get("policy").is_some_and(|p| !p.is_null()) {
-        return Err(LabError::invalid(format!(
-            "{origin}: policy: Python policy functions cannot run in this tool, and declarative \
-             policies are not available yet; remove the key to use the threshold policy (pass / flag)"
-        )));
-    }
+    let policy = match root.get("policy").filter(|p| !p.is_null()) {
+        None => None,
+        Some(Value::String(file)) if file.contains(".py") => {
+            return Err(LabError::invalid(format!(
+                "{origin}: policy: {file}: Python policy functions cannot run in this tool; write the rules as a declarative policy (levels and rules, inline or in a YAML file: see `policy` in the README's classifier section)"
+            )));
+        }
+        Some(Value::String(file)) => {
+            let path = resolve(file.clone());
+            Some((read_policy_file(&path)?, path.display().to_string()))
+        }
+        Some(inline @ Value::Object(_)) => Some((inline.clone(), format!("{origin}: policy"))),
+        Some(other) => {
+            return Err(LabError::invalid(format!(
+                "{origin}: policy must be a map (name, levels, rules) or the path of a YAML file holding one, not {}",
+                skill_factory_pycompat::repr::type_name(other)
+            )));
+        }
+    };
     let optimizer_provider = root
         .get("optimizer_provider")
         .filter(|v| !v.is_null())
@@ -301,6 +327,7 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         objective,
         optimizer,
         optimizer_provider,
+        policy,
         keep_questions: strings(&origin, &root, "keep_questions", "")?,
     })
 }
@@ -571,6 +598,29 @@ mod tests {
     fn python_policies_are_refused_with_what_to_do() {
         let (_dir, path) = write(&format!("{MINIMAL}policy: policy.py:judge\n"));
         let error = load(&path).unwrap_err().to_string();
-        assert!(error.contains("remove the key"), "{error}");
+        assert!(
+            error.contains("policy.py:judge") && error.contains("declarative policy"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_policy_is_inline_or_a_file_beside_the_config() {
+        let (dir, path) = write(&format!(
+            "{MINIMAL}policy: {{levels: [pass, flag], rules: [{{level: flag, when: {{flagged: true}}}}]}}\n"
+        ));
+        let inline = load(&path).unwrap().policy.unwrap();
+        assert_eq!(inline.0["levels"][1], "flag");
+        assert!(inline.1.ends_with("config.yaml: policy"), "{}", inline.1);
+        std::fs::write(dir.path().join("p.yaml"), "levels: [a, b]\nrules: []\n").unwrap();
+        std::fs::write(&path, format!("{MINIMAL}policy: p.yaml\n")).unwrap();
+        let file = load(&path).unwrap().policy.unwrap();
+        assert!(file.1.ends_with("p.yaml"), "{}", file.1);
+        std::fs::write(&path, format!("{MINIMAL}policy: missing.yaml\n")).unwrap();
+        let error = load(&path).unwrap_err().to_string();
+        assert!(error.contains("missing.yaml not found"), "{error}");
+        std::fs::write(&path, format!("{MINIMAL}policy: [1]\n")).unwrap();
+        let error = load(&path).unwrap_err().to_string();
+        assert!(error.contains("policy must be a map"), "{error}");
     }
 }

@@ -21,9 +21,11 @@ use skill_factory_pycompat::{float::round, json as pyjson};
 use crate::LabError;
 use crate::config::{self, ClassifierConfig};
 use crate::dataset::{Example, load_dataset};
+use crate::evaluate::Policy;
 use crate::files::write_atomic;
 use crate::objective::Objective;
 use crate::optimizer::Outcome;
+use crate::policy::PolicySpec;
 use crate::probeset::ProbeSet;
 use crate::question::Bank;
 use crate::splits::{Split, Splits, assign};
@@ -94,6 +96,18 @@ impl Project {
             add(&Bank::load(&saved)?, &saved)?;
         }
         Ok(pool)
+    }
+
+    /// The config's policy, its rules read against the pool's questions (a rule may read a
+    /// question the score does not), or the threshold policy when the config has none.
+    pub fn policy(&self) -> Result<(Policy, Option<PolicySpec>), LabError> {
+        let Some((value, origin)) = &self.config.policy else {
+            return Ok((Policy::threshold(), None));
+        };
+        let pool = self.pool()?;
+        let spec = PolicySpec::from_json(origin, value, &|id| pool.contains(id))
+            .map_err(LabError::invalid)?;
+        Ok((spec.policy(), Some(spec)))
     }
 
     /// The best probe set: `probeset.json` when a run wrote one, else the seed.

@@ -9,11 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use skill_factory_lab::config::read_policy_file;
 use skill_factory_lab::dataset::Example;
 use skill_factory_lab::evaluate::{Policy, Reports, evaluate_split, question_stats};
 use skill_factory_lab::lab::{AskReport, Asked, Lab};
 use skill_factory_lab::metrics::pct;
 use skill_factory_lab::optimizer::{Inputs, Outcome, optimize};
+use skill_factory_lab::policy::PolicySpec;
 use skill_factory_lab::probeset::ProbeSet;
 use skill_factory_lab::question::Bank;
 use skill_factory_lab::report::{self, ReportInput, TableRow};
@@ -27,7 +29,7 @@ use skill_factory_lab::{drift, noise};
 use skill_factory_package::output::write_atomic;
 use skill_factory_pycompat::float::thousands;
 
-use super::NOTHING_WORKED;
+use super::{NOTHING_WORKED, lab_export};
 use crate::cli::{LabAction, LabArgs};
 use crate::output::{errln, outln};
 
@@ -38,12 +40,12 @@ const REQUESTS_FAILED: u8 = NOTHING_WORKED;
 const PROGRESS_EVERY: usize = 200;
 
 /// A project and its lab.
-struct Opened {
-    project: Project,
-    lab: Lab,
+pub(super) struct Opened {
+    pub(super) project: Project,
+    pub(super) lab: Lab,
 }
 
-fn open(config: &Path, workspace: Option<&Path>) -> anyhow::Result<Opened> {
+pub(super) fn open(config: &Path, workspace: Option<&Path>) -> anyhow::Result<Opened> {
     let project = Project::load(config, workspace)?;
     let moved = project.splits.moved_by_read_before_split();
     if !moved.is_empty() {
@@ -80,7 +82,7 @@ fn progress(done: usize, total: usize) {
 }
 
 /// `--splits train,val` (or `all`), checked against the names.
-fn parse_splits(text: &str) -> anyhow::Result<Vec<Split>> {
+pub(super) fn parse_splits(text: &str) -> anyhow::Result<Vec<Split>> {
     if text.trim() == "all" {
         return Ok(Split::ALL.to_vec());
     }
@@ -99,11 +101,11 @@ fn parse_splits(text: &str) -> anyhow::Result<Vec<Split>> {
     Ok(splits)
 }
 
-fn examples_of<'a>(project: &'a Project, splits: &[Split]) -> Vec<&'a Example> {
+pub(super) fn examples_of<'a>(project: &'a Project, splits: &[Split]) -> Vec<&'a Example> {
     splits.iter().flat_map(|&s| project.split(s)).collect()
 }
 
-fn asked_of(bank: &Bank) -> anyhow::Result<Vec<Asked>> {
+pub(super) fn asked_of(bank: &Bank) -> anyhow::Result<Vec<Asked>> {
     Ok(Asked::all(bank.compiled().map_err(anyhow::Error::msg)?))
 }
 
@@ -197,7 +199,7 @@ pub async fn optimize_classifier(config: &Path, out: Option<&Path>) -> anyhow::R
         jobs.len(),
         lab.estimate_usd(&jobs)
     );
-    let policy = Policy::threshold();
+    let (policy, _) = project.policy()?;
     let objective = &project.config.objective;
     let outcome = optimize(
         &lab,
@@ -408,7 +410,95 @@ pub async fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             out,
         } => recalibrate(&config.config, &model, probeset, fpr, &out).await,
         LabAction::Status { config } => status(&config.config),
+        LabAction::Simulate {
+            config,
+            policies,
+            probeset,
+            splits,
+        } => simulate(&config.config, &policies, probeset, &splits),
+        LabAction::Export {
+            probeset,
+            out,
+            format,
+            config,
+        } => lab_export::export(&probeset, &out, format.as_deref(), config.as_deref()),
+        LabAction::Parity {
+            probeset,
+            artifact,
+            production,
+            config,
+            split,
+            tolerance,
+        } => lab_export::parity(
+            &probeset,
+            artifact.as_deref(),
+            production.as_deref(),
+            config.as_deref(),
+            &split,
+            tolerance,
+        ),
     }
+}
+
+/// `lab simulate`: each policy replayed on the cached answers, per split and detect level.
+fn simulate(
+    config: &Path,
+    files: &[PathBuf],
+    probeset: Option<PathBuf>,
+    splits: &str,
+) -> anyhow::Result<ExitCode> {
+    let splits = parse_splits(splits)?;
+    refuse_sealed(&splits, "lab simulate")?;
+    let Opened { project, lab } = open(config, None)?;
+    let probeset = probeset_or(probeset, || Ok(project.best()?))?;
+    // Policies may read pool questions the score does not: the table holds them all.
+    let mut bank = project.pool()?;
+    bank.merge(&probeset.bank).map_err(anyhow::Error::msg)?;
+    let mut policies = Vec::new();
+    if files.is_empty() {
+        let (policy, spec) = project.policy()?;
+        if spec.is_some() {
+            policies.push(policy);
+        }
+        policies.push(Policy::threshold());
+    }
+    for file in files {
+        let value = read_policy_file(file)?;
+        let spec =
+            PolicySpec::from_json(&file.display().to_string(), &value, &|id| bank.contains(id))
+                .map_err(anyhow::Error::msg)?;
+        policies.push(spec.policy());
+    }
+    let examples = examples_of(&project, &splits);
+    let table = lab.table(&examples, &asked_of(&bank)?, probeset.state_budget, 0);
+    for policy in &policies {
+        let reports = reports_of(&project, &splits, &table, &probeset, policy);
+        let per_split: Vec<String> = reports
+            .iter()
+            .map(|(split, report)| {
+                let levels: Vec<String> = report
+                    .levels
+                    .iter()
+                    .map(|(level, r)| {
+                        // Counts are of this level or a higher one; recall to one decimal, the
+                        // false-positive rate to two (the reference's layout).
+                        format!(
+                            "{level} {}/{} ({:.1}%) fp {}/{} ({:.2}%)",
+                            r.tp,
+                            r.positives(),
+                            r.recall() * 100.0,
+                            r.fp,
+                            r.negatives(),
+                            r.fpr() * 100.0
+                        )
+                    })
+                    .collect();
+                format!("{}: {}", split.name(), levels.join(", "))
+            })
+            .collect();
+        outln!("{:<28} {}", policy.name, per_split.join("   "));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn probeset_or(
@@ -514,7 +604,7 @@ fn score(
     if let Some(warning) = drift_warning(&probeset, &table) {
         errln!("WARNING: {warning}");
     }
-    let policy = Policy::threshold();
+    let (policy, _) = project.policy()?;
     let reports = reports_of(&project, &splits, &table, &probeset, &policy);
     outln!(
         "{} ({}, {} questions): {} >= {}",
@@ -605,7 +695,7 @@ fn select(
         candidates.len(),
         budget * 100.0
     );
-    let policy = Policy::threshold();
+    let (policy, _) = project.policy()?;
     // Measured anew here: the best's pinned version and notes do not carry over.
     let mut base = best.clone();
     base.name.clone_from(&project.config.name);
@@ -720,7 +810,7 @@ async fn report(
         }
         tables.push(lab.table(&examples, &asked, probeset.state_budget, 0));
     }
-    let policy = Policy::threshold();
+    let (policy, _) = project.policy()?;
     let before_reports = reports_of(&project, &splits, &tables[0], &before, &policy);
     let after_reports = reports_of(&project, &splits, &tables[1], &after, &policy);
     let levels = policy.detect_levels().to_vec();

@@ -8,6 +8,7 @@ pub mod export;
 pub mod gallery;
 pub mod install;
 pub mod lab;
+pub mod lab_export;
 pub mod list;
 pub mod models;
 pub mod optimize;

@@ -1,0 +1,118 @@
+//! `lab export` (a probe set as JSON, TypeScript or Python, the config's policy compiled in)
+//! and `lab parity` (a shipped export, or production verdicts, against the lab). Exit 4 when
+//! parity does not hold.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use skill_factory_lab::export::{Format, export as render};
+use skill_factory_lab::parity::{check_artifact, check_production};
+use skill_factory_lab::policy::PolicySpec;
+use skill_factory_lab::probeset::ProbeSet;
+use skill_factory_lab::seal::refuse_sealed;
+use skill_factory_lab::workspace::Project;
+use skill_factory_package::output::write_atomic;
+
+use super::lab::{Opened, asked_of, open, parse_splits};
+use crate::output::outln;
+
+/// The exit code when parity does not hold.
+const MISMATCH: u8 = 4;
+
+/// The config's declarative policy, when a config is given and has one.
+fn policy_of(config: Option<&Path>) -> anyhow::Result<Option<PolicySpec>> {
+    match config {
+        Some(config) => Ok(Project::load(config, None)?.policy()?.1),
+        None => Ok(None),
+    }
+}
+
+/// `lab export --probeset P -o FILE [--format F] [-c CONFIG]`.
+pub fn export(
+    probeset: &Path,
+    out: &Path,
+    format: Option<&str>,
+    config: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let set = ProbeSet::load(probeset)?;
+    let format = match format {
+        Some(name) => Format::named(name)?,
+        None => Format::of_path(out)?,
+    };
+    let policy = policy_of(config)?;
+    let text = render(&set, format, policy.as_ref())?;
+    write_atomic(out, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
+    outln!(
+        "wrote {} (sha256 {}){}",
+        out.display(),
+        set.hash12(),
+        policy
+            .as_ref()
+            .filter(|_| format != Format::Json)
+            .map(|p| format!(", policy {}", p.describe()))
+            .unwrap_or_default()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `lab parity --probeset P [--artifact F] [--production JSONL -c CONFIG --split S]`.
+pub fn parity(
+    probeset: &Path,
+    artifact: Option<&Path>,
+    production: Option<&Path>,
+    config: Option<&Path>,
+    split: &str,
+    tolerance: f64,
+) -> anyhow::Result<ExitCode> {
+    if artifact.is_none() && production.is_none() {
+        bail!(
+            "lab parity needs --artifact FILE (a shipped export) and/or --production JSONL (logged verdicts, with -c CONFIG)"
+        );
+    }
+    if !(0.0..=1.0).contains(&tolerance) {
+        bail!("--tolerance {tolerance}: give a rate between 0 and 1 (0.02 is two points)");
+    }
+    let set = ProbeSet::load(probeset)?;
+    let mut ok = true;
+    if let Some(artifact) = artifact {
+        let policy = policy_of(config)?;
+        let parity = check_artifact(&set, policy.as_ref(), artifact, None)?;
+        ok &= parity.ok;
+        for line in parity.lines {
+            outln!("{line}");
+        }
+    }
+    if let Some(production) = production {
+        let Some(config) = config else {
+            bail!(
+                "--production compares with the lab's cached answers: pass the classifier config with -c"
+            );
+        };
+        let splits = parse_splits(split)?;
+        let [split] = splits[..] else {
+            bail!("--split {split}: give one split (train or val)");
+        };
+        refuse_sealed(&[split], "lab parity --production")?;
+        let Opened { project, lab } = open(config, None)?;
+        let (policy, _) = project.policy()?;
+        let examples = project.split(split);
+        let asked = asked_of(&set.bank)?;
+        let refs: Vec<_> = examples.iter().collect();
+        let table = lab.table(&refs, &asked, set.state_budget, 0);
+        let known = |id: &str| project.examples.iter().any(|ex| ex.id == id);
+        let parity = check_production(
+            &set, &policy, examples, &known, &table, production, tolerance,
+        )?;
+        ok &= parity.ok;
+        for line in parity.lines {
+            outln!("{line}");
+        }
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(MISMATCH)
+    })
+}

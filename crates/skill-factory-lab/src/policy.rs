@@ -1,0 +1,609 @@
+//! Declarative policies: ordered levels (the first means "not detected") and rules, first
+//! match wins, that turn (example, answers, score, threshold) into a level, written in the
+//! config (`policy:`) or in a YAML file of their own; no Python needed. The same rules are
+//! compiled into the TypeScript and Python exports ([`crate::export`]), so production applies
+//! exactly the policy the lab measured.
+//!
+//! ```yaml
+//! name: triage
+//! levels: [allow, warn, block]
+//! rules:
+//!   - level: block
+//!     when: {score: {gte: 0.9}}
+//!   - level: block
+//!     when: {all: [{flagged: true}, {metadata: {field: source, equals: public}}]}
+//!   - level: warn
+//!     when: {any: [{flagged: true}, {answer: {question: touches_ci, gte: 0.8}}]}
+//! # no rule matched: the first level
+//! ```
+//!
+//! Conditions: `flagged: true|false` (score at or above the threshold), `scored: true|false`
+//! (the example has a score), `score: {OP: x}`, `margin: {OP: x}` (the score against the
+//! threshold plus x: `margin: {gte: 0.1}` is `score >= threshold + 0.1`),
+//! `answer: {question: ID, OP: x}`, `missing: ID` (that question has no answer), `metadata:
+//! {field: NAME, equals: v | in: [v, ...] | OP: x}` (`id`, `group` and `source` are the
+//! example's own fields, anything else its `metadata`), and `all: [...]`, `any: [...]`,
+//! `not: {...}`. OP is `gte`, `gt`, `lte`, `lt` or `eq`; several in one map must all hold. A
+//! comparison with a value that is missing (no score, no answer, no such field) is false.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+
+use crate::dataset::Example;
+use crate::evaluate::Policy;
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// At least.
+    Gte,
+    /// Above.
+    Gt,
+    /// At most.
+    Lte,
+    /// Below.
+    Lt,
+    /// Equal.
+    Eq,
+}
+
+const OPS: &[(&str, Op)] = &[
+    ("gte", Op::Gte),
+    ("gt", Op::Gt),
+    ("lte", Op::Lte),
+    ("lt", Op::Lt),
+    ("eq", Op::Eq),
+];
+
+impl Op {
+    /// Whether `value OP bound`.
+    pub fn holds(self, value: f64, bound: f64) -> bool {
+        match self {
+            Op::Gte => value >= bound,
+            Op::Gt => value > bound,
+            Op::Lte => value <= bound,
+            Op::Lt => value < bound,
+            Op::Eq => value == bound,
+        }
+    }
+
+    /// The operator as TypeScript and Python write it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::Gte => ">=",
+            Op::Gt => ">",
+            Op::Lte => "<=",
+            Op::Lt => "<",
+            Op::Eq => "==",
+        }
+    }
+}
+
+/// One condition of a rule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// The score reaches the threshold (or does not).
+    Flagged(bool),
+    /// The example has a score (or has none: a question it reads was not answered).
+    Scored(bool),
+    /// The score compares so with each bound.
+    Score(Vec<(Op, f64)>),
+    /// The score compares so with the threshold plus each offset (`margin: {gte: 0.1}` is
+    /// `score >= threshold + 0.1`); false without a threshold.
+    Margin(Vec<(Op, f64)>),
+    /// A question's answer compares so with each bound.
+    Answer(String, Vec<(Op, f64)>),
+    /// A question has no answer.
+    Missing(String),
+    /// An example field or metadata value equals one of these values.
+    MetadataIn(String, Vec<Value>),
+    /// A numeric example field or metadata value compares so with each bound.
+    MetadataCompare(String, Vec<(Op, f64)>),
+    /// Every condition holds.
+    All(Vec<Condition>),
+    /// Some condition holds.
+    Any(Vec<Condition>),
+    /// The condition does not hold.
+    Not(Box<Condition>),
+}
+
+/// What a condition reads of one example.
+pub struct Facts<'a> {
+    /// The example.
+    pub example: &'a Example,
+    /// Its answers.
+    pub answers: &'a HashMap<String, f64>,
+    /// Its score, if it has one.
+    pub score: Option<f64>,
+    /// The threshold, if there is one.
+    pub threshold: Option<f64>,
+}
+
+impl Facts<'_> {
+    /// The example's own field or metadata value called `field`.
+    pub fn field(&self, field: &str) -> Option<Value> {
+        match field {
+            "id" => Some(Value::from(self.example.id.as_str())),
+            "group" => Some(Value::from(self.example.group.as_str())),
+            "source" => Some(Value::from(self.example.source.as_str())),
+            other => self.example.metadata.get(other).cloned(),
+        }
+    }
+}
+
+fn compare(value: Option<f64>, bounds: &[(Op, f64)]) -> bool {
+    value.is_some_and(|v| bounds.iter().all(|(op, bound)| op.holds(v, *bound)))
+}
+
+impl Condition {
+    /// Whether the condition holds for `facts`.
+    pub fn holds(&self, facts: &Facts) -> bool {
+        match self {
+            Condition::Flagged(wanted) => {
+                let flagged =
+                    matches!((facts.score, facts.threshold), (Some(s), Some(t)) if s >= t);
+                flagged == *wanted
+            }
+            Condition::Scored(wanted) => facts.score.is_some() == *wanted,
+            Condition::Score(bounds) => compare(facts.score, bounds),
+            Condition::Margin(offsets) => match (facts.score, facts.threshold) {
+                (Some(s), Some(t)) => offsets.iter().all(|(op, x)| op.holds(s, t + x)),
+                _ => false,
+            },
+            Condition::Answer(question, bounds) => {
+                compare(facts.answers.get(question).copied(), bounds)
+            }
+            Condition::Missing(question) => !facts.answers.contains_key(question),
+            Condition::MetadataIn(field, values) => {
+                facts.field(field).is_some_and(|v| values.contains(&v))
+            }
+            Condition::MetadataCompare(field, bounds) => {
+                compare(facts.field(field).and_then(|v| v.as_f64()), bounds)
+            }
+            Condition::All(all) => all.iter().all(|c| c.holds(facts)),
+            Condition::Any(any) => any.iter().any(|c| c.holds(facts)),
+            Condition::Not(inner) => !inner.holds(facts),
+        }
+    }
+
+    /// Every question id the condition reads.
+    pub fn questions(&self, into: &mut Vec<String>) {
+        match self {
+            Condition::Answer(q, _) | Condition::Missing(q) => into.push(q.clone()),
+            Condition::All(all) | Condition::Any(all) => all.iter().for_each(|c| c.questions(into)),
+            Condition::Not(inner) => inner.questions(into),
+            _ => {}
+        }
+    }
+}
+
+/// One rule: the level it assigns and when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyRule {
+    /// The level's index.
+    pub level: usize,
+    /// When the rule matches.
+    pub when: Condition,
+}
+
+/// A declarative policy, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicySpec {
+    /// Its name.
+    pub name: String,
+    /// The levels, lowest (not detected) first.
+    pub levels: Vec<String>,
+    /// The rules, first match wins; no match is the first level.
+    pub rules: Vec<PolicyRule>,
+}
+
+const POLICY_KEYS: &[&str] = &["name", "levels", "rules"];
+const RULE_KEYS: &[&str] = &["level", "when"];
+const CONDITIONS: &[&str] = &[
+    "flagged", "scored", "score", "margin", "answer", "missing", "metadata", "all", "any", "not",
+];
+
+/// `at`: what the error names (file and key path).
+fn bad(at: &str, what: impl std::fmt::Display) -> String {
+    format!("{at}: {what}")
+}
+
+fn bounds(at: &str, map: &Map<String, Value>, skip: &[&str]) -> Result<Vec<(Op, f64)>, String> {
+    let mut found = Vec::new();
+    for (key, value) in map {
+        if skip.contains(&key.as_str()) {
+            continue;
+        }
+        let Some((_, op)) = OPS.iter().find(|(name, _)| name == key) else {
+            return Err(bad(
+                at,
+                format!(
+                    "unknown operator '{key}'; use one of {} (several in one map must all hold)",
+                    OPS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        };
+        let Some(number) = value.as_f64().filter(|_| !value.is_boolean()) else {
+            return Err(bad(
+                &format!("{at}.{key}"),
+                format!("{value} is not a number"),
+            ));
+        };
+        found.push((*op, number));
+    }
+    if found.is_empty() {
+        return Err(bad(
+            at,
+            "no comparison: give gte, gt, lte, lt or eq with a number",
+        ));
+    }
+    Ok(found)
+}
+
+fn question_id(
+    at: &str,
+    value: Option<&Value>,
+    known: &dyn Fn(&str) -> bool,
+) -> Result<String, String> {
+    let Some(id) = value.and_then(Value::as_str) else {
+        return Err(bad(
+            at,
+            "needs `question: <id>`, the id of a question of the probe set",
+        ));
+    };
+    if !known(id) {
+        return Err(bad(
+            at,
+            format!("no question '{id}' in the probe set; name one of its questions"),
+        ));
+    }
+    Ok(id.to_string())
+}
+
+/// Reads a condition at key path `at`; `known` says whether a question id exists.
+pub fn condition(
+    at: &str,
+    value: &Value,
+    known: &dyn Fn(&str) -> bool,
+) -> Result<Condition, String> {
+    let Some(map) = value.as_object().filter(|m| m.len() == 1) else {
+        return Err(bad(
+            at,
+            format!(
+                "a condition is a map of exactly one of {}",
+                CONDITIONS.join(", ")
+            ),
+        ));
+    };
+    let (key, inner) = map.iter().next().expect("one entry");
+    let here = format!("{at}.{key}");
+    let list = |value: &Value| -> Result<Vec<Condition>, String> {
+        let Some(items) = value.as_array().filter(|items| !items.is_empty()) else {
+            return Err(bad(&here, "needs a non-empty list of conditions"));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| condition(&format!("{here}[{i}]"), item, known))
+            .collect()
+    };
+    Ok(match key.as_str() {
+        "flagged" => Condition::Flagged(
+            inner
+                .as_bool()
+                .ok_or_else(|| bad(&here, "is true or false"))?,
+        ),
+        "scored" => Condition::Scored(
+            inner
+                .as_bool()
+                .ok_or_else(|| bad(&here, "is true or false"))?,
+        ),
+        "score" => Condition::Score(bounds(
+            &here,
+            inner
+                .as_object()
+                .ok_or_else(|| bad(&here, "is a map such as {gte: 0.5}"))?,
+            &[],
+        )?),
+        "margin" => Condition::Margin(bounds(
+            &here,
+            inner.as_object().ok_or_else(|| {
+                bad(
+                    &here,
+                    "is a map of offsets from the threshold such as {gte: 0.1}",
+                )
+            })?,
+            &[],
+        )?),
+        "answer" => {
+            let map = inner
+                .as_object()
+                .ok_or_else(|| bad(&here, "is a map such as {question: q, gte: 0.8}"))?;
+            let id = question_id(&here, map.get("question"), known)?;
+            Condition::Answer(id, bounds(&here, map, &["question"])?)
+        }
+        "missing" => Condition::Missing(question_id(&here, Some(inner), known)?),
+        "metadata" => {
+            let map = inner
+                .as_object()
+                .ok_or_else(|| bad(&here, "is a map such as {field: source, equals: public}"))?;
+            let Some(field) = map.get("field").and_then(Value::as_str) else {
+                return Err(bad(
+                    &here,
+                    "needs `field: <name>` (id, group, source or a metadata key)",
+                ));
+            };
+            if let Some(value) = map.get("equals") {
+                if map.len() > 2 {
+                    return Err(bad(&here, "`equals` stands alone beside `field`"));
+                }
+                Condition::MetadataIn(field.to_string(), vec![value.clone()])
+            } else if let Some(values) = map.get("in") {
+                let values = values
+                    .as_array()
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| bad(&format!("{here}.in"), "is a non-empty list of values"))?;
+                Condition::MetadataIn(field.to_string(), values.clone())
+            } else {
+                Condition::MetadataCompare(field.to_string(), bounds(&here, map, &["field"])?)
+            }
+        }
+        "all" => Condition::All(list(inner)?),
+        "any" => Condition::Any(list(inner)?),
+        "not" => Condition::Not(Box::new(condition(&here, inner, known)?)),
+        other => {
+            return Err(bad(
+                at,
+                format!(
+                    "unknown condition '{other}'; use one of {}",
+                    CONDITIONS.join(", ")
+                ),
+            ));
+        }
+    })
+}
+
+impl PolicySpec {
+    /// Reads a policy from `value` (its map), `at` naming where it was written; `known` says
+    /// whether a question id is one of the probe set's.
+    pub fn from_json(
+        at: &str,
+        value: &Value,
+        known: &dyn Fn(&str) -> bool,
+    ) -> Result<PolicySpec, String> {
+        let map = value
+            .as_object()
+            .ok_or_else(|| bad(at, "a policy is a map with name, levels and rules"))?;
+        if let Some(key) = map.keys().find(|k| !POLICY_KEYS.contains(&k.as_str())) {
+            return Err(bad(
+                at,
+                format!(
+                    "unknown key '{key}' (a policy has {})",
+                    POLICY_KEYS.join(", ")
+                ),
+            ));
+        }
+        let name = match map.get("name") {
+            None => "policy".to_string(),
+            Some(v) => v
+                .as_str()
+                .filter(|n| !n.trim().is_empty())
+                .ok_or_else(|| bad(&format!("{at}.name"), "is a non-empty text"))?
+                .to_string(),
+        };
+        let levels: Vec<String> = map
+            .get("levels")
+            .and_then(Value::as_array)
+            .ok_or_else(|| {
+                bad(
+                    &format!("{at}.levels"),
+                    "is a list such as [allow, warn, block], lowest first",
+                )
+            })?
+            .iter()
+            .map(|l| l.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad(&format!("{at}.levels"), "holds level names (text)"))?;
+        // Two levels at least, no repeats: the checks of every policy.
+        Policy::from_rule(&name, levels.clone(), |_, _, _, _| 0)
+            .map_err(|e| bad(&format!("{at}.levels"), e))?;
+        let rules = map.get("rules").and_then(Value::as_array).ok_or_else(|| {
+            bad(
+                &format!("{at}.rules"),
+                "is a list of {level, when}, first match wins",
+            )
+        })?;
+        let rules = rules
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| {
+                let here = format!("{at}.rules[{i}]");
+                let rule = rule
+                    .as_object()
+                    .ok_or_else(|| bad(&here, "is a map with level and when"))?;
+                if let Some(key) = rule.keys().find(|k| !RULE_KEYS.contains(&k.as_str())) {
+                    return Err(bad(
+                        &here,
+                        format!("unknown key '{key}' (a rule has level and when)"),
+                    ));
+                }
+                let level = rule
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let Some(index) = levels.iter().position(|l| l == level) else {
+                    return Err(bad(
+                        &format!("{here}.level"),
+                        format!("'{level}' is not one of the levels [{}]", levels.join(", ")),
+                    ));
+                };
+                let when = rule
+                    .get("when")
+                    .ok_or_else(|| bad(&here, "needs `when:`, the condition"))?;
+                Ok(PolicyRule {
+                    level: index,
+                    when: condition(&format!("{here}.when"), when, known)?,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(PolicySpec {
+            name,
+            levels,
+            rules,
+        })
+    }
+
+    /// The level index `facts` gets: the first matching rule's, else 0.
+    pub fn level(&self, facts: &Facts) -> usize {
+        self.rules
+            .iter()
+            .find(|rule| rule.when.holds(facts))
+            .map_or(0, |rule| rule.level)
+    }
+
+    /// The policy that applies these rules.
+    pub fn policy(&self) -> Policy {
+        let spec = self.clone();
+        Policy::from_rule(
+            &self.name,
+            self.levels.clone(),
+            move |example, answers, score, threshold| {
+                spec.level(&Facts {
+                    example,
+                    answers,
+                    score,
+                    threshold,
+                })
+            },
+        )
+        .expect("levels checked when read")
+    }
+
+    /// Every question id the rules read.
+    pub fn questions(&self) -> Vec<String> {
+        let mut ids = Vec::new();
+        for rule in &self.rules {
+            rule.when.questions(&mut ids);
+        }
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
+    /// A one-line description, for reports: `triage (allow < warn < block; 3 rules)`.
+    pub fn describe(&self) -> String {
+        let mut text = format!("{} ({}", self.name, self.levels.join(" < "));
+        let _ = write!(
+            text,
+            "; {} rule{})",
+            self.rules.len(),
+            if self.rules.len() == 1 { "" } else { "s" }
+        );
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn example(source: &str, metadata: Value) -> Example {
+        Example {
+            id: "e1".into(),
+            label: true,
+            state: None,
+            state_hash: None,
+            chars: None,
+            group: "g".into(),
+            source: source.into(),
+            split: None,
+            skipped: None,
+            metadata: metadata.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    fn triage() -> PolicySpec {
+        let known = |id: &str| ["a", "b"].contains(&id);
+        PolicySpec::from_json(
+            "p.yaml",
+            &json!({
+                "name": "triage", "levels": ["allow", "warn", "block"],
+                "rules": [
+                    {"level": "block", "when": {"score": {"gte": 0.9}}},
+                    {"level": "block", "when": {"all": [{"flagged": true}, {"metadata": {"field": "source", "equals": "public"}}]}},
+                    {"level": "warn", "when": {"any": [{"flagged": true}, {"answer": {"question": "b", "gte": 0.8}}]}},
+                    {"level": "warn", "when": {"missing": "a"}},
+                ],
+            }),
+            &known,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_first_matching_rule_gives_the_level_and_no_match_the_first() {
+        let spec = triage();
+        let level = |source: &str, answers: &[(&str, f64)], score: Option<f64>| {
+            let answers: HashMap<String, f64> =
+                answers.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            let example = example(source, json!({}));
+            spec.levels[spec.level(&Facts {
+                example: &example,
+                answers: &answers,
+                score,
+                threshold: Some(0.5),
+            })]
+            .clone()
+        };
+        assert_eq!(level("x", &[("a", 0.95)], Some(0.95)), "block");
+        assert_eq!(level("public", &[("a", 0.6)], Some(0.6)), "block");
+        assert_eq!(level("x", &[("a", 0.6)], Some(0.6)), "warn");
+        assert_eq!(level("x", &[("a", 0.1), ("b", 0.85)], Some(0.1)), "warn");
+        assert_eq!(level("x", &[("b", 0.1)], None), "warn", "a missing answer");
+        assert_eq!(level("x", &[("a", 0.1), ("b", 0.1)], Some(0.1)), "allow");
+        assert_eq!(spec.questions(), ["a", "b"]);
+        assert_eq!(spec.describe(), "triage (allow < warn < block; 4 rules)");
+    }
+
+    #[test]
+    fn an_unknown_level_field_operator_or_question_names_the_place_and_the_fix() {
+        let known = |id: &str| id == "a";
+        let error = |value: Value| PolicySpec::from_json("p.yaml", &value, &known).unwrap_err();
+        let levels = json!(["allow", "block"]);
+        let e = error(
+            json!({"levels": levels, "rules": [{"level": "deny", "when": {"flagged": true}}]}),
+        );
+        assert!(
+            e.starts_with("p.yaml.rules[0].level: 'deny' is not one of the levels [allow, block]"),
+            "{e}"
+        );
+        let e = error(
+            json!({"levels": levels, "rules": [{"level": "block", "when": {"score": {"above": 1}}}]}),
+        );
+        assert!(
+            e.contains(
+                "rules[0].when.score: unknown operator 'above'; use one of gte, gt, lte, lt, eq"
+            ),
+            "{e}"
+        );
+        let e = error(
+            json!({"levels": levels, "rules": [{"level": "block", "when": {"colour": "red"}}]}),
+        );
+        assert!(e.contains("unknown condition 'colour'"), "{e}");
+        let e = error(
+            json!({"levels": levels, "rules": [{"level": "block", "when": {"answer": {"question": "zz", "gte": 1}}}]}),
+        );
+        assert!(e.contains("no question 'zz' in the probe set"), "{e}");
+        let e = error(json!({"levels": levels, "rules": [], "extra": 1}));
+        assert!(e.contains("unknown key 'extra'"), "{e}");
+        let e = error(json!({"levels": ["only"], "rules": []}));
+        assert!(e.contains("at least two levels"), "{e}");
+        let e = error(
+            json!({"levels": levels, "rules": [{"level": "block", "when": {"metadata": {"field": "n", "gte": true}}}]}),
+        );
+        assert!(e.contains("is not a number"), "{e}");
+    }
+}
