@@ -6,6 +6,7 @@ mod common;
 mod agent_skills;
 mod cache;
 mod classifier;
+mod classifier_exports;
 mod closed_output;
 #[cfg(feature = "e2e")]
 mod e2e_local;
