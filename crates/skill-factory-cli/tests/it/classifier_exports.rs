@@ -168,12 +168,15 @@ fn a_broken_policy_names_the_file_the_rule_and_the_fix() {
     }
 }
 
+/// The lab's (score, flags, level) of each case, by case id.
+type Verdicts = HashMap<String, (Option<f64>, bool, String)>;
+
 /// The Rust scorer's (score, flags, level) of every train and val example, and of a few
 /// made-up answer maps (none, one missing answer), for `probeset` through the config's policy.
 fn lab_verdicts(
     ws: &Path,
     probeset: &Path,
-) -> (Vec<Value>, HashMap<String, (Option<f64>, bool, String)>) {
+) -> (Vec<Value>, Verdicts) {
     let project = Project::load(&ws.join("policy.yaml"), None).unwrap();
     let lab = project.config.lab(&|_: &str| None).unwrap();
     let set = skill_factory_lab::probeset::ProbeSet::load(probeset).unwrap();
@@ -227,7 +230,7 @@ fn lab_verdicts(
 fn check_export(
     command: &mut Command,
     what: &str,
-    expected: &HashMap<String, (Option<f64>, bool, String)>,
+    expected: &Verdicts,
 ) {
     let output = command
         .output()
