@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 use skill_factory_llm::systemone::{
     AnswerCache, DecisionModel, SCRIPTED_PROVIDER, SystemOneClient, SystemOneSettings, scripted,
 };
+use skill_factory_llm::{
+    CacheMode, CacheStore, CachedModel, ChatModel, ProviderSettings, build_client,
+};
 
 use crate::LabError;
 use crate::dataset::Labels;
@@ -19,6 +22,9 @@ use crate::lab::{Lab, LabSettings};
 use crate::objective::Objective;
 use crate::optimizer::OptimizerSettings;
 use crate::splits::SplitPlan;
+
+/// The proposer's answers, in the workspace.
+pub const PROPOSALS_FILE: &str = "proposals.sqlite";
 
 const TOP_KEYS: &[&str] = &[
     "kind",
@@ -469,6 +475,34 @@ impl ClassifierConfig {
     pub fn lab(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Lab, LabError> {
         let cache = Arc::new(AnswerCache::open(&self.answers_path())?);
         self.lab_on(cache, env)
+    }
+
+    /// The proposer of reflective rounds (`optimizer_provider`), answers kept in the
+    /// workspace's `proposals.sqlite`, so a second identical run asks nothing; none without
+    /// the key.
+    pub fn proposer(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<Arc<dyn ChatModel>>, LabError> {
+        let Some(block) = &self.optimizer_provider else {
+            return Ok(None);
+        };
+        let origin = self.path.display();
+        let settings: ProviderSettings = serde_json::from_value(block.clone())
+            .map_err(|e| LabError::invalid(format!("{origin}: optimizer_provider: {e}")))?;
+        let client = build_client(&settings, "", env)
+            .map_err(|e| LabError::invalid(format!("{origin}: optimizer_provider: {e}")))?;
+        if client.provider() == "fake" {
+            // Scripted replies answer in order; a cache would replay the first.
+            return Ok(Some(client));
+        }
+        let file = self.workspace.join(PROPOSALS_FILE);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| LabError::io(parent, e))?;
+        }
+        let store = CacheStore::open(&file, CacheMode::ReadWrite)
+            .map_err(|e| LabError::invalid(e.to_string()))?;
+        Ok(Some(Arc::new(CachedModel::new(client, Arc::new(store)))))
     }
 
     /// A lab for this config's `systemone` settings with the model `model` instead, on the

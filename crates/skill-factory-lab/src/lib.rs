@@ -25,6 +25,7 @@
 //! * [`objective`]: the objective, its constraints and the validation gate;
 //! * [`select`]: the candidate families fitted on train;
 //! * [`optimizer`]: seed, selection and the gate, round by round;
+//! * [`reflect`]: the failure digest, the proposal prompt and reading the proposer's reply;
 //! * [`config`]: the `kind: classifier` YAML;
 //! * [`workspace`]: the files of a workspace and the reports written into it.
 
@@ -46,6 +47,7 @@ pub mod parity;
 pub mod policy;
 pub mod probeset;
 pub mod question;
+pub mod reflect;
 pub mod report;
 pub mod score;
 pub mod seal;

@@ -1,5 +1,8 @@
-//! The classifier optimizer: the seed's threshold fitted on train, then a selection round over
-//! the whole question pool, every candidate gated on validation against the incumbent.
+//! The classifier optimizer: the seed's threshold fitted on train, a selection round over the
+//! whole question pool, then reflective rounds (with a proposer model): the failure digest of
+//! the current best on train goes to the proposer, its new questions (or a larger state budget)
+//! join the pool, the lab asks them, and selection runs again. Every candidate is gated on
+//! validation against the incumbent; `patience` refused rounds in a row end the run.
 //!
 //! Only train and validation examples ever reach it: test and held-out stay sealed until
 //! `lab freeze`, and nothing here can read them.
@@ -17,9 +20,12 @@ use crate::metrics::fit_threshold;
 use crate::objective::Objective;
 use crate::probeset::ProbeSet;
 use crate::question::Bank;
+use crate::reflect::{self, DigestInput, PromptInput};
 use crate::select::{Candidate, Selection, best_per_family, name_at_margin, pareto};
 use crate::splits::Split;
-use crate::table::most_served;
+use crate::table::{AnswerTable, most_served};
+use skill_factory_llm::ChatModel;
+use skill_factory_llm::request::ChatRequest;
 
 const KEYS: &[&str] = &[
     "rounds",
@@ -163,6 +169,8 @@ pub struct Inputs<'a> {
     /// Questions kept in every candidate and never selected (default: the seed's questions
     /// its score does not read).
     pub keep: Option<&'a [String]>,
+    /// The model that proposes new questions; none: selection only.
+    pub proposer: Option<&'a dyn ChatModel>,
 }
 
 /// One round of the history.
@@ -180,8 +188,8 @@ pub struct Round {
     pub score: String,
     /// Its threshold.
     pub threshold: Option<f64>,
-    /// Its state budget.
-    pub state_budget: usize,
+    /// Its state budget (none for an unusable proposal).
+    pub state_budget: Option<usize>,
     /// Whether it became the best.
     pub accepted: bool,
     /// Why it was refused.
@@ -194,6 +202,10 @@ pub struct Round {
     pub failed_requests: usize,
     /// Its reports on train and validation.
     pub reports: Reports,
+    /// The proposer's reply, when it was unusable (its first 4,000 characters).
+    pub raw_reply: Option<String>,
+    /// What the proposer was shown (reflective rounds).
+    pub prompt: Option<String>,
 }
 
 impl Round {
@@ -204,7 +216,7 @@ impl Round {
             .iter()
             .map(|(split, report)| (split.name().to_string(), report.to_json()))
             .collect();
-        json!({
+        let mut record = json!({
             "round": self.round,
             "change": self.change,
             "rationale": self.rationale,
@@ -218,9 +230,19 @@ impl Round {
             "usd": round(self.usd, 6),
             "failed_requests": self.failed_requests,
             "reports": reports,
-        })
+        });
+        if let Some(raw) = &self.raw_reply {
+            record["raw_reply"] = json!(raw.chars().take(RAW_REPLY_CHARS).collect::<String>());
+        }
+        if let Some(prompt) = &self.prompt {
+            record["prompt"] = json!(prompt);
+        }
+        record
     }
 }
+
+/// Characters of an unusable reply kept in the history.
+const RAW_REPLY_CHARS: usize = 4000;
 
 /// What a run found.
 #[derive(Debug, Clone)]
@@ -263,6 +285,7 @@ pub async fn optimize(
         policy,
         settings,
         keep,
+        proposer: inputs_proposer,
     } = inputs;
     if train.is_empty() || val.is_empty() {
         return Err(LabError::invalid(format!(
@@ -327,119 +350,189 @@ pub async fn optimize(
         candidate: "seed".to_string(),
         score: seed.score.describe(),
         threshold: seed.threshold,
-        state_budget: budget,
+        state_budget: Some(budget),
         accepted: true,
         reasons: Vec::new(),
         new_questions: Vec::new(),
         usd: spend.usd,
         failed_requests: spend.failed,
         reports: before.clone(),
+        raw_reply: None,
+        prompt: None,
     }];
+    let mut spend = spend;
+    let game = Game {
+        train,
+        val,
+        objective,
+        policy,
+        settings,
+        keep: &keep,
+    };
 
     // Selection: every family fitted on train at each margin, the best few of each gated on
     // validation against the seed.
-    let scored: Vec<String> = pool
-        .ids()
-        .into_iter()
-        .filter(|id| !keep.contains(id))
-        .collect();
-    let train_refs: Vec<&Example> = train.iter().collect();
-    let selection = Selection::new(&scored, &train_refs, &table);
-    let mut all = Vec::new();
-    for &factor in &settings.margins {
-        let mut fitted = selection
-            .candidates(objective.fpr_budget * factor, settings.max_questions)
-            .map_err(LabError::Invalid)?;
-        name_at_margin(&mut fitted, factor);
-        all.extend(fitted);
-    }
-    let gate_list = best_per_family(&all, settings.gate_per_family);
-    let mut tried = Vec::with_capacity(gate_list.len());
-    for candidate in &gate_list {
-        let probeset = candidate
-            .probe_set(&seed, &pool, &keep)
-            .map_err(LabError::Invalid)?;
-        let reports = score(&probeset);
-        let (accepted, reasons) = objective
-            .gate(&reports, &before)
-            .map_err(LabError::Invalid)?;
-        let value = if accepted {
-            objective.value(&reports).map_err(LabError::Invalid)?
-        } else {
-            -1.0
-        };
-        tried.push((value, candidate, probeset, reports, reasons));
-    }
-    // Stable: equal values keep the gate list's training rank.
-    tried.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut best = seed.clone();
     let mut after = before.clone();
-    let rationale = "fit every candidate over the question pool".to_string();
-    let selection_round = match tried.first() {
-        None => Round {
-            round: 1,
-            change: "selection".to_string(),
-            rationale,
-            candidate: "-".to_string(),
-            score: String::new(),
-            threshold: None,
-            state_budget: budget,
-            accepted: false,
-            reasons: vec!["no candidate".to_string()],
-            new_questions: Vec::new(),
-            usd: 0.0,
-            failed_requests: 0,
-            reports: Reports::new(),
-        },
-        Some((value, candidate, probeset, reports, _)) if *value >= 0.0 => {
-            best = probeset.clone();
-            after = reports.clone();
-            Round {
-                round: 1,
-                change: "selection".to_string(),
-                rationale,
-                candidate: candidate.name.clone(),
-                score: candidate.score.describe(),
-                threshold: Some(candidate.threshold),
-                state_budget: budget,
-                accepted: true,
-                reasons: Vec::new(),
-                new_questions: Vec::new(),
-                usd: 0.0,
-                failed_requests: 0,
-                reports: reports.clone(),
-            }
-        }
-        Some(_) => {
-            // Nothing passed: show the one that ranked best on train, with why it failed.
-            let closest = tried
-                .iter()
-                .reduce(|a, b| {
-                    if b.1.rank_key() > a.1.rank_key() {
-                        b
-                    } else {
-                        a
+    let (round, won, mut all) = game.try_pool(Pass {
+        round: 1,
+        change: "selection".to_string(),
+        rationale: "fit every candidate over the question pool".to_string(),
+        new_questions: Vec::new(),
+        base: &seed,
+        incumbent: &before,
+        pool: &pool,
+        table: &table,
+        budget,
+    })?;
+    if let Some((probeset, reports)) = won {
+        best = probeset;
+        after = reports;
+    }
+    history.push(round);
+
+    // Reflective rounds: the proposer sees why the best fails on train and proposes questions
+    // (or a larger state budget); the pool grows, the lab asks, selection runs again.
+    let mut table = table;
+    let mut stale = 0;
+    if let Some(proposer) = inputs_proposer {
+        for number in 2..settings.rounds + 2 {
+            let train_split: [(Split, &[Example]); 1] = [(Split::Train, train)];
+            let mut stats = question_stats(&pool.ids(), &train_split, &table, objective.fpr_budget)
+                .map_err(LabError::Invalid)?;
+            stats.sort_by(|a, b| b.auc(Split::Train).total_cmp(&a.auc(Split::Train)));
+            let digest = reflect::failure_digest(&DigestInput {
+                probeset: &best,
+                train,
+                table: &table,
+                stats: &stats,
+                max_state_budget: settings.max_state_budget,
+            });
+            let prompt = reflect::proposal_prompt(&PromptInput {
+                goal: &settings.goal,
+                pool: &pool,
+                probeset: &best,
+                digest: &digest,
+                max_new: settings.max_new_questions,
+                max_state_budget: settings.max_state_budget,
+            });
+            let mut request = ChatRequest::single(
+                Some(reflect::SYSTEM.to_string()),
+                prompt.clone(),
+                reflect::TEMPERATURE,
+                reflect::MAX_TOKENS,
+            );
+            // A refused round leaves the prompt as it was: the round number keeps the next
+            // request its own sample (a rerun of the run still finds each in the cache).
+            request.sample_index = number as u32;
+            let reply = proposer.chat(&request).await;
+            let parsed = match &reply {
+                Ok(answer) => reflect::parse_proposal(
+                    &answer.text,
+                    &pool,
+                    settings.max_new_questions,
+                    settings.max_state_budget,
+                    best.state_budget,
+                ),
+                Err(error) => Err(format!("the proposer failed: {error}")),
+            };
+            let proposal = match parsed {
+                Ok(proposal) => proposal,
+                Err(why) => {
+                    history.push(Round {
+                        round: number,
+                        change: "proposal".to_string(),
+                        rationale: format!("unusable proposal: {why}"),
+                        candidate: "-".to_string(),
+                        score: "-".to_string(),
+                        threshold: None,
+                        state_budget: None,
+                        accepted: false,
+                        reasons: vec![why],
+                        new_questions: Vec::new(),
+                        usd: 0.0,
+                        failed_requests: 0,
+                        // Nothing was tried: the incumbent's figures stand.
+                        reports: after.clone(),
+                        raw_reply: Some(reply.map(|a| a.text).unwrap_or_default()),
+                        prompt: Some(prompt),
+                    });
+                    stale += 1;
+                    if stale >= settings.patience {
+                        break;
                     }
-                })
-                .expect("tried is not empty");
-            Round {
-                round: 1,
-                change: "selection".to_string(),
-                rationale,
-                candidate: closest.1.name.clone(),
-                score: closest.1.score.describe(),
-                threshold: Some(closest.1.threshold),
-                state_budget: budget,
-                accepted: false,
-                reasons: closest.4.clone(),
-                new_questions: Vec::new(),
-                usd: 0.0,
-                failed_requests: 0,
-                reports: closest.3.clone(),
+                    continue;
+                }
+            };
+            let added = pool.merge(&proposal.bank).map_err(|e| {
+                LabError::invalid(format!("merging the proposal of round {number}: {e}"))
+            })?;
+            let old_budget = best.state_budget;
+            let new_budget = proposal.state_budget.unwrap_or(old_budget);
+            let mut change = Vec::new();
+            if !added.is_empty() {
+                change.push(format!(
+                    "+{} question{}",
+                    added.len(),
+                    if added.len() == 1 { "" } else { "s" }
+                ));
+            }
+            if new_budget != old_budget {
+                change.push(format!(
+                    "state budget {} -> {}",
+                    skill_factory_pycompat::float::thousands(old_budget as u64),
+                    skill_factory_pycompat::float::thousands(new_budget as u64)
+                ));
+            }
+            let change = if change.is_empty() {
+                "no change".to_string()
+            } else {
+                change.join(", ")
+            };
+            let asked = Asked::all(pool.compiled().map_err(LabError::Invalid)?);
+            let bought = lab.ask(&examples, &asked, new_budget, 0, progress).await?;
+            let (usd, failed) = (bought.usd, bought.failed);
+            spend.absorb(&bought);
+            table = lab.table(&examples, &asked, new_budget, 0);
+            let mut base = best.clone();
+            base.state_budget = new_budget;
+            let (mut round, won, tried) = game.try_pool(Pass {
+                round: number,
+                change,
+                rationale: proposal.rationale.clone(),
+                new_questions: added,
+                base: &base,
+                incumbent: &after,
+                pool: &pool,
+                table: &table,
+                budget: new_budget,
+            })?;
+            round.usd = usd;
+            round.failed_requests = failed;
+            round.prompt = Some(prompt);
+            all = tried;
+            history.push(round);
+            match won {
+                Some((probeset, reports)) => {
+                    best = probeset;
+                    after = reports;
+                    stale = 0;
+                }
+                None => {
+                    if new_budget != old_budget {
+                        table = lab.table(&examples, &asked, old_budget, 0);
+                    }
+                    stale += 1;
+                    if stale >= settings.patience {
+                        break;
+                    }
+                }
             }
         }
-    };
-    history.push(selection_round);
+    }
+    // The final statistics read the whole pool at the best's budget.
+    let asked = Asked::all(pool.compiled().map_err(LabError::Invalid)?);
+    let table = lab.table(&examples, &asked, best.state_budget, 0);
 
     let by_split: [(Split, &[Example]); 2] = [(Split::Train, train), (Split::Val, val)];
     let mut stats = question_stats(&pool.ids(), &by_split, &table, objective.fpr_budget)
@@ -474,6 +567,160 @@ pub async fn optimize(
         spend,
         served,
     })
+}
+
+/// What every pass of selection shares: the examples, the rules of the game, the kept
+/// questions.
+struct Game<'a> {
+    train: &'a [Example],
+    val: &'a [Example],
+    objective: &'a Objective,
+    policy: &'a Policy,
+    settings: &'a OptimizerSettings,
+    keep: &'a [String],
+}
+
+/// One pass of selection over the pool, as a round of the history.
+struct Pass<'a> {
+    round: usize,
+    change: String,
+    rationale: String,
+    new_questions: Vec<String>,
+    /// The probe set a candidate is built on (name, model, notes; its state budget).
+    base: &'a ProbeSet,
+    /// The reports a candidate must beat.
+    incumbent: &'a Reports,
+    pool: &'a Bank,
+    table: &'a AnswerTable,
+    budget: usize,
+}
+
+/// A pass: its round, the new best and its reports when one passed the gate, and every
+/// candidate fitted (for the Pareto front).
+type Passed = (Round, Option<(ProbeSet, Reports)>, Vec<Candidate>);
+
+impl Game<'_> {
+    fn score(&self, table: &AnswerTable, probeset: &ProbeSet) -> Reports {
+        [(Split::Train, self.train), (Split::Val, self.val)]
+            .into_iter()
+            .map(|(split, examples)| {
+                (
+                    split,
+                    evaluate_split(split, examples, table, probeset, self.policy),
+                )
+            })
+            .collect()
+    }
+
+    /// Every family fitted on train at each margin, the best few of each gated on validation
+    /// against the incumbent; the best that passes wins.
+    fn try_pool(&self, pass: Pass) -> Result<Passed, LabError> {
+        let scored: Vec<String> = pass
+            .pool
+            .ids()
+            .into_iter()
+            .filter(|id| !self.keep.contains(id))
+            .collect();
+        let train_refs: Vec<&Example> = self.train.iter().collect();
+        let selection = Selection::new(&scored, &train_refs, pass.table);
+        let mut all = Vec::new();
+        for &factor in &self.settings.margins {
+            let mut fitted = selection
+                .candidates(
+                    self.objective.fpr_budget * factor,
+                    self.settings.max_questions,
+                )
+                .map_err(LabError::Invalid)?;
+            name_at_margin(&mut fitted, factor);
+            all.extend(fitted);
+        }
+        let gate_list = best_per_family(&all, self.settings.gate_per_family);
+        let mut tried = Vec::with_capacity(gate_list.len());
+        for candidate in &gate_list {
+            let probeset = candidate
+                .probe_set(pass.base, pass.pool, self.keep)
+                .map_err(LabError::Invalid)?;
+            let reports = self.score(pass.table, &probeset);
+            let (accepted, reasons) = self
+                .objective
+                .gate(&reports, pass.incumbent)
+                .map_err(LabError::Invalid)?;
+            let value = if accepted {
+                self.objective.value(&reports).map_err(LabError::Invalid)?
+            } else {
+                -1.0
+            };
+            tried.push((value, candidate, probeset, reports, reasons));
+        }
+        // Stable: equal values keep the gate list's training rank.
+        tried.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let round = |candidate: &str, score: String, threshold, accepted, reasons, reports| Round {
+            round: pass.round,
+            change: pass.change.clone(),
+            rationale: pass.rationale.clone(),
+            candidate: candidate.to_string(),
+            score,
+            threshold,
+            state_budget: Some(pass.budget),
+            accepted,
+            reasons,
+            new_questions: pass.new_questions.clone(),
+            usd: 0.0,
+            failed_requests: 0,
+            reports,
+            raw_reply: None,
+            prompt: None,
+        };
+        let passed = match tried.first() {
+            None => (
+                round(
+                    "-",
+                    String::new(),
+                    None,
+                    false,
+                    vec!["no candidate".to_string()],
+                    Reports::new(),
+                ),
+                None,
+            ),
+            Some((value, candidate, probeset, reports, _)) if *value >= 0.0 => (
+                round(
+                    &candidate.name,
+                    candidate.score.describe(),
+                    Some(candidate.threshold),
+                    true,
+                    Vec::new(),
+                    reports.clone(),
+                ),
+                Some((probeset.clone(), reports.clone())),
+            ),
+            Some(_) => {
+                // Nothing passed: show the one that ranked best on train, with why it failed.
+                let closest = tried
+                    .iter()
+                    .reduce(|a, b| {
+                        if b.1.rank_key() > a.1.rank_key() {
+                            b
+                        } else {
+                            a
+                        }
+                    })
+                    .expect("tried is not empty");
+                (
+                    round(
+                        &closest.1.name,
+                        closest.1.score.describe(),
+                        Some(closest.1.threshold),
+                        false,
+                        closest.4.clone(),
+                        closest.3.clone(),
+                    ),
+                    None,
+                )
+            }
+        };
+        Ok((passed.0, passed.1, all))
+    }
 }
 
 #[cfg(test)]
@@ -532,6 +779,7 @@ mod tests {
                 policy: &Policy::threshold(),
                 settings: &OptimizerSettings::default(),
                 keep,
+                proposer: None,
             },
             &quiet,
         )
@@ -625,6 +873,7 @@ mod tests {
                 policy: &Policy::threshold(),
                 settings: &OptimizerSettings::default(),
                 keep: None,
+                proposer: None,
             },
             &quiet,
         )
@@ -667,6 +916,7 @@ mod tests {
             policy: &policy,
             settings: &settings,
             keep: None,
+            proposer: None,
         };
         // The seed's question is answered by one version, the pool's three others later by
         // another: a threshold fitted now reads both.

@@ -659,6 +659,7 @@ mod tests {
             policy: &policy,
             settings: &settings,
             keep: None,
+            proposer: None,
         };
         let outcome = optimize(&lab, inputs, &|_, _| {}).await.unwrap();
         (outcome, objective, policy, examples)

@@ -182,11 +182,7 @@ pub async fn optimize_classifier(config: &Path, out: Option<&Path>) -> anyhow::R
     let Opened { project, lab } = open(config, out)?;
     let name = &project.config.name;
     outln!("Optimizing probe set {name} (classifier mode)...");
-    if project.config.optimizer_provider.is_some() {
-        errln!(
-            "note: optimizer_provider is set, but reflective rounds are not available yet; running selection over the pool only"
-        );
-    }
+    let proposer = project.config.proposer(&environment(config)?)?;
     let pool = project.pool()?;
     let (train, val) = (project.split(Split::Train), project.split(Split::Val));
     let asked = asked_of(&pool)?;
@@ -212,6 +208,7 @@ pub async fn optimize_classifier(config: &Path, out: Option<&Path>) -> anyhow::R
             policy: &policy,
             settings: &project.config.optimizer,
             keep: project.config.keep_questions.as_deref(),
+            proposer: proposer.as_deref(),
         },
         &progress,
     )

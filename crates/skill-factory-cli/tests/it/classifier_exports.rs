@@ -173,10 +173,7 @@ type Verdicts = HashMap<String, (Option<f64>, bool, String)>;
 
 /// The Rust scorer's (score, flags, level) of every train and val example, and of a few
 /// made-up answer maps (none, one missing answer), for `probeset` through the config's policy.
-fn lab_verdicts(
-    ws: &Path,
-    probeset: &Path,
-) -> (Vec<Value>, Verdicts) {
+fn lab_verdicts(ws: &Path, probeset: &Path) -> (Vec<Value>, Verdicts) {
     let project = Project::load(&ws.join("policy.yaml"), None).unwrap();
     let lab = project.config.lab(&|_: &str| None).unwrap();
     let set = skill_factory_lab::probeset::ProbeSet::load(probeset).unwrap();
@@ -227,11 +224,7 @@ fn lab_verdicts(
 }
 
 /// Runs `command` on the export and checks every case against the lab's verdict.
-fn check_export(
-    command: &mut Command,
-    what: &str,
-    expected: &Verdicts,
-) {
+fn check_export(command: &mut Command, what: &str, expected: &Verdicts) {
     let output = command
         .output()
         .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
@@ -639,4 +632,109 @@ fn production_parity_agrees_with_the_python_tool_and_refuses_what_it_cannot_read
         ran.stdout,
         ran.stderr
     );
+}
+
+/// The reflective run of the Python tool's fixture, ours: the same seed, pool, System One
+/// answers (the mock's hashed probabilities) and scripted proposer replies.
+async fn reflective_run() -> (tempfile::TempDir, crate::common::Ran, Value) {
+    let stub = skill_factory_mock::SystemOneStub::start(|state, _, question| {
+        skill_factory_mock::hashed_probability(state, question)
+    })
+    .await
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let inputs = fixtures().join("python/inputs/reflect");
+    for file in ["dataset.jsonl", "candidates.json"] {
+        std::fs::copy(
+            repo_root().join("examples/pr-mismatch").join(file),
+            tmp.path().join(file),
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        inputs.join("seed_probeset.json"),
+        tmp.path().join("seed_probeset.json"),
+    )
+    .unwrap();
+    let replies: Value =
+        serde_json::from_str(&std::fs::read_to_string(inputs.join("replies.json")).unwrap())
+            .unwrap();
+    let template = std::fs::read_to_string(inputs.join("config.yaml.in")).unwrap();
+    let (kept, _) = template.split_once("optimizer_provider:").unwrap();
+    let config = format!(
+        "{}optimizer_provider: {{name: fake, model: fake-proposer, responses: {}}}\n",
+        kept.replace("@SYSTEMONE_URL@", &stub.url()),
+        replies
+    );
+    std::fs::write(tmp.path().join("config.yaml"), config).unwrap();
+    let ran = run(bin()
+        .current_dir(tmp.path())
+        .args(["optimize", "-c", "config.yaml"]));
+    let history = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("ws/history.json")).unwrap_or_default(),
+    )
+    .unwrap_or(Value::Null);
+    drop(stub);
+    (tmp, ran, history)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reflective_rounds_show_the_proposer_what_the_python_tool_shows_and_keep_the_same_rounds() {
+    let (_tmp, ran, ours) = reflective_run().await;
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    let theirs: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("python/reflect/history.json")).unwrap(),
+    )
+    .unwrap();
+    let (ours, theirs) = (ours.as_array().unwrap(), theirs.as_array().unwrap());
+    assert_eq!(ours.len(), theirs.len(), "{ours:#?}");
+    for (o, t) in ours.iter().zip(theirs) {
+        for key in [
+            "round",
+            "change",
+            "candidate",
+            "score",
+            "accepted",
+            "reasons",
+            "new_questions",
+            "state_budget",
+        ] {
+            assert_eq!(
+                o[key], t[key],
+                "round {} {key}: {}",
+                t["round"], o["rationale"]
+            );
+        }
+        if t["threshold"].is_null() {
+            assert!(o["threshold"].is_null());
+        } else {
+            let (a, b) = (
+                o["threshold"].as_f64().unwrap(),
+                t["threshold"].as_f64().unwrap(),
+            );
+            assert!(
+                (a - b).abs() < 1e-9,
+                "round {} threshold {a} vs {b}",
+                t["round"]
+            );
+        }
+    }
+    // What the proposer was shown, round by round, is the Python tool's prompt.
+    let prompts: Vec<Value> =
+        std::fs::read_to_string(fixtures().join("python/reflect/prompts.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    let shown: Vec<&Value> = ours.iter().filter(|r| r.get("prompt").is_some()).collect();
+    assert_eq!(shown.len(), prompts.len());
+    for (round, prompt) in shown.iter().zip(&prompts) {
+        let messages = &prompt["body"]["messages"];
+        assert_eq!(messages[0]["content"], skill_factory_lab::reflect::SYSTEM);
+        assert_eq!(
+            round["prompt"], messages[1]["content"],
+            "round {}",
+            round["round"]
+        );
+    }
 }
