@@ -488,8 +488,14 @@ impl ClassifierConfig {
             return Ok(None);
         };
         let origin = self.path.display();
-        let settings: ProviderSettings = serde_json::from_value(block.clone())
+        let mut settings: ProviderSettings = serde_json::from_value(block.clone())
             .map_err(|e| LabError::invalid(format!("{origin}: optimizer_provider: {e}")))?;
+        // Like every path of the config, a fake provider's script is beside the config.
+        if let (Some(script), Some(dir)) = (settings.script.as_mut(), self.path.parent())
+            && Path::new(script.as_str()).is_relative()
+        {
+            *script = dir.join(script.as_str()).display().to_string();
+        }
         let client = build_client(&settings, "", env)
             .map_err(|e| LabError::invalid(format!("{origin}: optimizer_provider: {e}")))?;
         if client.provider() == "fake" {

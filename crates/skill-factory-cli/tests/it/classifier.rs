@@ -324,6 +324,8 @@ fn offline_example(dir: &Path) -> PathBuf {
         "seed_probeset.json",
         "candidates.json",
         "fake_jev.yaml",
+        "fake_proposer.yaml",
+        "policy.yaml",
     ] {
         std::fs::copy(source.join(file), dir.join(file)).unwrap();
     }
@@ -367,6 +369,28 @@ fn the_pr_mismatch_example_runs_offline_end_to_end() {
     assert!(
         score.contains("undisclosed") || score.contains("surprise"),
         "{score}"
+    );
+    // A reflective round: the scripted proposer's questions joined the pool and were tried.
+    let history = common::read_json(&dir.path().join("ws/history.json"));
+    let reflective = &history[2];
+    assert_eq!(reflective["change"], "+2 questions", "{history}");
+    assert_eq!(
+        reflective["new_questions"],
+        serde_json::json!(["unmentioned_effect@reviewer", "unmentioned_effect@auditor"])
+    );
+    assert!(
+        reflective["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("SYSTEM-LEVEL CAUSES")
+    );
+    // The declarative policy: detection is the threshold, `block` a stricter tier.
+    let simulated = common::run(bin().args(["lab", "simulate", "-c"]).arg(&config));
+    assert_eq!(simulated.code, Some(0), "{}", simulated.stderr);
+    assert!(
+        simulated.stdout.starts_with("triage ") && simulated.stdout.contains(", block "),
+        "{}",
+        simulated.stdout
     );
     let seed = common::read_json(&dir.path().join("ws/seed.json"));
     assert!(
