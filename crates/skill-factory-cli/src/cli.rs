@@ -370,6 +370,10 @@ pub enum LabAction {
         /// Also print the per-question table (AUC, recall at the budget).
         #[arg(long)]
         questions: bool,
+        /// Also print the failure digest of this split (train or val): why examples were
+        /// missed or falsely flagged, as reflective rounds show the proposer.
+        #[arg(long, value_name = "SPLIT")]
+        failures: Option<String>,
     },
     /// Fit every candidate over the pool on train from the cache and show the best, with
     /// their validation rates and the Pareto front.

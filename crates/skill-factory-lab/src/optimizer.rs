@@ -404,9 +404,12 @@ pub async fn optimize(
             let digest = reflect::failure_digest(&DigestInput {
                 probeset: &best,
                 train,
+                label: "TRAINING",
                 table: &table,
                 stats: &stats,
                 max_state_budget: settings.max_state_budget,
+                shown: reflect::MOST_SHOWN,
+                excerpt: reflect::EXCERPT_CHARS,
             });
             let prompt = reflect::proposal_prompt(&PromptInput {
                 goal: &settings.goal,

@@ -37,10 +37,10 @@ pub const TEMPERATURE: f64 = 0.4;
 /// Most output tokens of a proposal.
 pub const MAX_TOKENS: u32 = 4096;
 
-/// Characters of an example's state shown in the digest.
-const EXCERPT_CHARS: usize = 1200;
-/// Judged misses shown; false flags get half as many.
-const MOST_SHOWN: usize = 10;
+/// Characters of an example's state shown in the proposer's digest.
+pub const EXCERPT_CHARS: usize = 1200;
+/// Judged misses shown to the proposer; false flags get half as many.
+pub const MOST_SHOWN: usize = 10;
 /// Answers shown per example beyond the score's questions.
 const MORE_ANSWERS: usize = 5;
 
@@ -48,14 +48,20 @@ const MORE_ANSWERS: usize = 5;
 pub struct DigestInput<'a> {
     /// The current best.
     pub probeset: &'a ProbeSet,
-    /// The training examples.
+    /// The examples whose failures are shown (train, for the proposer).
     pub train: &'a [Example],
+    /// Their split's name as the digest writes it (`TRAINING`).
+    pub label: &'a str,
     /// Their answers (every pool question).
     pub table: &'a AnswerTable,
     /// Every pool question on train, best training AUC first.
     pub stats: &'a [QuestionStats],
     /// The largest state budget a proposal may ask for.
     pub max_state_budget: Option<usize>,
+    /// Judged misses shown (false flags: half as many, at least one).
+    pub shown: usize,
+    /// Characters of each example's state shown.
+    pub excerpt: usize,
 }
 
 /// The failure digest of the current best on train.
@@ -63,10 +69,14 @@ pub fn failure_digest(input: &DigestInput) -> String {
     let DigestInput {
         probeset,
         train,
+        label,
         table,
         stats,
         max_state_budget,
+        shown,
+        excerpt,
     } = input;
+    let (shown, excerpt) = (*shown, *excerpt);
     let budget = probeset.state_budget;
     let flagged = |ex: &Example| probeset.flags(table.answers(&ex.id));
     let positives: Vec<&Example> = train.iter().filter(|ex| ex.label).collect();
@@ -89,7 +99,7 @@ pub fn failure_digest(input: &DigestInput) -> String {
     );
     let _ = writeln!(
         out,
-        "TRAINING: {}/{} positives detected; {}/{} negatives falsely flagged.",
+        "{label}: {}/{} positives detected; {}/{} negatives falsely flagged.",
         positives.len() - misses.len(),
         positives.len(),
         false_flags.len(),
@@ -206,9 +216,9 @@ pub fn failure_digest(input: &DigestInput) -> String {
             let _ = writeln!(out, "--- {} (group {}) ---", ex.id, ex.group);
             match &ex.state {
                 Some(state) => {
-                    let excerpt: String = state.chars().take(EXCERPT_CHARS).collect();
-                    out.push_str(&excerpt);
-                    if state.chars().count() > EXCERPT_CHARS {
+                    let cut: String = state.chars().take(excerpt).collect();
+                    out.push_str(&cut);
+                    if state.chars().count() > excerpt {
                         out.push_str(" ...[truncated]");
                     }
                     out.push('\n');
@@ -241,15 +251,10 @@ pub fn failure_digest(input: &DigestInput) -> String {
         &mut out,
         "MISSED POSITIVES THAT WERE JUDGED",
         &judged_misses,
-        MOST_SHOWN,
+        shown,
     );
     out.push('\n');
-    show(
-        &mut out,
-        "FALSE FLAGS",
-        &false_flags,
-        (MOST_SHOWN / 2).max(1),
-    );
+    show(&mut out, "FALSE FLAGS", &false_flags, (shown / 2).max(1));
     out
 }
 

@@ -7,7 +7,8 @@
 //! | `probeset.json` | the best probe set (what to ship) |
 //! | `seed.json` | the seed, its threshold fitted on train (the "before" of reports) |
 //! | `report.md`, `splits.svg` | before and after, rounds, questions, coverage |
-//! | `history.json` | every round, machine-readable |
+//! | `history.json` | every round, machine-readable (a reflective round with the proposer's prompt) |
+//! | `proposals.sqlite` | the proposer's answers, so a rerun asks it nothing |
 //! | `result.json` | the run summary, in the shape of skill-mode runs (`kind: "classifier"`) |
 //! | `seal.json` | the freeze record and every opening of a sealed split |
 //!

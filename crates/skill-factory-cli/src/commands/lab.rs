@@ -25,7 +25,7 @@ use skill_factory_lab::splits::Split;
 use skill_factory_lab::svg::{SvgRow, splits_svg};
 use skill_factory_lab::table::AnswerTable;
 use skill_factory_lab::workspace::Project;
-use skill_factory_lab::{drift, noise};
+use skill_factory_lab::{drift, noise, reflect};
 use skill_factory_package::output::write_atomic;
 use skill_factory_pycompat::float::thousands;
 
@@ -371,7 +371,14 @@ pub async fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             probeset,
             splits,
             questions,
-        } => score(&config.config, probeset, &splits, questions),
+            failures,
+        } => score(
+            &config.config,
+            probeset,
+            &splits,
+            questions,
+            failures.as_deref(),
+        ),
         LabAction::Select {
             config,
             fpr,
@@ -590,9 +597,21 @@ fn score(
     probeset: Option<PathBuf>,
     splits: &str,
     questions: bool,
+    failures: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let splits = parse_splits(splits)?;
     refuse_sealed(&splits, "lab score")?;
+    let failures = match failures {
+        Some(name) => {
+            let parsed = parse_splits(name)?;
+            let [split] = parsed[..] else {
+                bail!("--failures {name}: give one split (train or val)");
+            };
+            refuse_sealed(&[split], "lab score --failures")?;
+            Some(split)
+        }
+        None => None,
+    };
     let Opened { project, lab } = open(config, None)?;
     let probeset = probeset_or(probeset, || Ok(project.best()?))?;
     let examples = examples_of(&project, &splits);
@@ -659,8 +678,38 @@ fn score(
             );
         }
     }
+    if let Some(split) = failures {
+        // Every pool question answered for the split, and how each separates on train.
+        let pool = project.pool()?;
+        let mut bank = pool.clone();
+        bank.merge(&probeset.bank).map_err(anyhow::Error::msg)?;
+        let asked = asked_of(&bank)?;
+        let shown = examples_of(&project, &[Split::Train, split]);
+        let table = lab.table(&shown, &asked, probeset.state_budget, 0);
+        let train = [(Split::Train, project.split(Split::Train))];
+        let budget = project.config.objective.fpr_budget;
+        let mut stats =
+            question_stats(&bank.ids(), &train, &table, budget).map_err(anyhow::Error::msg)?;
+        stats.sort_by(|a, b| b.auc(Split::Train).total_cmp(&a.auc(Split::Train)));
+        let digest = reflect::failure_digest(&reflect::DigestInput {
+            probeset: &probeset,
+            train: project.split(split),
+            label: &split.name().to_uppercase(),
+            table: &table,
+            stats: &stats,
+            max_state_budget: project.config.optimizer.max_state_budget,
+            shown: FAILURES_SHOWN,
+            excerpt: FAILURES_EXCERPT,
+        });
+        outln!("\n{digest}");
+    }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Examples and state characters `lab score --failures` shows.
+const FAILURES_SHOWN: usize = 50;
+/// Characters of each state `lab score --failures` shows.
+const FAILURES_EXCERPT: usize = 300;
 
 fn select(
     config: &Path,

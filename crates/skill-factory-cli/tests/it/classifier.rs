@@ -392,6 +392,21 @@ fn the_pr_mismatch_example_runs_offline_end_to_end() {
         "{}",
         simulated.stdout
     );
+    // Why the best misses what it misses on validation, as the proposer sees train.
+    let failures = common::run(
+        bin()
+            .args(["lab", "score", "--failures", "val", "-c"])
+            .arg(&config),
+    );
+    assert_eq!(failures.code, Some(0), "{}", failures.stderr);
+    has(&failures.stdout, "VAL: 4/5 positives detected");
+    has(&failures.stdout, "MISSED POSITIVES THAT WERE JUDGED (1):");
+    let sealed = common::run(
+        bin()
+            .args(["lab", "score", "--failures", "test", "-c"])
+            .arg(&config),
+    );
+    assert_eq!(sealed.code, Some(2), "{}", sealed.stdout);
     let seed = common::read_json(&dir.path().join("ws/seed.json"));
     assert!(
         seed["threshold"].is_f64(),
@@ -629,7 +644,8 @@ async fn two_processes_asking_into_one_cache_lose_no_answer() {
 fn optimize_warns_when_the_threshold_was_fitted_on_answers_of_several_versions() {
     let dir = tempfile::tempdir().unwrap();
     let config = optimized_example(dir.path());
-    // The model is upgraded, and a new question is asked of it: the cache now mixes versions.
+    // The model is upgraded, and a new question is asked of it: the cache now mixes versions
+    // (12 questions of the first run, the reflective round's two among them, on 32 examples).
     edit(
         &dir.path().join("fake_jev.yaml"),
         "model: fake-jev-1.0",
@@ -648,7 +664,7 @@ fn optimize_warns_when_the_threshold_was_fitted_on_answers_of_several_versions()
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     has(
         &ran.stderr,
-        "several model versions: fake-jev-1.0 (320), fake-jev-2.0 (32)",
+        "several model versions: fake-jev-1.0 (384), fake-jev-2.0 (32)",
     );
     has(&ran.stderr, "pinned to fake-jev-1.0");
 }
