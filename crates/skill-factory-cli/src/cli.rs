@@ -500,6 +500,22 @@ pub enum LabAction {
         #[arg(short, long, value_name = "CONFIG")]
         config: Option<PathBuf>,
     },
+    /// Turn a skill-scanner judge lab (bundles-<budget>.jsonl and answers.jsonl) into a
+    /// classifier workspace: a dataset, the answers copied, and a question bank as the pool.
+    ImportScanner {
+        /// The skill-scanner lab folder.
+        #[arg(value_name = "LAB_DIR")]
+        lab: PathBuf,
+        /// The folder to write the workspace files into.
+        #[arg(short, long = "out", value_name = "DIR")]
+        out: PathBuf,
+        /// The state budget of the bundles file to read (bundles-<budget>.jsonl).
+        #[arg(long, default_value_t = 96_000, value_name = "CHARS")]
+        budget: usize,
+        /// A question bank (flat or framed) to save as the workspace's pool.json.
+        #[arg(long, value_name = "FILE")]
+        questions: Option<PathBuf>,
+    },
     /// Check a shipped export, or production verdicts, against the probe set. Exit 4 on a
     /// mismatch.
     Parity {

@@ -456,12 +456,15 @@ pub fn load_dataset(path: &Path, labels: &Labels) -> Result<Vec<Example>, LabErr
     Ok(examples)
 }
 
-/// Writes `examples` as JSONL, one [`Example::to_record`] per line (labels as class names),
-/// atomically: readers see the old file or the new one, never half of it.
+/// Writes `examples` as JSONL, one [`Example::to_record`] per line (labels as class names,
+/// text as written: non-ASCII kept, as the Python tool writes it), atomically: readers see the
+/// old file or the new one, never half of it.
 pub fn save_dataset(path: &Path, examples: &[Example], labels: &Labels) -> Result<(), LabError> {
     let mut text = String::new();
     for example in examples {
-        text.push_str(&json::dumps(&Value::Object(example.to_record(labels))));
+        text.push_str(&json::dumps_unicode(&Value::Object(
+            example.to_record(labels),
+        )));
         text.push('\n');
     }
     crate::files::write_atomic(path, &text)

@@ -27,6 +27,7 @@
 //! * [`optimizer`]: seed, selection and the gate, round by round;
 //! * [`reflect`]: the failure digest, the proposal prompt and reading the proposer's reply;
 //! * [`config`]: the `kind: classifier` YAML;
+//! * [`scanner`]: a skill-scanner judge lab imported as a workspace;
 //! * [`workspace`]: the files of a workspace and the reports written into it.
 
 #![warn(missing_docs)]
@@ -49,6 +50,7 @@ pub mod probeset;
 pub mod question;
 pub mod reflect;
 pub mod report;
+pub mod scanner;
 pub mod score;
 pub mod seal;
 pub mod select;

@@ -33,6 +33,20 @@ pub fn dumps(value: &Value) -> String {
     .write(value)
 }
 
+/// Python `json.dumps(value, ensure_ascii=False)`: [`dumps`] with non-ASCII characters kept
+/// as they are (the lines of a dataset the Python tool writes).
+pub fn dumps_unicode(value: &Value) -> String {
+    Format {
+        indent: None,
+        item_separator: ", ",
+        key_separator: ": ",
+        numbers: NumberStyle::Python,
+        keys: KeyOrder::Insertion,
+        ensure_ascii: false,
+    }
+    .write(value)
+}
+
 /// Python `json.dumps(value, indent=2, ensure_ascii=False)`.
 ///
 /// Items are separated by `,` and a newline, keys by `: `, nesting is indented by two spaces,

@@ -420,6 +420,12 @@ pub async fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             probeset,
             splits,
         } => simulate(&config.config, &policies, probeset, &splits),
+        LabAction::ImportScanner {
+            lab,
+            out,
+            budget,
+            questions,
+        } => import_scanner(&lab, &out, budget, questions.as_deref()),
         LabAction::Export {
             probeset,
             out,
@@ -502,6 +508,30 @@ fn simulate(
             .collect();
         outln!("{:<28} {}", policy.name, per_split.join("   "));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `lab import-scanner LAB --out DIR`.
+fn import_scanner(
+    lab: &Path,
+    out: &Path,
+    budget: usize,
+    questions: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let imported = skill_factory_lab::scanner::import(lab, out, budget, questions)?;
+    outln!(
+        "imported {} examples into {}",
+        imported.examples,
+        out.display()
+    );
+    outln!("  dataset  {}", imported.dataset.display());
+    outln!("  answers  {}", imported.answers.display());
+    if let Some(pool) = &imported.pool {
+        outln!("  pool     {}", pool.display());
+    }
+    outln!(
+        "Write a config with `kind: classifier`, `dataset`, `probeset` and `workspace: .` to use it."
+    );
     Ok(ExitCode::SUCCESS)
 }
 

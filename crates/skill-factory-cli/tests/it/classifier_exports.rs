@@ -738,3 +738,91 @@ async fn reflective_rounds_show_the_proposer_what_the_python_tool_shows_and_keep
         );
     }
 }
+
+#[test]
+fn a_skill_scanner_lab_imports_as_the_python_tool_imports_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy(&fixtures().join("python/inputs/scanner"), tmp.path());
+    let theirs = fixtures().join("python/scanner");
+    let ran = lab(
+        tmp.path(),
+        &[
+            "import-scanner",
+            "lab",
+            "--out",
+            "out",
+            "--questions",
+            "questions.json",
+        ],
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert_eq!(
+        ran.stdout,
+        recorded("scanner", "import-scanner")["stdout"]
+            .as_str()
+            .unwrap()
+    );
+    for file in ["dataset.jsonl", "answers.jsonl", "pool.json"] {
+        assert_eq!(
+            std::fs::read(tmp.path().join("out").join(file)).unwrap(),
+            std::fs::read(theirs.join("out").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let ran = lab(tmp.path(), &["import-scanner", "lab", "--out", "out-noq"]);
+    assert_eq!(
+        ran.stdout,
+        recorded("scanner", "import-scanner without --questions")["stdout"]
+            .as_str()
+            .unwrap()
+    );
+    assert!(!tmp.path().join("out-noq/pool.json").exists());
+    for (args, name) in [
+        (
+            vec!["import-scanner", "not-a-lab", "--out", "bad"],
+            "not-a-lab/bundles-96000.jsonl is missing",
+        ),
+        (
+            vec!["import-scanner", "lab", "--out", "bad", "--budget", "24000"],
+            "lab/bundles-24000.jsonl is missing",
+        ),
+    ] {
+        let ran = lab(tmp.path(), &args);
+        assert_eq!(ran.code, Some(2));
+        assert!(
+            ran.stderr.contains("not a skill-scanner lab") && ran.stderr.contains(name),
+            "{}",
+            ran.stderr
+        );
+    }
+    // The imported workspace reads: its splits, and the answers serve it from the cache.
+    std::fs::copy(
+        tmp.path().join("out/dataset.jsonl"),
+        tmp.path().join("dataset.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        tmp.path().join("out/answers.jsonl"),
+        tmp.path().join("answers.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        tmp.path().join("out/pool.json"),
+        tmp.path().join("pool.json"),
+    )
+    .unwrap();
+    let status = lab(tmp.path(), &["status", "-c", "config.yaml"]);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    assert!(
+        status
+            .stdout
+            .contains("splits: train 1+/1-, val 1+/1-, test 1+/1-"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains("cache: 7 answers"),
+        "{}",
+        status.stdout
+    );
+}

@@ -1,0 +1,220 @@
+//! `lab import-scanner`: a skill-scanner judge lab (`bundles-<budget>.jsonl` and
+//! `answers.jsonl`) turned into a classifier workspace: a dataset of its bundles, its answers
+//! copied as they are (the hashes are the same, so they serve the workspace without a request),
+//! and optionally a question bank as the pool.
+//!
+//! An example's id and group are its folder relative to the folders' common path; its source
+//! is the corpus, its split the lab's, its metadata the scanner's findings and the bundle's
+//! kind. A bundle the lab skipped keeps the reason, one it never sent (no state hash) says so,
+//! and one skipped for being over the lab's budget keeps only its size, so the workspace's own
+//! state budget decides whether it is judged.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::LabError;
+use crate::dataset::{Example, Labels, save_dataset};
+use crate::question::Bank;
+use crate::splits::Split;
+
+/// skill-scanner's default state budget, in characters.
+pub const DEFAULT_BUDGET: usize = 96_000;
+
+/// What an import wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// Examples in the dataset.
+    pub examples: usize,
+    /// The dataset file.
+    pub dataset: PathBuf,
+    /// The copied answer cache.
+    pub answers: PathBuf,
+    /// The pool, when a question bank was given.
+    pub pool: Option<PathBuf>,
+}
+
+/// The size an over-budget message gives: `skill text is N characters, over the judge's M
+/// budget...`.
+fn over_budget_size(reason: &str) -> Option<usize> {
+    let rest = reason.strip_prefix("skill text is ")?;
+    let (number, tail) = rest.split_once(" characters")?;
+    tail.contains("budget")
+        .then(|| number.replace(',', "").parse().ok())
+        .flatten()
+}
+
+/// The longest common folder of `paths`, component by component.
+fn common_folder(paths: &[PathBuf]) -> PathBuf {
+    let mut common: Vec<Component> = match paths.first() {
+        Some(first) => first.components().collect(),
+        None => return PathBuf::new(),
+    };
+    for path in &paths[1..] {
+        let parts: Vec<Component> = path.components().collect();
+        let same = common
+            .iter()
+            .zip(&parts)
+            .take_while(|(a, b)| a == b)
+            .count();
+        common.truncate(same);
+    }
+    if paths.len() == 1 {
+        common.pop();
+    }
+    common.iter().collect()
+}
+
+/// Imports the lab in `lab` (its `bundles-<budget>.jsonl`) into `out`, with `questions` (a
+/// bank file) as the pool.
+pub fn import(
+    lab: &Path,
+    out: &Path,
+    budget: usize,
+    questions: Option<&Path>,
+) -> Result<Imported, LabError> {
+    let bundles = lab.join(format!("bundles-{budget}.jsonl"));
+    let answers = lab.join("answers.jsonl");
+    for file in [&bundles, &answers] {
+        if !file.is_file() {
+            return Err(LabError::invalid(format!(
+                "not a skill-scanner lab: {} is missing (pass the lab folder, and --budget if its bundles file has another budget)",
+                file.display()
+            )));
+        }
+    }
+    let text = std::fs::read_to_string(&bundles).map_err(|e| LabError::io(&bundles, e))?;
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}:{}", bundles.display(), i + 1);
+        let row: Map<String, Value> = serde_json::from_str(line).map_err(|e| {
+            LabError::invalid(format!(
+                "{at}: not a JSON object ({e}); each line is one bundle"
+            ))
+        })?;
+        let Some(dir) = row.get("dir").and_then(Value::as_str) else {
+            return Err(LabError::invalid(format!(
+                "{at}: the bundle has no `dir`, the skill folder it was made from"
+            )));
+        };
+        rows.push((at, PathBuf::from(dir), row));
+    }
+    if rows.is_empty() {
+        return Err(LabError::invalid(format!(
+            "{}: no bundle in the file: run the scanner's judge lab first",
+            bundles.display()
+        )));
+    }
+    let dirs: Vec<PathBuf> = rows.iter().map(|(_, dir, _)| dir.clone()).collect();
+    let common = common_folder(&dirs);
+    let labels = Labels {
+        positive: "malicious".into(),
+        negative: "benign".into(),
+    };
+    let mut examples = Vec::with_capacity(rows.len());
+    for (at, dir, row) in rows {
+        let id = dir
+            .strip_prefix(&common)
+            .unwrap_or(&dir)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let text_of = |key: &str| row.get(key).and_then(Value::as_str).map(str::to_string);
+        let split = match text_of("split") {
+            Some(name) => Some(Split::parse(&name).ok_or_else(|| {
+                LabError::invalid(format!(
+                    "{at}: split '{name}' is not one of train, val, test, held-out"
+                ))
+            })?),
+            None => None,
+        };
+        let state_hash = text_of("stateHash");
+        let mut chars = row.get("chars").and_then(Value::as_u64).map(|n| n as usize);
+        let mut skipped = text_of("skipped").filter(|r| !r.is_empty());
+        if let Some(size) = skipped.as_deref().and_then(over_budget_size) {
+            // Over the lab's budget: the workspace's own budget decides.
+            chars = Some(size);
+            skipped = None;
+        } else if state_hash.is_none() && skipped.is_none() {
+            skipped = Some("not sent by the lab".into());
+        }
+        let mut metadata = Map::new();
+        metadata.insert(
+            "findings".into(),
+            row.get("findings")
+                .cloned()
+                .unwrap_or(Value::Array(Vec::new())),
+        );
+        metadata.insert(
+            "kind".into(),
+            row.get("kind").cloned().unwrap_or(Value::Null),
+        );
+        examples.push(Example {
+            group: id.clone(),
+            id,
+            label: text_of("label").as_deref() == Some("malicious"),
+            state: None,
+            state_hash,
+            chars,
+            source: text_of("corpus").unwrap_or_default(),
+            split,
+            skipped,
+            metadata,
+        });
+    }
+    std::fs::create_dir_all(out).map_err(|e| LabError::io(out, e))?;
+    let dataset = out.join("dataset.jsonl");
+    save_dataset(&dataset, &examples, &labels)?;
+    let copied = out.join("answers.jsonl");
+    let cache = std::fs::read(&answers).map_err(|e| LabError::io(&answers, e))?;
+    skill_factory_package::output::write_atomic(&copied, &cache)
+        .map_err(|e| LabError::io(&copied, e))?;
+    let pool = match questions {
+        Some(file) => {
+            let bank = Bank::load(file)?;
+            let path = out.join("pool.json");
+            bank.save(&path)?;
+            Some(path)
+        }
+        None => None,
+    };
+    Ok(Imported {
+        examples: examples.len(),
+        dataset,
+        answers: copied,
+        pool,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_over_budget_message_gives_the_size() {
+        assert_eq!(
+            over_budget_size(
+                "skill text is 120000 characters, over the judge's 96000 budget; skipped rather than truncated"
+            ),
+            Some(120_000)
+        );
+        assert_eq!(
+            over_budget_size("scripts/huge.py was truncated while collecting"),
+            None
+        );
+    }
+
+    #[test]
+    fn ids_are_relative_to_the_common_folder_or_to_the_parent_of_a_single_one() {
+        let paths = |p: &[&str]| p.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            common_folder(&paths(&["/c/a/x", "/c/b/y"])),
+            PathBuf::from("/c")
+        );
+        assert_eq!(common_folder(&paths(&["/c/a/x"])), PathBuf::from("/c/a"));
+    }
+}
