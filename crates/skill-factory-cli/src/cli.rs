@@ -177,7 +177,8 @@ pub enum SplitChoice {
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The skill: a SKILL.md (its folder's files are carried along), any other skill file
-    /// (exported alone), or a folder holding a SKILL.md.
+    /// (exported alone), a folder holding a SKILL.md, or a classifier workspace (a skill that
+    /// carries its probe set and scorer under scripts/).
     #[arg(long, value_name = "PATH")]
     pub skill: PathBuf,
     /// The folder to export into: the skill goes to DIR/<name>/.
@@ -499,6 +500,9 @@ pub enum LabAction {
         /// A classifier config whose policy is compiled in.
         #[arg(short, long, value_name = "CONFIG")]
         config: Option<PathBuf>,
+        /// A policy file (YAML or JSON) to compile in instead of the config's.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
     },
     /// Turn a skill-scanner judge lab (bundles-<budget>.jsonl and answers.jsonl) into a
     /// classifier workspace: a dataset, the answers copied, and a question bank as the pool.
@@ -533,6 +537,9 @@ pub enum LabAction {
         /// The classifier config (its cache, dataset and policy).
         #[arg(short, long, value_name = "CONFIG")]
         config: Option<PathBuf>,
+        /// The policy file the artifact was exported with, instead of the config's.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
         /// The split the production verdicts are compared on (train or val).
         #[arg(long, default_value = "train", value_name = "SPLIT")]
         split: String,

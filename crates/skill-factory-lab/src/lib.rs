@@ -28,6 +28,7 @@
 //! * [`reflect`]: the failure digest, the proposal prompt and reading the proposer's reply;
 //! * [`config`]: the `kind: classifier` YAML;
 //! * [`scanner`]: a skill-scanner judge lab imported as a workspace;
+//! * [`skill`]: a classifier workspace as an agent skill carrying its scorer;
 //! * [`workspace`]: the files of a workspace and the reports written into it.
 
 #![warn(missing_docs)]
@@ -54,6 +55,7 @@ pub mod scanner;
 pub mod score;
 pub mod seal;
 pub mod select;
+pub mod skill;
 pub mod splits;
 pub mod svg;
 pub mod table;

@@ -9,6 +9,7 @@
 //! | `report.md`, `splits.svg` | before and after, rounds, questions, coverage |
 //! | `history.json` | every round, machine-readable (a reflective round with the proposer's prompt) |
 //! | `proposals.sqlite` | the proposer's answers, so a rerun asks it nothing |
+//! | `policy.json` | the config's declarative policy as run (when it has one) |
 //! | `result.json` | the run summary, in the shape of skill-mode runs (`kind: "classifier"`) |
 //! | `seal.json` | the freeze record and every opening of a sealed split |
 //!
@@ -143,6 +144,14 @@ impl Project {
         outcome.pool.save(&self.file("pool.json"))?;
         outcome.seed.save(&self.file("seed.json"))?;
         best.save(&self.file("probeset.json"))?;
+        if let Some((policy, _)) = &self.config.policy {
+            // The rules as run, so an export of the workspace (a skill with its scorer) can
+            // compile them in without the config.
+            write_atomic(
+                &self.file(POLICY_FILE),
+                &(pyjson::dumps_indent(policy, 1) + "\n"),
+            )?;
+        }
         let history = Value::Array(outcome.history.iter().map(|r| r.to_json()).collect());
         write_atomic(
             &self.file("history.json"),
@@ -155,6 +164,9 @@ impl Project {
         )
     }
 }
+
+/// The policy the run measured through, in the workspace.
+pub const POLICY_FILE: &str = "policy.json";
 
 /// The objective's value of a run's reports (0 when it cannot be read).
 fn value(objective: &Objective, reports: &crate::evaluate::Reports) -> f64 {

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use skill_factory_package::bundle::SkillBundle;
 use skill_factory_package::install::{
     AGENTS, Agent, GlobalBase, HomeDirs, InstallStatus, Scope, find_agent, install,
 };
@@ -43,7 +42,7 @@ pub fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
         }
         Scope::Project(root)
     };
-    let bundle = SkillBundle::load(skill)?;
+    let bundle = super::export::bundle_of(skill)?;
     let report = install(&bundle, &agents, &scope, args.force)?;
     for warning in &report.warnings {
         errln!("{warning}");

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
+use skill_factory_lab::config::read_policy_file;
 use skill_factory_lab::export::{Format, export as render};
 use skill_factory_lab::parity::{check_artifact, check_production};
 use skill_factory_lab::policy::PolicySpec;
@@ -20,8 +21,20 @@ use crate::output::outln;
 /// The exit code when parity does not hold.
 const MISMATCH: u8 = 4;
 
-/// The config's declarative policy, when a config is given and has one.
-fn policy_of(config: Option<&Path>) -> anyhow::Result<Option<PolicySpec>> {
+/// The policy to compile in: the file given, else the config's, else none.
+fn policy_of(
+    config: Option<&Path>,
+    file: Option<&Path>,
+    probeset: &ProbeSet,
+) -> anyhow::Result<Option<PolicySpec>> {
+    if let Some(file) = file {
+        let value = read_policy_file(file)?;
+        let spec = PolicySpec::from_json(&file.display().to_string(), &value, &|id| {
+            probeset.bank.contains(id)
+        })
+        .map_err(anyhow::Error::msg)?;
+        return Ok(Some(spec));
+    }
     match config {
         Some(config) => Ok(Project::load(config, None)?.policy()?.1),
         None => Ok(None),
@@ -34,13 +47,14 @@ pub fn export(
     out: &Path,
     format: Option<&str>,
     config: Option<&Path>,
+    policy_file: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let set = ProbeSet::load(probeset)?;
     let format = match format {
         Some(name) => Format::named(name)?,
         None => Format::of_path(out)?,
     };
-    let policy = policy_of(config)?;
+    let policy = policy_of(config, policy_file, &set)?;
     let text = render(&set, format, policy.as_ref())?;
     write_atomic(out, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
@@ -62,7 +76,7 @@ pub fn parity(
     probeset: &Path,
     artifact: Option<&Path>,
     production: Option<&Path>,
-    config: Option<&Path>,
+    (config, policy_file): (Option<&Path>, Option<&Path>),
     split: &str,
     tolerance: f64,
 ) -> anyhow::Result<ExitCode> {
@@ -77,7 +91,7 @@ pub fn parity(
     let set = ProbeSet::load(probeset)?;
     let mut ok = true;
     if let Some(artifact) = artifact {
-        let policy = policy_of(config)?;
+        let policy = policy_of(config, policy_file, &set)?;
         let parity = check_artifact(&set, policy.as_ref(), artifact, None)?;
         ok &= parity.ok;
         for line in parity.lines {

@@ -162,3 +162,56 @@ fn npx_skills_installs_an_exported_skill_with_its_bundled_files() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf-form-notes");
     check_round_trip(&fixture, "pdf-form-notes");
 }
+
+#[test]
+fn npx_skills_installs_a_classifier_run_with_its_scorer_that_runs() {
+    // The pr-mismatch example, optimized offline: its workspace is the skill.
+    let temp = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/pr-mismatch");
+    let dir = temp.path().join("example");
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(&example).unwrap().flatten() {
+        std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+    }
+    let config = dir.join("config.offline.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("../../runs/pr-mismatch-offline", "ws"),
+    )
+    .unwrap();
+    crate::common::bin()
+        .args(["optimize", "-c"])
+        .arg(&config)
+        .assert()
+        .success();
+    check_round_trip(&dir.join("ws"), "pr-mismatch");
+    // The scorer (installed byte for byte, as checked above) answers as the lab does: 0.2
+    // above the threshold is `block`, below it `pass`, and no answer never flags.
+    let installed = export(&dir.join("ws"), &temp.path().join("dist")).join("scripts/scorer.py");
+    let probeset: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ws/probeset.json")).unwrap())
+            .unwrap();
+    let question = probeset["score"].as_str().expect("a one-question score");
+    let threshold = probeset["threshold"].as_f64().unwrap();
+    let program = format!(
+        "import importlib.util, sys\ns = importlib.util.spec_from_file_location('s', sys.argv[1]); m = importlib.util.module_from_spec(s); s.loader.exec_module(m)\nfor p in ({}, {}, None):\n    a = {{}} if p is None else {{'{question}': p}}\n    print(m.flags(a), m.verdict(a))",
+        threshold + 0.25,
+        threshold - 0.01
+    );
+    let ran = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(program)
+        .arg(&installed)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        "True block\nFalse pass\nFalse pass\n"
+    );
+}
