@@ -790,6 +790,130 @@ mod tests {
         .unwrap()
     }
 
+    /// A run whose pool is only the seed's questions, with `proposer` answering `replies` in
+    /// order (the last repeating).
+    async fn reflective(
+        seed: &ProbeSet,
+        replies: &[&str],
+        settings: OptimizerSettings,
+        keep: Option<&[String]>,
+    ) -> (Outcome, usize) {
+        let examples = world::examples(120);
+        let splits = world::default_splits(&examples);
+        let proposer = skill_factory_llm::FakeModel::new("proposer")
+            .with_responses(replies.iter().map(|r| r.to_string()).collect());
+        let objective = objective(json!([]));
+        let outcome = optimize(
+            &lab(),
+            Inputs {
+                seed,
+                train: splits.get(Split::Train),
+                val: splits.get(Split::Val),
+                pool: &Bank::default(),
+                objective: &objective,
+                policy: &Policy::threshold(),
+                settings: &settings,
+                keep,
+                proposer: Some(&proposer),
+            },
+            &quiet,
+        )
+        .await
+        .unwrap();
+        let asked = proposer.received().len();
+        (outcome, asked)
+    }
+
+    const INTENT_PROPOSAL: &str = r#"The misses share bad intent. ```json
+{"rationale": "misses share a bad intent the capability question cannot see",
+ "frames": {"careful": "You read an item carefully."},
+ "questions": [{"id": "intent_check", "question": "Does the item show bad intent?", "true": "Yes: bad intent.", "false": "No: none.", "frames": ["careful"]}]}
+```"#;
+
+    #[tokio::test]
+    async fn a_reflective_round_adds_the_proposed_question_and_keeps_it_when_it_wins() {
+        let settings = OptimizerSettings {
+            rounds: 2,
+            patience: 1,
+            goal: "find bad intent".into(),
+            ..OptimizerSettings::default()
+        };
+        let seed = seed(&["capability"], "capability");
+        let (outcome, asked) = reflective(&seed, &[INTENT_PROPOSAL], settings, None).await;
+        let round = &outcome.history[2];
+        assert_eq!(round.change, "+1 question");
+        assert_eq!(round.new_questions, ["intent_check@careful"]);
+        assert!(round.accepted, "{round:?}");
+        assert!(outcome.pool.contains("intent_check@careful"));
+        assert!(
+            outcome.best.score.describe().contains("intent_check"),
+            "{}",
+            outcome.best.score.describe()
+        );
+        let prompt = round.prompt.as_deref().unwrap();
+        assert!(prompt.starts_with("GOAL: find bad intent\n"), "{prompt}");
+        assert!(
+            prompt.contains("SYSTEM-LEVEL CAUSES") && prompt.contains("P(true): capability="),
+            "{prompt}"
+        );
+        assert!(asked >= 1);
+    }
+
+    #[tokio::test]
+    async fn a_proposal_that_only_raises_the_state_budget_is_a_round_of_its_own() {
+        let settings = OptimizerSettings {
+            rounds: 1,
+            max_state_budget: Some(8000),
+            ..OptimizerSettings::default()
+        };
+        let mut seed = seed(&["intent@reviewer", "lure"], "intent@reviewer");
+        seed.state_budget = 1000;
+        let (outcome, _) = reflective(
+            &seed,
+            &[r#"{"rationale": "misses were never sent", "pipeline": {"state_budget": 5000}}"#],
+            settings,
+            Some(&[]),
+        )
+        .await;
+        let last = outcome.history.last().unwrap();
+        assert_eq!(last.change, "state budget 1,000 -> 5,000", "{last:?}");
+        assert!(last.accepted, "{last:?}");
+        assert_eq!(outcome.best.state_budget, 5000);
+    }
+
+    #[tokio::test]
+    async fn unusable_replies_are_refused_rounds_until_patience_runs_out() {
+        let settings = OptimizerSettings {
+            rounds: 5,
+            patience: 2,
+            ..OptimizerSettings::default()
+        };
+        let (outcome, asked) = reflective(
+            &seed(&["capability"], "capability"),
+            &["not json"],
+            settings,
+            None,
+        )
+        .await;
+        let proposals: Vec<&Round> = outcome
+            .history
+            .iter()
+            .filter(|r| r.change == "proposal")
+            .collect();
+        assert_eq!(proposals.len(), 2);
+        assert_eq!(asked, 2);
+        for round in proposals {
+            assert!(!round.accepted);
+            assert_eq!(
+                round.rationale,
+                "unusable proposal: no JSON object in the reply"
+            );
+            assert_eq!(round.raw_reply.as_deref(), Some("not json"));
+            assert_eq!(round.to_json()["raw_reply"], "not json");
+            assert!(round.to_json()["state_budget"].is_null());
+        }
+    }
+
     #[tokio::test]
     async fn selection_alone_finds_the_intent_question_fitted_on_train() {
         let outcome = run(
