@@ -98,9 +98,10 @@ pub struct ClassifierConfig {
     pub optimizer: OptimizerSettings,
     /// The proposer model of reflective rounds, as written.
     pub optimizer_provider: Option<Value>,
-    /// The declarative policy (`policy:`, inline or a YAML file), as written and where; read
-    /// against the probe set's questions by [`crate::workspace::Project::policy`].
-    pub policy: Option<(Value, String)>,
+    /// The declarative policy (`policy:`, inline or a YAML file), as written, where, and the
+    /// folder a command of it runs in; read against the probe set's questions by
+    /// [`crate::workspace::Project::policy`].
+    pub policy: Option<(Value, String, PathBuf)>,
     /// Questions kept in every candidate (for policies), never selected.
     pub keep_questions: Option<Vec<String>>,
 }
@@ -304,9 +305,12 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         }
         Some(Value::String(file)) => {
             let path = resolve(file.clone());
-            Some((read_policy_file(&path)?, path.display().to_string()))
+            let folder = path.parent().map_or_else(|| dir.clone(), Path::to_path_buf);
+            Some((read_policy_file(&path)?, path.display().to_string(), folder))
         }
-        Some(inline @ Value::Object(_)) => Some((inline.clone(), format!("{origin}: policy"))),
+        Some(inline @ Value::Object(_)) => {
+            Some((inline.clone(), format!("{origin}: policy"), dir.clone()))
+        }
         Some(other) => {
             return Err(LabError::invalid(format!(
                 "{origin}: policy must be a map (name, levels, rules) or the path of a YAML file holding one, not {}",
@@ -650,6 +654,11 @@ mod tests {
             "{MINIMAL}policy: {{levels: [pass, flag], rules: [{{level: flag, when: {{flagged: true}}}}]}}\n"
         ));
         let inline = load(&path).unwrap().policy.unwrap();
+        assert_eq!(
+            inline.2,
+            dir.path(),
+            "a command of it runs beside the config"
+        );
         assert_eq!(inline.0["levels"][1], "flag");
         assert!(inline.1.ends_with("config.yaml: policy"), "{}", inline.1);
         std::fs::write(dir.path().join("p.yaml"), "levels: [a, b]\nrules: []\n").unwrap();

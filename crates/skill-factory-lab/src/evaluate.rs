@@ -33,6 +33,8 @@ pub struct Policy {
     /// The levels, lowest first; at least two, all distinct.
     pub levels: Vec<String>,
     rule: Arc<Rule>,
+    /// Where a rule that can fail (an external command) records its first failure.
+    failure: Option<Arc<std::sync::Mutex<Option<String>>>>,
 }
 
 impl Policy {
@@ -46,6 +48,7 @@ impl Policy {
                 (Some(s), Some(t)) if s >= t => 1,
                 _ => 0,
             }),
+            failure: None,
         }
     }
 
@@ -80,7 +83,23 @@ impl Policy {
             name,
             levels,
             rule: Arc::new(rule),
+            failure: None,
         })
+    }
+
+    /// The same policy, whose rule records its failures in `failure` (the rule then answers
+    /// level 0 and the caller reads [`Policy::failure`] afterwards).
+    pub fn failing_into(mut self, failure: Arc<std::sync::Mutex<Option<String>>>) -> Policy {
+        self.failure = Some(failure);
+        self
+    }
+
+    /// The first failure of the rule, if it can fail and did: every verdict given since is
+    /// meaningless.
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .as_ref()
+            .and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).clone())
     }
 
     /// The levels that count as a detection: all but the first.

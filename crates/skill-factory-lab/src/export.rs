@@ -77,6 +77,15 @@ pub fn export(
             probeset.name
         )));
     }
+    if let Some(policy) = policy.filter(|_| format != Format::Json)
+        && let Some((argv, _)) = &policy.command
+    {
+        return Err(LabError::invalid(format!(
+            "policy '{}' runs a command (`{}`), which cannot be compiled into an export: export without the policy, or write it as rules",
+            policy.name,
+            argv.join(" ")
+        )));
+    }
     if let Some(policy) = policy {
         let missing: Vec<String> = policy
             .questions()

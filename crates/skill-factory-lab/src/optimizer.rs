@@ -533,6 +533,9 @@ pub async fn optimize(
             }
         }
     }
+    if let Some(failure) = policy.failure() {
+        return Err(LabError::invalid(failure));
+    }
     // The final statistics read the whole pool at the best's budget.
     let asked = Asked::all(pool.compiled().map_err(LabError::Invalid)?);
     let table = lab.table(&examples, &asked, best.state_budget, 0);

@@ -17,6 +17,14 @@
 //! # no rule matched: the first level
 //! ```
 //!
+//! For anything rules cannot say, `command: [program, args...]` (instead of `rules`) runs a
+//! program once and asks it about every example: one JSON line on its standard input
+//! (`{"id", "group", "source", "metadata", "answers", "score", "threshold"}`, a missing score
+//! `null`), one level name back on its standard output. A relative program path is found
+//! beside the file that names it; a program that exits or answers something else than a level
+//! fails the command that used it, with the reason. A command policy cannot be compiled into
+//! an export.
+//!
 //! Conditions: `flagged: true|false` (score at or above the threshold), `scored: true|false`
 //! (the example has a score), `score: {OP: x}`, `margin: {OP: x}` (the score against the
 //! threshold plus x: `margin: {gte: 0.1}` is `score >= threshold + 0.1`),
@@ -28,8 +36,12 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::dataset::Example;
 use crate::evaluate::Policy;
@@ -197,9 +209,11 @@ pub struct PolicySpec {
     pub levels: Vec<String>,
     /// The rules, first match wins; no match is the first level.
     pub rules: Vec<PolicyRule>,
+    /// The program that gives the level instead of rules, and the folder it runs in.
+    pub command: Option<(Vec<String>, PathBuf)>,
 }
 
-const POLICY_KEYS: &[&str] = &["name", "levels", "rules"];
+const POLICY_KEYS: &[&str] = &["name", "levels", "rules", "command"];
 const RULE_KEYS: &[&str] = &["level", "when"];
 const CONDITIONS: &[&str] = &[
     "flagged", "scored", "score", "margin", "answer", "missing", "metadata", "all", "any", "not",
@@ -367,12 +381,30 @@ pub fn condition(
 
 impl PolicySpec {
     /// Reads a policy from `value` (its map), `at` naming where it was written; `known` says
-    /// whether a question id is one of the probe set's.
+    /// whether a question id is one of the probe set's. A command runs in the working
+    /// directory ([`PolicySpec::from_json_in`] names another).
     pub fn from_json(
         at: &str,
         value: &Value,
         known: &dyn Fn(&str) -> bool,
     ) -> Result<PolicySpec, String> {
+        PolicySpec::from_json_in(at, value, known, Path::new("."))
+    }
+
+    /// [`PolicySpec::from_json`] for a policy written in a file of folder `dir`: a command's
+    /// relative program path and its working directory are there.
+    pub fn from_json_in(
+        at: &str,
+        value: &Value,
+        known: &dyn Fn(&str) -> bool,
+        dir: &Path,
+    ) -> Result<PolicySpec, String> {
+        // The parent of a bare file name is empty: that is the working directory.
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         let map = value
             .as_object()
             .ok_or_else(|| bad(at, "a policy is a map with name, levels and rules"))?;
@@ -409,12 +441,42 @@ impl PolicySpec {
         // Two levels at least, no repeats: the checks of every policy.
         Policy::from_rule(&name, levels.clone(), |_, _, _, _| 0)
             .map_err(|e| bad(&format!("{at}.levels"), e))?;
-        let rules = map.get("rules").and_then(Value::as_array).ok_or_else(|| {
-            bad(
-                &format!("{at}.rules"),
-                "is a list of {level, when}, first match wins",
-            )
-        })?;
+        let command = match map.get("command") {
+            None => None,
+            Some(value) => {
+                let argv: Option<Vec<String>> = value
+                    .as_array()
+                    .filter(|argv| !argv.is_empty())
+                    .and_then(|argv| {
+                        argv.iter()
+                            .map(|a| a.as_str().map(str::to_string))
+                            .collect()
+                    });
+                let Some(mut argv) = argv else {
+                    return Err(bad(
+                        &format!("{at}.command"),
+                        "is a list of text, the program and its arguments, such as [python3, policy.py]",
+                    ));
+                };
+                if map.contains_key("rules") {
+                    return Err(bad(at, "give either `rules` or `command`, not both"));
+                }
+                if argv[0].contains('/') && Path::new(&argv[0]).is_relative() {
+                    argv[0] = dir.join(&argv[0]).display().to_string();
+                }
+                Some((argv, dir.to_path_buf()))
+            }
+        };
+        let empty = Vec::new();
+        let rules = match (map.get("rules"), &command) {
+            (None, Some(_)) => &empty,
+            (rules, _) => rules.and_then(Value::as_array).ok_or_else(|| {
+                bad(
+                    &format!("{at}.rules"),
+                    "is a list of {level, when}, first match wins (or give `command`)",
+                )
+            })?,
+        };
         let rules = rules
             .iter()
             .enumerate()
@@ -452,6 +514,7 @@ impl PolicySpec {
             name,
             levels,
             rules,
+            command,
         })
     }
 
@@ -463,8 +526,35 @@ impl PolicySpec {
             .map_or(0, |rule| rule.level)
     }
 
-    /// The policy that applies these rules.
+    /// The policy that applies these rules (or asks the command).
     pub fn policy(&self) -> Policy {
+        if let Some((argv, dir)) = &self.command {
+            let failure = Arc::new(Mutex::new(None));
+            let runner = Arc::new(Runner {
+                argv: argv.clone(),
+                dir: dir.clone(),
+                live: Mutex::new(None),
+                failure: failure.clone(),
+            });
+            let levels = self.levels.clone();
+            return Policy::from_rule(
+                &self.name,
+                self.levels.clone(),
+                move |example, answers, score, threshold| {
+                    runner.ask(
+                        &Facts {
+                            example,
+                            answers,
+                            score,
+                            threshold,
+                        },
+                        &levels,
+                    )
+                },
+            )
+            .expect("levels checked when read")
+            .failing_into(failure);
+        }
         let spec = self.clone();
         Policy::from_rule(
             &self.name,
@@ -495,13 +585,119 @@ impl PolicySpec {
     /// A one-line description, for reports: `triage (allow < warn < block; 3 rules)`.
     pub fn describe(&self) -> String {
         let mut text = format!("{} ({}", self.name, self.levels.join(" < "));
-        let _ = write!(
-            text,
-            "; {} rule{})",
-            self.rules.len(),
-            if self.rules.len() == 1 { "" } else { "s" }
-        );
+        match &self.command {
+            Some((argv, _)) => {
+                let _ = write!(text, "; command {})", argv.join(" "));
+            }
+            None => {
+                let _ = write!(
+                    text,
+                    "; {} rule{})",
+                    self.rules.len(),
+                    if self.rules.len() == 1 { "" } else { "s" }
+                );
+            }
+        }
         text
+    }
+}
+
+/// A command policy's program, started on the first question and asked one line at a time.
+struct Runner {
+    argv: Vec<String>,
+    dir: PathBuf,
+    live: Mutex<Option<Live>>,
+    failure: Arc<Mutex<Option<String>>>,
+}
+
+struct Live {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Runner {
+    /// The level the program gives `facts`; on a failure, 0, with the reason recorded.
+    fn ask(&self, facts: &Facts, levels: &[String]) -> usize {
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if failure.is_some() {
+            return 0;
+        }
+        match self.exchange(facts, levels) {
+            Ok(level) => level,
+            Err(why) => {
+                *failure = Some(format!(
+                    "the policy command `{}` {why}",
+                    self.argv.join(" ")
+                ));
+                0
+            }
+        }
+    }
+
+    fn exchange(&self, facts: &Facts, levels: &[String]) -> Result<usize, String> {
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        if live.is_none() {
+            let mut child = std::process::Command::new(&self.argv[0])
+                .args(&self.argv[1..])
+                .current_dir(&self.dir)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|e| format!("cannot start: {e}"))?;
+            let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                return Err("has no standard input or output".into());
+            };
+            *live = Some(Live {
+                child,
+                stdin,
+                stdout: BufReader::new(stdout),
+            });
+        }
+        let Some(live) = live.as_mut() else {
+            return Err("did not start".into());
+        };
+        let question = json!({
+            "id": facts.example.id,
+            "group": facts.example.group,
+            "source": facts.example.source,
+            "metadata": facts.example.metadata,
+            "answers": facts.answers,
+            "score": facts.score,
+            "threshold": facts.threshold,
+        });
+        writeln!(live.stdin, "{question}")
+            .and_then(|()| live.stdin.flush())
+            .map_err(|e| format!("stopped reading its input ({e})"))?;
+        let mut answer = String::new();
+        let read = live
+            .stdout
+            .read_line(&mut answer)
+            .map_err(|e| format!("could not be read ({e})"))?;
+        if read == 0 {
+            return Err(format!(
+                "exited before answering about example '{}'",
+                facts.example.id
+            ));
+        }
+        let level = answer.trim();
+        levels.iter().position(|l| l == level).ok_or_else(|| {
+            format!(
+                "answered '{level}' about example '{}', not one of the levels {}",
+                facts.example.id,
+                levels.join(", ")
+            )
+        })
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        if let Some(mut live) = self.live.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = live.child.kill();
+            let _ = live.child.wait();
+        }
     }
 }
 

@@ -41,9 +41,12 @@ pub fn bundle(dir: &Path) -> Result<SkillBundle, LabError> {
         file if file.is_file() => {
             let value = read_json(&file, ": the policy the run measured through")?;
             Some(
-                PolicySpec::from_json(&file.display().to_string(), &value, &|id| {
-                    probeset.bank.contains(id)
-                })
+                PolicySpec::from_json_in(
+                    &file.display().to_string(),
+                    &value,
+                    &|id| probeset.bank.contains(id),
+                    dir,
+                )
                 .map_err(LabError::invalid)?,
             )
         }

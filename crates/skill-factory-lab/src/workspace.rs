@@ -103,11 +103,11 @@ impl Project {
     /// The config's policy, its rules read against the pool's questions (a rule may read a
     /// question the score does not), or the threshold policy when the config has none.
     pub fn policy(&self) -> Result<(Policy, Option<PolicySpec>), LabError> {
-        let Some((value, origin)) = &self.config.policy else {
+        let Some((value, origin, folder)) = &self.config.policy else {
             return Ok((Policy::threshold(), None));
         };
         let pool = self.pool()?;
-        let spec = PolicySpec::from_json(origin, value, &|id| pool.contains(id))
+        let spec = PolicySpec::from_json_in(origin, value, &|id| pool.contains(id), folder)
             .map_err(LabError::invalid)?;
         Ok((spec.policy(), Some(spec)))
     }
@@ -144,7 +144,7 @@ impl Project {
         outcome.pool.save(&self.file("pool.json"))?;
         outcome.seed.save(&self.file("seed.json"))?;
         best.save(&self.file("probeset.json"))?;
-        if let Some((policy, _)) = &self.config.policy {
+        if let Some((policy, _, _)) = &self.config.policy {
             // The rules as run, so an export of the workspace (a skill with its scorer) can
             // compile them in without the config.
             write_atomic(

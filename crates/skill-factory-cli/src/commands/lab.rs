@@ -482,15 +482,21 @@ fn simulate(
     }
     for file in files {
         let value = read_policy_file(file)?;
-        let spec =
-            PolicySpec::from_json(&file.display().to_string(), &value, &|id| bank.contains(id))
-                .map_err(anyhow::Error::msg)?;
+        let folder = file.parent().unwrap_or(Path::new("."));
+        let spec = PolicySpec::from_json_in(
+            &file.display().to_string(),
+            &value,
+            &|id| bank.contains(id),
+            folder,
+        )
+        .map_err(anyhow::Error::msg)?;
         policies.push(spec.policy());
     }
     let examples = examples_of(&project, &splits);
     let table = lab.table(&examples, &asked_of(&bank)?, probeset.state_budget, 0);
     for policy in &policies {
         let reports = reports_of(&project, &splits, &table, &probeset, policy);
+        policy_held(policy)?;
         let per_split: Vec<String> = reports
             .iter()
             .map(|(split, report)| {
@@ -541,6 +547,16 @@ fn import_scanner(
         "Write a config with `kind: classifier`, `dataset`, `probeset` and `workspace: .` to use it."
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// An error when `policy` (a command) failed while it was asked: its verdicts mean nothing.
+pub(super) fn policy_held(policy: &Policy) -> anyhow::Result<()> {
+    match policy.failure() {
+        Some(failure) => {
+            bail!("{failure}; fix the program (one level name per line of input) and run again")
+        }
+        None => Ok(()),
+    }
 }
 
 fn probeset_or(
@@ -660,6 +676,7 @@ fn score(
     }
     let (policy, _) = project.policy()?;
     let reports = reports_of(&project, &splits, &table, &probeset, &policy);
+    policy_held(&policy)?;
     outln!(
         "{} ({}, {} questions): {} >= {}",
         probeset.name,
@@ -897,6 +914,7 @@ async fn report(
     let (policy, _) = project.policy()?;
     let before_reports = reports_of(&project, &splits, &tables[0], &before, &policy);
     let after_reports = reports_of(&project, &splits, &tables[1], &after, &policy);
+    policy_held(&policy)?;
     let levels = policy.detect_levels().to_vec();
     let table = report::before_after_table(
         Some(&before_reports),

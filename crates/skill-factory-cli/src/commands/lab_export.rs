@@ -29,9 +29,13 @@ fn policy_of(
 ) -> anyhow::Result<Option<PolicySpec>> {
     if let Some(file) = file {
         let value = read_policy_file(file)?;
-        let spec = PolicySpec::from_json(&file.display().to_string(), &value, &|id| {
-            probeset.bank.contains(id)
-        })
+        let folder = file.parent().unwrap_or(Path::new("."));
+        let spec = PolicySpec::from_json_in(
+            &file.display().to_string(),
+            &value,
+            &|id| probeset.bank.contains(id),
+            folder,
+        )
         .map_err(anyhow::Error::msg)?;
         return Ok(Some(spec));
     }
@@ -119,6 +123,7 @@ pub fn parity(
         let parity = check_production(
             &set, &policy, examples, &known, &table, production, tolerance,
         )?;
+        super::lab::policy_held(&policy)?;
         ok &= parity.ok;
         for line in parity.lines {
             outln!("{line}");

@@ -826,3 +826,100 @@ fn a_skill_scanner_lab_imports_as_the_python_tool_imports_it() {
         status.stdout
     );
 }
+
+#[test]
+fn a_command_policy_answers_like_the_rules_and_a_wrong_answer_stops_the_command() {
+    let ws = workspace();
+    for file in ["tiered.py", "tiered_command.yaml"] {
+        std::fs::copy(fixtures().join("policies").join(file), ws.path().join(file)).unwrap();
+    }
+    let ran = lab(
+        ws.path(),
+        &[
+            "simulate",
+            "-c",
+            "config.yaml",
+            "--policy",
+            "tiered_command.yaml",
+        ],
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let theirs = recorded("simulate", "simulate tiered");
+    assert_eq!(ran.stdout, theirs["stdout"].as_str().unwrap());
+    // The config's policy as a command: scoring goes through it.
+    let config = std::fs::read_to_string(ws.path().join("config.yaml")).unwrap();
+    std::fs::write(
+        ws.path().join("command.yaml"),
+        format!("{config}policy: tiered_command.yaml\n"),
+    )
+    .unwrap();
+    let score = lab(ws.path(), &["score", "-c", "command.yaml"]);
+    assert_eq!(score.code, Some(0), "{}", score.stderr);
+    assert!(
+        score.stdout.contains("Positives warn") && score.stdout.contains("Positives block"),
+        "{}",
+        score.stdout
+    );
+    // It cannot be compiled into code.
+    let refused = lab(
+        ws.path(),
+        &[
+            "export",
+            "--probeset",
+            "ws/probeset.json",
+            "-o",
+            "p.py",
+            "-c",
+            "command.yaml",
+        ],
+    );
+    assert_eq!(refused.code, Some(2));
+    assert!(
+        refused.stderr.contains("runs a command"),
+        "{}",
+        refused.stderr
+    );
+    // A program that answers something else than a level fails the command, naming it.
+    let program = std::fs::read_to_string(ws.path().join("tiered.py")).unwrap();
+    std::fs::write(
+        ws.path().join("tiered.py"),
+        program.replace("print(\"block\")", "print(\"maybe\")"),
+    )
+    .unwrap();
+    let ran = lab(
+        ws.path(),
+        &[
+            "simulate",
+            "-c",
+            "config.yaml",
+            "--policy",
+            "tiered_command.yaml",
+        ],
+    );
+    assert_eq!(ran.code, Some(2), "{}", ran.stdout);
+    assert!(
+        ran.stderr.contains("answered 'maybe'")
+            && ran
+                .stderr
+                .contains("not one of the levels allow, warn, block"),
+        "{}",
+        ran.stderr
+    );
+    std::fs::write(ws.path().join("tiered.py"), "import sys\nsys.exit(0)\n").unwrap();
+    let ran = lab(
+        ws.path(),
+        &[
+            "simulate",
+            "-c",
+            "config.yaml",
+            "--policy",
+            "tiered_command.yaml",
+        ],
+    );
+    assert_eq!(ran.code, Some(2));
+    assert!(
+        ran.stderr.contains("exited before answering"),
+        "{}",
+        ran.stderr
+    );
+}
