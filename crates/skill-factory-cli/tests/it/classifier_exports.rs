@@ -94,21 +94,19 @@ fn lab(dir: &Path, args: &[&str]) -> crate::common::Ran {
     run(bin().current_dir(dir).arg("lab").args(args))
 }
 
+/// `lab simulate -c config.yaml` with each of `policies` as a `--policy` file.
+fn simulate(dir: &Path, policies: &[&str]) -> crate::common::Ran {
+    let mut args = vec!["simulate", "-c", "config.yaml"];
+    for policy in policies {
+        args.extend(["--policy", policy]);
+    }
+    lab(dir, &args)
+}
+
 #[test]
 fn declarative_policies_replay_exactly_as_the_python_tools_python_ones() {
     let ws = workspace();
-    let ran = lab(
-        ws.path(),
-        &[
-            "simulate",
-            "-c",
-            "config.yaml",
-            "--policy",
-            "tiered.yaml",
-            "--policy",
-            "ci_guard.yaml",
-        ],
-    );
+    let ran = simulate(ws.path(), &["tiered.yaml", "ci_guard.yaml"]);
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     let theirs = recorded("simulate", "simulate tiered and ci_guard");
     assert_eq!(ran.stdout, theirs["stdout"].as_str().unwrap());
@@ -155,10 +153,7 @@ fn a_broken_policy_names_the_file_the_rule_and_the_fix() {
     ];
     for (policy, expected) in cases {
         std::fs::write(ws.path().join("bad.yaml"), policy).unwrap();
-        let ran = lab(
-            ws.path(),
-            &["simulate", "-c", "config.yaml", "--policy", "bad.yaml"],
-        );
+        let ran = simulate(ws.path(), &["bad.yaml"]);
         assert_eq!(ran.code, Some(2), "{policy}");
         assert!(
             ran.stderr.contains("bad.yaml") && ran.stderr.contains(expected),
@@ -833,16 +828,7 @@ fn a_command_policy_answers_like_the_rules_and_a_wrong_answer_stops_the_command(
     for file in ["tiered.py", "tiered_command.yaml"] {
         std::fs::copy(fixtures().join("policies").join(file), ws.path().join(file)).unwrap();
     }
-    let ran = lab(
-        ws.path(),
-        &[
-            "simulate",
-            "-c",
-            "config.yaml",
-            "--policy",
-            "tiered_command.yaml",
-        ],
-    );
+    let ran = simulate(ws.path(), &["tiered_command.yaml"]);
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     let theirs = recorded("simulate", "simulate tiered");
     assert_eq!(ran.stdout, theirs["stdout"].as_str().unwrap());
@@ -886,16 +872,7 @@ fn a_command_policy_answers_like_the_rules_and_a_wrong_answer_stops_the_command(
         program.replace("print(\"block\")", "print(\"maybe\")"),
     )
     .unwrap();
-    let ran = lab(
-        ws.path(),
-        &[
-            "simulate",
-            "-c",
-            "config.yaml",
-            "--policy",
-            "tiered_command.yaml",
-        ],
-    );
+    let ran = simulate(ws.path(), &["tiered_command.yaml"]);
     assert_eq!(ran.code, Some(2), "{}", ran.stdout);
     assert!(
         ran.stderr.contains("answered 'maybe'")
@@ -906,16 +883,7 @@ fn a_command_policy_answers_like_the_rules_and_a_wrong_answer_stops_the_command(
         ran.stderr
     );
     std::fs::write(ws.path().join("tiered.py"), "import sys\nsys.exit(0)\n").unwrap();
-    let ran = lab(
-        ws.path(),
-        &[
-            "simulate",
-            "-c",
-            "config.yaml",
-            "--policy",
-            "tiered_command.yaml",
-        ],
-    );
+    let ran = simulate(ws.path(), &["tiered_command.yaml"]);
     assert_eq!(ran.code, Some(2));
     assert!(
         ran.stderr.contains("exited before answering"),
