@@ -133,7 +133,7 @@ struct Usage {
 }
 
 /// Concatenates every `text` block, trimmed; reads usage and the stop reason.
-pub(crate) fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, String> {
+pub fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, String> {
     let message: MessageResponse = crate::http::parse_body(text, "a Messages API object")?;
     let reply: String = message
         .content

@@ -154,7 +154,7 @@ struct Usage {
 }
 
 /// Reads the first choice's content (null → ""), trimmed, the usage and the finish reason.
-pub(crate) fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, String> {
+pub fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, String> {
     let completion: Completion = crate::http::parse_body(text, "a chat completion object")?;
     let choice = completion.choices.into_iter().next().ok_or_else(|| {
         format!(
