@@ -39,7 +39,10 @@ for target in $TARGETS; do
         -print_final_stats=1 >"$WORK/$target.log" 2>&1 || status=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/$target.log" | tail -n 1)
     cov=$(grep -o 'cov: [0-9]*' "$WORK/$target.log" | tail -n 1 | sed 's/cov: //')
-    seeds=$(find "fuzz/corpus/$target" -type f 2>/dev/null | wc -l)
+    seeds=0
+    if [[ -d "fuzz/corpus/$target" ]]; then
+        seeds=$(find "fuzz/corpus/$target" -type f | wc -l)
+    fi
     found=$(find "$WORK/$target" -type f | wc -l)
     if [[ $status -ne 0 ]]; then
         failed=1
