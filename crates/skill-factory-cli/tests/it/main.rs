@@ -21,6 +21,7 @@ mod optimize_cache;
 mod process_harnesses;
 mod python_reader;
 mod reference_configs;
+mod secrets;
 mod ui;
 mod ui_browser;
 mod urls;

@@ -1,0 +1,139 @@
+//! Keys stay secret: an optimization against a mock that requires the key, with a recording,
+//! the cache, an export and the dashboard, leaves the key in no file it writes, no line it
+//! prints and no response the dashboard gives.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+
+use skill_factory_mock::{MockConfig, MockServer};
+
+use crate::common::{bin, labelled_tasks, process};
+
+/// The key in the environment, and a secret-looking `env` value a harness is given.
+const KEY: &str = "sk-live-secret-0123456789abcdefghij";
+const ENV_SECRET: &str = "hunter2-correct-horse-battery-staple";
+
+/// Every file below `dir` that holds `needle`, by path.
+fn holding(dir: &Path, needle: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                let bytes = std::fs::read(&path).unwrap();
+                if bytes.windows(needle.len()).any(|w| w == needle) {
+                    found.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_file_line_or_dashboard_response_holds_the_key_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = labelled_tasks(dir.path(), "Answer with the label.", 8);
+    let mock = MockServer::start(MockConfig {
+        answers,
+        require_api_key: Some(KEY.to_string()),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let base = mock.base_url();
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        format!(
+            "skill: skill.md\ndataset: data.jsonl\n\
+             provider: {{name: openai, model: m, base_url: \"{base}/v1\"}}\n\
+             optimizer: {{rounds: 1}}\n\
+             metric:\n  golden: {{mode: exact}}\n\
+             harness:\n  env: {{SERVICE_TOKEN: {ENV_SECRET}}}\n"
+        ),
+    )
+    .unwrap();
+    let config = dir.path().join("config.yaml");
+    let runs = dir.path().join("runs");
+    let ran = {
+        let mut command = bin();
+        command
+            .current_dir(dir.path())
+            .args(["optimize", "--record", "-c"])
+            .arg(&config)
+            .arg("-o")
+            .arg(&runs)
+            .arg("--emit")
+            .arg(dir.path().join("dist"))
+            .env("OPENAI_API_KEY", KEY);
+        tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap()
+    };
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(ran.status.success(), "{printed}");
+    assert!(
+        runs.join("latest/traffic.jsonl").is_file(),
+        "the recording is among the files scanned"
+    );
+    assert!(dir.path().join("dist").is_dir(), "the export is too");
+    assert!(
+        dir.path().join(".skill-factory/cache.sqlite").is_file(),
+        "and the cache"
+    );
+    for secret in [KEY, ENV_SECRET] {
+        assert!(!printed.contains(secret), "printed: {printed}");
+        let files = holding(dir.path(), secret.as_bytes());
+        // The config the user wrote holds its own `env` value; nothing written holds either.
+        let written: Vec<&String> = files
+            .iter()
+            .filter(|f| !f.ends_with("config.yaml") || f.contains("runs"))
+            .collect();
+        assert!(written.is_empty(), "{secret} is in {written:?}");
+    }
+
+    // The dashboard, started with the key in its environment, never answers with it.
+    let mut child = process()
+        .args(["ui", "--port", "0", "--runs"])
+        .arg(&runs)
+        .env("OPENAI_API_KEY", KEY)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_string();
+    let run = std::fs::read_link(runs.join("latest")).unwrap();
+    let path = run.file_name().unwrap().to_string_lossy().into_owned();
+    for endpoint in [
+        "/api/runs".to_string(),
+        format!("/api/run?path={path}"),
+        format!("/api/run/tasks?path={path}&candidate=0&limit=500"),
+    ] {
+        let body = reqwest::get(format!("{url}{endpoint}"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(body.len() > 20, "{endpoint}: {body}");
+        assert!(
+            !body.contains(KEY) && !body.contains(ENV_SECRET),
+            "{endpoint}: {body}"
+        );
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
