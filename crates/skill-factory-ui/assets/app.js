@@ -108,7 +108,7 @@
 
   // ---------- the live stream: one per tab ----------
 
-  const state = { jobs: [], runs: null, onEvent: null, onRuns: null, onJobs: null, source: null, follow: null };
+  const state = { jobs: [], onEvent: null, onRuns: null, onJobs: null, source: null, follow: null };
 
   function follow(path, after) {
     if (EXPORTED) return;

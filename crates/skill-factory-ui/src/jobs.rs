@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::index::RESULT_FILE;
+use crate::lock;
 
 /// The folder of the runs root where jobs write.
 pub const JOBS_DIR: &str = "jobs";
@@ -260,10 +261,4 @@ impl Jobs {
             .cloned()
             .ok_or_else(|| JobError::Unknown(id.to_string()))
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

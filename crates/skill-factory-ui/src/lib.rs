@@ -24,3 +24,11 @@ pub mod server;
 
 pub use index::{Index, RunStatus, RunSummary};
 pub use server::{Dashboard, Options};
+
+/// A mutex's guard, whether or not a thread panicked holding it: every value behind the
+/// dashboard's mutexes stays whole between statements.
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

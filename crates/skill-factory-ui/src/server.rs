@@ -47,6 +47,7 @@ use crate::guard::{self, Refused};
 use crate::index::Index;
 use crate::jobs::{Jobs, Launch};
 use crate::live::{self, Follow};
+use crate::lock;
 use crate::rollouts::{Query as TableQuery, Rollouts};
 use crate::run::{EVENTS_FILE, RunError, RunPage};
 use crate::secrets::Scrubber;
@@ -77,8 +78,11 @@ pub struct Options {
 /// A run read once, kept while its files are unchanged.
 struct Loaded {
     stamp: Vec<(Option<SystemTime>, u64)>,
-    page: Arc<RunPage>,
-    rollouts: Arc<Rollouts>,
+    page: RunPage,
+    rollouts: Rollouts,
+    /// The run page's JSON, blame and seed diff included: made once per read of the files,
+    /// not per request (a running run's page is asked for again every second).
+    json: Value,
 }
 
 /// The dashboard of one runs root.
@@ -93,7 +97,7 @@ pub struct Dashboard {
     /// The runs list as the API's JSON body, rebuilt when the index changes.
     runs_body: RwLock<Bytes>,
     runs_version: watch::Sender<u64>,
-    loaded: Mutex<HashMap<PathBuf, Loaded>>,
+    loaded: Mutex<HashMap<PathBuf, Arc<Loaded>>>,
 }
 
 /// An API error: a status and a message that says what to do.
@@ -180,7 +184,7 @@ impl Dashboard {
     }
 
     /// The run at `path` (relative to the root), read or taken from memory.
-    fn run(&self, path: &str) -> Result<(Arc<RunPage>, Arc<Rollouts>), ApiError> {
+    fn run(&self, path: &str) -> Result<Arc<Loaded>, ApiError> {
         let dir = guard::resolve(&self.root, path)?;
         let stamp: Vec<(Option<SystemTime>, u64)> =
             ["result.json", EVENTS_FILE, crate::rollouts::ROLLOUTS_FILE]
@@ -194,41 +198,39 @@ impl Dashboard {
         if let Some(loaded) = lock(&self.loaded).get(&dir)
             && loaded.stamp == stamp
         {
-            return Ok((loaded.page.clone(), loaded.rollouts.clone()));
+            return Ok(loaded.clone());
         }
-        let page = Arc::new(RunPage::load(&dir, path, &self.scrub)?);
-        let rollouts = Arc::new(Rollouts::load(&dir));
-        let mut loaded = lock(&self.loaded);
-        if loaded.len() >= KEEP_RUNS {
-            loaded.clear();
+        let page = RunPage::load(&dir, path, &self.scrub)?;
+        let rollouts = Rollouts::load(&dir);
+        let mut json = page.to_json();
+        json["path"] = json!(path);
+        json["rollouts"] = json!(rollouts.len());
+        json["blame"] = json!(blame(&page));
+        json["seed_diff"] = json!(diff::lines(&page.seed_text, &page.best_text));
+        let loaded = Arc::new(Loaded {
+            stamp,
+            page,
+            rollouts,
+            json,
+        });
+        let mut cache = lock(&self.loaded);
+        if cache.len() >= KEEP_RUNS {
+            cache.clear();
         }
-        loaded.insert(
-            dir,
-            Loaded {
-                stamp,
-                page: page.clone(),
-                rollouts: rollouts.clone(),
-            },
-        );
-        Ok((page, rollouts))
+        cache.insert(dir, loaded.clone());
+        Ok(loaded)
     }
 
     /// The run page's JSON, as `/api/run` gives it and `ui export` embeds it.
     pub fn run_json(&self, path: &str) -> Result<Value, ApiError> {
-        let (page, rollouts) = self.run(path)?;
-        let mut body = page.to_json();
-        body["path"] = json!(path);
-        body["rollouts"] = json!(rollouts.len());
-        body["blame"] = json!(blame(&page));
-        body["seed_diff"] = json!(diff::lines(&page.seed_text, &page.best_text));
-        Ok(body)
+        Ok(self.run(path)?.json.clone())
     }
 
     /// The diff between candidates `a` and `b` of the run at `path`.
     pub fn diff_json(&self, path: &str, a: usize, b: usize) -> Result<Value, ApiError> {
-        let (page, _) = self.run(path)?;
+        let loaded = self.run(path)?;
         let text = |id: usize| {
-            page.document(id).ok_or_else(|| {
+            loaded.page.document(id).ok_or_else(|| {
                 ApiError(
                     StatusCode::NOT_FOUND,
                     format!("the run has no document of candidate {id}"),
@@ -247,8 +249,8 @@ impl Dashboard {
 
     /// A page of the per-task table of the run at `path`.
     pub fn tasks_json(&self, path: &str, query: &TableQuery) -> Result<Value, ApiError> {
-        let (page, rollouts) = self.run(path)?;
-        let mut body = rollouts.page(query, page.best);
+        let loaded = self.run(path)?;
+        let mut body = loaded.rollouts.page(query, loaded.page.best);
         self.scrub.json(&mut body);
         Ok(body)
     }
@@ -446,7 +448,16 @@ async fn run(
     State(dashboard): State<Arc<Dashboard>>,
     Params(query): Params<RunPath>,
 ) -> Result<Response, ApiError> {
-    Ok(json_body(dashboard.run_json(&query.path)?))
+    // Serialized from the kept page, not cloned from it.
+    let loaded = dashboard.run(&query.path)?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        loaded.json.to_string(),
+    )
+        .into_response())
 }
 
 async fn tasks(
@@ -479,8 +490,10 @@ async fn run_blame(
     State(dashboard): State<Arc<Dashboard>>,
     Params(query): Params<RunPath>,
 ) -> Result<Response, ApiError> {
-    let (page, _) = dashboard.run(&query.path)?;
-    Ok(json_body(json!({"best": page.best, "lines": blame(&page)})))
+    let loaded = dashboard.run(&query.path)?;
+    Ok(json_body(
+        json!({"best": loaded.page.best, "lines": loaded.json["blame"]}),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -494,9 +507,11 @@ async fn heatmap(
     State(dashboard): State<Arc<Dashboard>>,
     Params(query): Params<HeatmapQuery>,
 ) -> Result<Response, ApiError> {
-    let (_, rollouts) = dashboard.run(&query.path)?;
+    let loaded = dashboard.run(&query.path)?;
     Ok(json_body(
-        rollouts.heatmap(query.split.as_deref().unwrap_or("val")),
+        loaded
+            .rollouts
+            .heatmap(query.split.as_deref().unwrap_or("val")),
     ))
 }
 
@@ -515,16 +530,15 @@ async fn compare(
     State(dashboard): State<Arc<Dashboard>>,
     Params(query): Params<CompareQuery>,
 ) -> Result<Response, ApiError> {
-    let (page_a, rollouts_a) = dashboard.run(&query.a)?;
-    let (page_b, rollouts_b) = dashboard.run(&query.b)?;
+    let (a, b) = (dashboard.run(&query.a)?, dashboard.run(&query.b)?);
     let (ca, cb) = (
-        query.ca.unwrap_or(page_a.best),
-        query.cb.unwrap_or(page_b.best),
+        query.ca.unwrap_or(a.page.best),
+        query.cb.unwrap_or(b.page.best),
     );
     let split = query.split.as_deref().unwrap_or("val");
-    let mut body = rollouts_a.compare(ca, &rollouts_b, cb, split);
-    body["a"] = json!({"path": query.a, "candidate": ca, "summary": page_a.summary});
-    body["b"] = json!({"path": query.b, "candidate": cb, "summary": page_b.summary});
+    let mut body = a.rollouts.compare(ca, &b.rollouts, cb, split);
+    body["a"] = json!({"path": query.a, "candidate": ca, "summary": a.page.summary});
+    body["b"] = json!({"path": query.b, "candidate": cb, "summary": b.page.summary});
     dashboard.scrub.json(&mut body);
     Ok(json_body(body))
 }
@@ -617,12 +631,6 @@ pub async fn serve(listener: TcpListener, dashboard: Arc<Dashboard>) -> std::io:
         router(dashboard).into_make_service_with_connect_info::<SocketAddr>(),
     )
     .await
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A response with `body` and the content type of `name`.
