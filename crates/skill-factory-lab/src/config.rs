@@ -218,16 +218,6 @@ fn strings(
     }
 }
 
-/// A policy file (YAML or JSON) as a value.
-pub fn read_policy_file(path: &Path) -> Result<Value, LabError> {
-    let raw = std::fs::read_to_string(path).map_err(|_| LabError::NotFound {
-        path: path.to_path_buf(),
-        hint: ": the policy file (levels and rules); check the path".into(),
-    })?;
-    serde_saphyr::from_str(&raw)
-        .map_err(|e| LabError::invalid(format!("{}: not valid YAML: {e}", path.display())))
-}
-
 /// Loads and checks the classifier config at `path`.
 pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
     let origin = path.display().to_string();
@@ -306,7 +296,11 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         Some(Value::String(file)) => {
             let path = resolve(file.clone());
             let folder = path.parent().map_or_else(|| dir.clone(), Path::to_path_buf);
-            Some((read_policy_file(&path)?, path.display().to_string(), folder))
+            Some((
+                crate::policy::read_file(&path)?,
+                path.display().to_string(),
+                folder,
+            ))
         }
         Some(inline @ Value::Object(_)) => {
             Some((inline.clone(), format!("{origin}: policy"), dir.clone()))

@@ -320,7 +320,7 @@ pub async fn optimize(
     let budget = seed.state_budget;
     let asked = Asked::all(pool.compiled().map_err(LabError::Invalid)?);
     let examples: Vec<&Example> = train.iter().chain(val).collect();
-    let spend = lab.ask(&examples, &asked, budget, 0, progress).await?;
+    let mut spend = lab.ask(&examples, &asked, budget, 0, progress).await?;
     let table = lab.table(&examples, &asked, budget, 0);
 
     let mut seed = seed.clone();
@@ -331,18 +331,15 @@ pub async fn optimize(
         seed.threshold =
             Some(fit_threshold(scores, objective.fpr_budget, true).map_err(LabError::Invalid)?);
     }
-    let score = |probeset: &ProbeSet| -> Reports {
-        [(Split::Train, train), (Split::Val, val)]
-            .into_iter()
-            .map(|(split, examples)| {
-                (
-                    split,
-                    evaluate_split(split, examples, &table, probeset, policy),
-                )
-            })
-            .collect()
+    let game = Game {
+        train,
+        val,
+        objective,
+        policy,
+        settings,
+        keep: &keep,
     };
-    let before = score(&seed);
+    let before = game.score(&table, &seed);
     let mut history = vec![Round {
         round: 0,
         change: "seed".to_string(),
@@ -360,15 +357,6 @@ pub async fn optimize(
         raw_reply: None,
         prompt: None,
     }];
-    let mut spend = spend;
-    let game = Game {
-        train,
-        val,
-        objective,
-        policy,
-        settings,
-        keep: &keep,
-    };
 
     // Selection: every family fitted on train at each margin, the best few of each gated on
     // validation against the seed.

@@ -43,8 +43,19 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
+use crate::LabError;
 use crate::dataset::Example;
 use crate::evaluate::Policy;
+
+/// A policy file (YAML or JSON) as a value.
+pub fn read_file(path: &Path) -> Result<Value, LabError> {
+    let raw = std::fs::read_to_string(path).map_err(|_| LabError::NotFound {
+        path: path.to_path_buf(),
+        hint: ": the policy file (levels and rules); check the path".into(),
+    })?;
+    serde_saphyr::from_str(&raw)
+        .map_err(|e| LabError::invalid(format!("{}: not valid YAML: {e}", path.display())))
+}
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -389,6 +400,14 @@ impl PolicySpec {
         known: &dyn Fn(&str) -> bool,
     ) -> Result<PolicySpec, String> {
         PolicySpec::from_json_in(at, value, known, Path::new("."))
+    }
+
+    /// The policy in the file at `path`; a command of it runs beside the file.
+    pub fn load(path: &Path, known: &dyn Fn(&str) -> bool) -> Result<PolicySpec, LabError> {
+        let value = read_file(path)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        PolicySpec::from_json_in(&path.display().to_string(), &value, known, dir)
+            .map_err(LabError::invalid)
     }
 
     /// [`PolicySpec::from_json`] for a policy written in a file of folder `dir`: a command's

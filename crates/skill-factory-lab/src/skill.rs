@@ -13,7 +13,6 @@ use skill_factory_pycompat::float::thousands;
 
 use crate::LabError;
 use crate::export::{Format, export};
-use crate::files::read_json;
 use crate::policy::PolicySpec;
 use crate::probeset::ProbeSet;
 use crate::workspace::POLICY_FILE;
@@ -37,21 +36,11 @@ pub fn is_workspace(dir: &Path) -> bool {
 /// The skill of the classifier workspace `dir`.
 pub fn bundle(dir: &Path) -> Result<SkillBundle, LabError> {
     let probeset = ProbeSet::load(&dir.join("probeset.json"))?;
-    let policy = match dir.join(POLICY_FILE) {
-        file if file.is_file() => {
-            let value = read_json(&file, ": the policy the run measured through")?;
-            Some(
-                PolicySpec::from_json_in(
-                    &file.display().to_string(),
-                    &value,
-                    &|id| probeset.bank.contains(id),
-                    dir,
-                )
-                .map_err(LabError::invalid)?,
-            )
-        }
-        _ => None,
-    };
+    let file = dir.join(POLICY_FILE);
+    let policy = file
+        .is_file()
+        .then(|| PolicySpec::load(&file, &|id| probeset.bank.contains(id)))
+        .transpose()?;
     let mut files = Vec::new();
     if policy.is_some() {
         files.push(BundledFile {
@@ -142,7 +131,8 @@ pub fn bundle(dir: &Path) -> Result<SkillBundle, LabError> {
         }
     );
     let skill = Skill::new(
-        slug(&probeset.name),
+        // Export and install slug the name as the Agent Skills layout needs.
+        probeset.name.clone(),
         description,
         body.trim_end().to_string(),
     );
@@ -152,22 +142,4 @@ pub fn bundle(dir: &Path) -> Result<SkillBundle, LabError> {
         notes: Vec::new(),
         folder: None,
     })
-}
-
-/// A name the Agent Skills layout accepts: lower case letters, digits and single hyphens.
-fn slug(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.to_lowercase().chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else if !out.ends_with('-') && !out.is_empty() {
-            out.push('-');
-        }
-    }
-    let trimmed = out.trim_end_matches('-');
-    if trimmed.is_empty() {
-        "classifier".into()
-    } else {
-        trimmed.into()
-    }
 }

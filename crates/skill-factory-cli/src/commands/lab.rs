@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use skill_factory_lab::config::read_policy_file;
 use skill_factory_lab::dataset::Example;
 use skill_factory_lab::evaluate::{Policy, Reports, evaluate_split, question_stats};
 use skill_factory_lab::lab::{AskReport, Asked, Lab};
@@ -470,8 +469,7 @@ fn simulate(
     let Opened { project, lab } = open(config, None)?;
     let probeset = probeset_or(probeset, || Ok(project.best()?))?;
     // Policies may read pool questions the score does not: the table holds them all.
-    let mut bank = project.pool()?;
-    bank.merge(&probeset.bank).map_err(anyhow::Error::msg)?;
+    let bank = pool_and(&project, &probeset)?;
     let mut policies = Vec::new();
     if files.is_empty() {
         let (policy, spec) = project.policy()?;
@@ -481,15 +479,7 @@ fn simulate(
         policies.push(Policy::threshold());
     }
     for file in files {
-        let value = read_policy_file(file)?;
-        let folder = file.parent().unwrap_or(Path::new("."));
-        let spec = PolicySpec::from_json_in(
-            &file.display().to_string(),
-            &value,
-            &|id| bank.contains(id),
-            folder,
-        )
-        .map_err(anyhow::Error::msg)?;
+        let spec = PolicySpec::load(file, &|id| bank.contains(id))?;
         policies.push(spec.policy());
     }
     let examples = examples_of(&project, &splits);
@@ -547,6 +537,14 @@ fn import_scanner(
         "Write a config with `kind: classifier`, `dataset`, `probeset` and `workspace: .` to use it."
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The workspace's pool with `probeset`'s questions added (a probe set given by file may ask
+/// questions the pool lacks).
+fn pool_and(project: &Project, probeset: &ProbeSet) -> anyhow::Result<Bank> {
+    let mut bank = project.pool()?;
+    bank.merge(&probeset.bank).map_err(anyhow::Error::msg)?;
+    Ok(bank)
 }
 
 /// An error when `policy` (a command) failed while it was asked: its verdicts mean nothing.
@@ -735,9 +733,7 @@ fn score(
     }
     if let Some(split) = failures {
         // Every pool question answered for the split, and how each separates on train.
-        let pool = project.pool()?;
-        let mut bank = pool.clone();
-        bank.merge(&probeset.bank).map_err(anyhow::Error::msg)?;
+        let bank = pool_and(&project, &probeset)?;
         let asked = asked_of(&bank)?;
         let shown = examples_of(&project, &[Split::Train, split]);
         let table = lab.table(&shown, &asked, probeset.state_budget, 0);

@@ -6,7 +6,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use skill_factory_lab::config::read_policy_file;
 use skill_factory_lab::export::{Format, export as render};
 use skill_factory_lab::parity::{check_artifact, check_production};
 use skill_factory_lab::policy::PolicySpec;
@@ -28,16 +27,9 @@ fn policy_of(
     probeset: &ProbeSet,
 ) -> anyhow::Result<Option<PolicySpec>> {
     if let Some(file) = file {
-        let value = read_policy_file(file)?;
-        let folder = file.parent().unwrap_or(Path::new("."));
-        let spec = PolicySpec::from_json_in(
-            &file.display().to_string(),
-            &value,
-            &|id| probeset.bank.contains(id),
-            folder,
-        )
-        .map_err(anyhow::Error::msg)?;
-        return Ok(Some(spec));
+        return Ok(Some(PolicySpec::load(file, &|id| {
+            probeset.bank.contains(id)
+        })?));
     }
     match config {
         Some(config) => Ok(Project::load(config, None)?.policy()?.1),
@@ -119,7 +111,9 @@ pub fn parity(
         let asked = asked_of(&set.bank)?;
         let refs: Vec<_> = examples.iter().collect();
         let table = lab.table(&refs, &asked, set.state_budget, 0);
-        let known = |id: &str| project.examples.iter().any(|ex| ex.id == id);
+        let ids: std::collections::HashSet<&str> =
+            project.examples.iter().map(|ex| ex.id.as_str()).collect();
+        let known = |id: &str| ids.contains(id);
         let parity = check_production(
             &set, &policy, examples, &known, &table, production, tolerance,
         )?;
