@@ -56,6 +56,12 @@ impl ApiKey {
         &self.value
     }
 
+    /// Refuses `base_url` when it is another known provider's host than the one that issued
+    /// the key (see [`crate::key_host`]).
+    pub(crate) fn check_host(&self, base_url: &str) -> Result<(), LlmError> {
+        crate::key_host::check(&self.value, &self.source, base_url)
+    }
+
     /// `text` with every occurrence of the key replaced by `***`.
     pub(crate) fn redact(&self, text: &str) -> String {
         if self.value.len() < MIN_REDACTED_KEY_LEN || self.value == PLACEHOLDER_KEY {
@@ -121,10 +127,13 @@ impl Default for ClientOptions {
 /// its connection pool, so hundreds of concurrent calls to one provider reuse kept-alive
 /// connections (and HTTP/2 where the server offers it) instead of opening a TLS session
 /// each. It is not shared across model clients: pooled connections belong to the tokio
-/// runtime that opened them.
+/// runtime that opened them. Redirects are not followed: reqwest drops `Authorization` on a
+/// redirect to another host but keeps `x-api-key` and `api-key`, so a followed redirect
+/// would hand an Anthropic or Azure key to wherever the endpoint points.
 fn build_http_client() -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .user_agent(concat!("skill-factory/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
         .pool_idle_timeout(Duration::from_secs(90))
         .pool_max_idle_per_host(512)
         .tcp_nodelay(true)
@@ -265,35 +274,41 @@ impl Transport {
                 .await?;
             let status = response.status();
             let wait = retry_after(response.headers(), SystemTime::now());
+            let location = location(response.headers());
             let text = response.text().await?;
-            Ok::<_, reqwest::Error>((status, wait, text))
+            Ok::<_, reqwest::Error>((status, wait, location, text))
         };
-        let (status, wait, text) = match tokio::time::timeout(self.options.timeout, exchange).await
-        {
-            Err(_) => {
-                return Err(AttemptError::from(LlmError::Timeout {
-                    provider: self.provider.clone(),
-                    seconds: self.options.timeout.as_secs_f64(),
-                }));
-            }
-            Ok(Err(error)) => {
-                return Err(AttemptError::from(LlmError::Connect {
-                    provider: self.provider.clone(),
-                    url: self.endpoint.shown().to_string(),
-                    detail: self.redact(&error_chain(&error)),
-                }));
-            }
-            Ok(Ok(exchange)) => exchange,
-        };
+        let (status, wait, location, text) =
+            match tokio::time::timeout(self.options.timeout, exchange).await {
+                Err(_) => {
+                    return Err(AttemptError::from(LlmError::Timeout {
+                        provider: self.provider.clone(),
+                        seconds: self.options.timeout.as_secs_f64(),
+                    }));
+                }
+                Ok(Err(error)) => {
+                    return Err(AttemptError::from(LlmError::Connect {
+                        provider: self.provider.clone(),
+                        url: self.endpoint.shown().to_string(),
+                        detail: self.redact(&error_chain(&error)),
+                    }));
+                }
+                Ok(Ok(exchange)) => exchange,
+            };
         if status.is_success() {
             return Ok(text);
         }
         let code = status.as_u16();
+        let message = if status.is_redirection() {
+            redirect_refused(location.as_deref())
+        } else {
+            format!("{}{}", error_message(&text), self.hint(code))
+        };
         Err(AttemptError {
             error: LlmError::Status {
                 provider: self.provider.clone(),
                 status: code,
-                body: self.redact(&format!("{}{}", error_message(&text), self.hint(code))),
+                body: self.redact(&message),
             },
             retry_after: wait,
         })
@@ -313,6 +328,22 @@ impl Transport {
             _ => String::new(),
         }
     }
+}
+
+/// The `Location` of a response, for the message that says a redirect was not followed.
+pub(crate) fn location(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// Why a redirect answer is an error, and what to set instead.
+pub(crate) fn redirect_refused(location: Option<&str>) -> String {
+    format!(
+        "the endpoint redirects to {}; redirects are not followed so that the key cannot leak: set base_url to the final URL",
+        location.unwrap_or("(no location)")
+    )
 }
 
 /// The message of an error body in the OpenAI (`{"error": {"message"}}`) or Anthropic

@@ -23,6 +23,7 @@ pub mod cache;
 pub mod cost;
 pub mod fake;
 pub mod http;
+mod key_host;
 pub mod layers;
 pub mod limit;
 pub mod local;

@@ -308,6 +308,7 @@ impl<'a> HttpParts<'a> {
         let options = client_options(settings, scheduler)?;
         let base_url = resolve_base_url(info, settings, env)?;
         let key = resolve_key(info, settings, &base_url, env)?;
+        key.check_host(&base_url)?;
         Ok(HttpParts {
             model,
             base_url,

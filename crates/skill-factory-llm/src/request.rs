@@ -218,12 +218,12 @@ impl LlmError {
 
     /// True when the model could not be reached or refused the client itself (connection,
     /// timeout, garbage, rate limits and server errors after every retry, a rejected key, an
-    /// unknown model or path): no skill could have caused it, so a run in which every call ends
-    /// so measures nothing.
+    /// unknown model or path, a redirect not followed): no skill could have caused it, so a
+    /// run in which every call ends so measures nothing.
     pub fn is_unreachable(&self) -> bool {
         match self.last() {
             LlmError::Status { status, .. } => {
-                matches!(*status, 401 | 403 | 404 | 408 | 429) || *status >= 500
+                matches!(*status, 300..=399 | 401 | 403 | 404 | 408 | 429) || *status >= 500
             }
             LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => {
                 true

@@ -13,27 +13,45 @@ use crate::responder::Answering;
 pub enum Fault {
     /// HTTP 429 with a `Retry-After` header.
     RateLimit,
+    /// HTTP 429 without `Retry-After`, so the client picks its own back-off.
+    RateLimitBare,
     /// HTTP 500.
     ServerError,
     /// No answer at all until the server stops (for timeout tests).
     Hang,
     /// HTTP 200 whose body is not valid JSON.
     Malformed,
+    /// The connection is closed before a byte of the answer's body is sent.
+    Reset,
+    /// HTTP 200 announcing the whole body's length, then the connection closed halfway
+    /// through it.
+    CutBody,
+    /// HTTP 200 whose body arrives one byte a second (a slowloris), so only a client timeout
+    /// ends it.
+    Slowloris,
 }
 
 /// Faults injected at random but reproducibly: request number `n` fails the same way for the
 /// same seed on every run, whatever the timing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FaultPlan {
-    /// Fraction of requests answered 429.
+    /// Fraction of requests answered 429 with `Retry-After`.
     pub rate_limit: f64,
+    /// Fraction answered 429 without `Retry-After`.
+    pub rate_limit_bare: f64,
     /// Fraction answered 500.
     pub server_error: f64,
     /// Fraction never answered.
     pub hang: f64,
     /// Fraction answered 200 with a broken body.
     pub malformed: f64,
-    /// Seconds sent in `Retry-After` with every 429.
+    /// Fraction whose connection is closed without an answer.
+    pub reset: f64,
+    /// Fraction whose body is cut halfway.
+    pub cut_body: f64,
+    /// Fraction whose body trickles in a byte a second.
+    pub slowloris: f64,
+    /// Seconds sent in `Retry-After` with every 429 that has one.
     pub retry_after_secs: u64,
     /// Seed of the per-request choice.
     pub seed: u64,
@@ -43,9 +61,13 @@ impl Default for FaultPlan {
     fn default() -> Self {
         FaultPlan {
             rate_limit: 0.0,
+            rate_limit_bare: 0.0,
             server_error: 0.0,
             hang: 0.0,
             malformed: 0.0,
+            reset: 0.0,
+            cut_body: 0.0,
+            slowloris: 0.0,
             retry_after_secs: 1,
             seed: 0,
         }
@@ -53,22 +75,39 @@ impl Default for FaultPlan {
 }
 
 impl FaultPlan {
+    /// Every fault with its fraction and its name in errors (with the mock binary's flag).
+    fn fractions(&self) -> [(Fault, f64, &'static str); 8] {
+        [
+            (Fault::RateLimit, self.rate_limit, "rate_limit (--fail-429)"),
+            (
+                Fault::RateLimitBare,
+                self.rate_limit_bare,
+                "rate_limit_bare (--fail-429-bare)",
+            ),
+            (
+                Fault::ServerError,
+                self.server_error,
+                "server_error (--fail-500)",
+            ),
+            (Fault::Hang, self.hang, "hang (--hang)"),
+            (Fault::Malformed, self.malformed, "malformed (--malformed)"),
+            (Fault::Reset, self.reset, "reset (--reset)"),
+            (Fault::CutBody, self.cut_body, "cut_body (--cut-body)"),
+            (Fault::Slowloris, self.slowloris, "slowloris (--slowloris)"),
+        ]
+    }
+
     /// Checks that every fraction is within [0, 1] and that together they stay within 1.
     pub fn validate(&self) -> Result<(), MockError> {
-        let fractions = [
-            ("rate_limit (--fail-429)", self.rate_limit),
-            ("server_error (--fail-500)", self.server_error),
-            ("hang (--hang)", self.hang),
-            ("malformed (--malformed)", self.malformed),
-        ];
-        for (name, value) in fractions {
+        let fractions = self.fractions();
+        for (_, value, name) in fractions {
             if !(0.0..=1.0).contains(&value) {
                 return Err(MockError::Config(format!(
                     "fault fraction {name} must be between 0 and 1, got {value}"
                 )));
             }
         }
-        let total: f64 = fractions.iter().map(|(_, v)| v).sum();
+        let total: f64 = fractions.iter().map(|(_, v, _)| v).sum();
         if total > 1.0 + 1e-9 {
             return Err(MockError::Config(format!(
                 "fault fractions add up to {total}, more than 1"
@@ -83,12 +122,7 @@ impl FaultPlan {
             self.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
         ));
         let mut bound = 0.0;
-        for (fraction, fault) in [
-            (self.rate_limit, Fault::RateLimit),
-            (self.server_error, Fault::ServerError),
-            (self.hang, Fault::Hang),
-            (self.malformed, Fault::Malformed),
-        ] {
+        for (fault, fraction, _) in self.fractions() {
             bound += fraction;
             if draw < bound {
                 return Some(fault);
@@ -128,6 +162,9 @@ pub struct MockConfig {
     /// When set, requests must carry this key (`Authorization: Bearer`, `x-api-key` or
     /// `api-key`); others get 401.
     pub require_api_key: Option<String>,
+    /// When set, every chat request is answered `307 Temporary Redirect` to this base URL
+    /// plus the request's path (for tests that a client does not follow it with its key).
+    pub redirect_to: Option<String>,
 }
 
 /// Reads an answers JSONL file (see [`parse_answers`]).

@@ -2,8 +2,9 @@
 //! formats, for tests and benchmarks: no network, no model, deterministic answers.
 //!
 //! It answers from a map of known answers, or as a deterministic LLM judge, or with a canned
-//! line; it can be slow (fixed latency) and fail on purpose (429 with `Retry-After`, 500,
-//! hangs, malformed bodies), reproducibly for a seed; and it records every request it
+//! line; it can be slow (fixed latency) and fail on purpose (429 with and without
+//! `Retry-After`, 500, hangs, malformed bodies, connections reset or cut mid-body, bodies
+//! trickled a byte a second), reproducibly for a seed; and it records every request it
 //! received, so tests can check request bodies from the server's side. The `sf-mock-server`
 //! binary serves it on a fixed port for benchmark scripts.
 //!
@@ -16,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+mod fault;
 pub mod needs;
 pub mod responder;
 pub mod server;

@@ -28,9 +28,10 @@ struct Args {
     /// rounded to 4 decimals (model fake-jev-1.0, input tokens = state chars / 4), so two
     /// clients asking the same question about the same state get the same answer. GET /stats
     /// returns {"requests": N, "questions": M}. Give clients
-    /// `base_url: <printed address>/v1/systemone`. Only --port and --latency-ms apply.
+    /// `base_url: <printed address>/v1/systemone`. --port, --latency-ms and the fault flags
+    /// apply.
     #[arg(long, conflicts_with_all = [
-        "answers", "fail_429", "retry_after", "fail_500", "hang", "malformed", "seed",
+        "answers", "redirect_to",
         "skill_sensitive", "require_api_key", "needs", "conflict",
     ])]
     systemone: bool,
@@ -47,7 +48,10 @@ struct Args {
     /// Fraction of requests answered 429 with a Retry-After header.
     #[arg(long, default_value_t = 0.0)]
     fail_429: f64,
-    /// Seconds sent in Retry-After with each 429.
+    /// Fraction of requests answered 429 without a Retry-After header.
+    #[arg(long, default_value_t = 0.0)]
+    fail_429_bare: f64,
+    /// Seconds sent in Retry-After with each 429 that has one.
     #[arg(long, default_value_t = 1)]
     retry_after: u64,
     /// Fraction of requests answered 500.
@@ -59,6 +63,18 @@ struct Args {
     /// Fraction of requests answered 200 with a broken JSON body.
     #[arg(long, default_value_t = 0.0)]
     malformed: f64,
+    /// Fraction of requests whose connection is closed without an answer.
+    #[arg(long, default_value_t = 0.0)]
+    reset: f64,
+    /// Fraction of requests whose body is cut halfway (after a Content-Length promising all).
+    #[arg(long, default_value_t = 0.0)]
+    cut_body: f64,
+    /// Fraction of requests whose body trickles in one byte a second.
+    #[arg(long, default_value_t = 0.0)]
+    slowloris: f64,
+    /// Answer every chat request 307 to this base URL plus the request's path.
+    #[arg(long, value_name = "URL")]
+    redirect_to: Option<String>,
     /// Seed of the per-request fault choice.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -108,17 +124,11 @@ async fn run(args: Args) -> Result<(), String> {
     let config = MockConfig {
         port: args.port,
         latency: Duration::from_millis(args.latency_ms),
-        faults: FaultPlan {
-            rate_limit: args.fail_429,
-            server_error: args.fail_500,
-            hang: args.hang,
-            malformed: args.malformed,
-            retry_after_secs: args.retry_after,
-            seed: args.seed,
-        },
+        faults: faults(&args),
         answers,
         answering,
         require_api_key: args.require_api_key,
+        redirect_to: args.redirect_to,
         ..MockConfig::default()
     };
     let server = MockServer::start(config).await.map_err(|e| e.to_string())?;
@@ -150,10 +160,27 @@ fn needs(args: &Args, answers: &HashMap<String, String>) -> Result<Needs, String
     Ok(Needs::new(answers, overrides, conflicts))
 }
 
+/// The fault flags as a plan.
+fn faults(args: &Args) -> FaultPlan {
+    FaultPlan {
+        rate_limit: args.fail_429,
+        rate_limit_bare: args.fail_429_bare,
+        server_error: args.fail_500,
+        hang: args.hang,
+        malformed: args.malformed,
+        reset: args.reset,
+        cut_body: args.cut_body,
+        slowloris: args.slowloris,
+        retry_after_secs: args.retry_after,
+        seed: args.seed,
+    }
+}
+
 async fn run_systemone(args: &Args) -> Result<(), String> {
     let options = StubOptions {
         port: args.port,
         latency: Duration::from_millis(args.latency_ms),
+        faults: faults(args),
     };
     let stub = SystemOneStub::start_with(options, |state, _id, question| {
         hashed_probability(state, question)

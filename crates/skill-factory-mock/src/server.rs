@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::http::header::LOCATION;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::MockError;
 use crate::config::{Fault, MockConfig};
+use crate::fault::{deliver, refusal};
 use crate::responder::respond;
 use crate::wire::{ErrorKind, Format, error_body, parse_request, reply_body, words};
 
@@ -294,46 +295,25 @@ async fn handle(
             );
         }
     }
-    match fault {
-        Some(Fault::RateLimit) => {
-            let mut response = error(
-                format,
-                StatusCode::TOO_MANY_REQUESTS,
-                ErrorKind::RateLimit,
-                "Rate limit reached (mock)",
-            );
-            response
-                .headers_mut()
-                .insert(RETRY_AFTER, config.faults.retry_after_secs.into());
-            return response;
-        }
-        Some(Fault::ServerError) => {
-            return error(
-                format,
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorKind::Server,
-                "Internal server error (mock)",
-            );
-        }
-        Some(Fault::Hang) => {
-            let mut stopping = shared.stopping.clone();
-            let _ = stopping.wait_for(|stopped| *stopped).await;
-            return error(
-                format,
-                StatusCode::SERVICE_UNAVAILABLE,
-                ErrorKind::Server,
-                "mock server stopping",
-            );
-        }
-        Some(Fault::Malformed) => {
-            return (
-                StatusCode::OK,
-                [(CONTENT_TYPE, "application/json")],
-                "{\"id\": \"truncated",
-            )
-                .into_response();
-        }
-        None => {}
+    if let Some(target) = &config.redirect_to {
+        let location = format!("{}{}", target.trim_end_matches('/'), uri.path());
+        return (
+            StatusCode::TEMPORARY_REDIRECT,
+            [(LOCATION, location)],
+            "redirected (mock)",
+        )
+            .into_response();
+    }
+    let refuse = |status, kind, message: &str| error(format, status, kind, message);
+    if let Some(answer) = refusal(
+        fault,
+        config.faults.retry_after_secs,
+        &shared.stopping,
+        &refuse,
+    )
+    .await
+    {
+        return answer;
     }
     if json.is_null() {
         return error(
@@ -365,5 +345,6 @@ async fn handle(
             .collect::<Vec<_>>()
             .join(" ");
     }
-    axum::Json(reply_body(format, number, &conversation, &text, truncated)).into_response()
+    let body = reply_body(format, number, &conversation, &text, truncated);
+    deliver(fault, body.to_string(), &shared.stopping)
 }

@@ -6,7 +6,7 @@
 //! `fake-jev-1.0` and `len(state) / 4` input tokens, records each request's body and
 //! `Authorization` header, and can fail the next requests with given status codes (their body
 //! echoes the presented `Authorization` header, as careless hosts do, so that tests can check
-//! that clients redact keys).
+//! that clients redact keys) or inject the chat routes' random faults ([`FaultPlan`]).
 //!
 //! `GET /stats` answers `{"requests": N, "questions": M}` (every request received, failed ones
 //! included, and the questions they carried) and `GET /health` answers `{"status": "ok"}`, so a
@@ -31,6 +31,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::MockError;
+use crate::config::FaultPlan;
+use crate::fault::{deliver, refusal};
 
 /// The version the stub reports serving.
 pub const STUB_MODEL: &str = "fake-jev-1.0";
@@ -54,6 +56,9 @@ pub struct StubOptions {
     pub port: u16,
     /// Wait before every answer (failures included).
     pub latency: Duration,
+    /// Random but reproducible faults, as the chat routes inject them (after the failures
+    /// asked for with [`SystemOneStub::fail_next`]).
+    pub faults: FaultPlan,
 }
 
 /// P(true) from the state and the question's `instructions` alone: the first 16 bits of
@@ -81,8 +86,10 @@ pub fn hashed_probability(state: &str, question: &Value) -> f64 {
 struct Shared {
     responder: StubResponder,
     latency: Duration,
+    faults: FaultPlan,
     failures: Mutex<Vec<u16>>,
     received: Mutex<Vec<StubRequest>>,
+    stopping: watch::Receiver<bool>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -113,6 +120,7 @@ impl SystemOneStub {
         options: StubOptions,
         responder: impl Fn(&str, &str, &Value) -> f64 + Send + Sync + 'static,
     ) -> Result<SystemOneStub, MockError> {
+        options.faults.validate()?;
         let port = options.port;
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
@@ -120,11 +128,14 @@ impl SystemOneStub {
         let address = listener
             .local_addr()
             .map_err(|source| MockError::Bind { port, source })?;
+        let (stop, mut stopping) = watch::channel(false);
         let shared = Arc::new(Shared {
             responder: Arc::new(responder),
             latency: options.latency,
+            faults: options.faults,
             failures: Mutex::new(Vec::new()),
             received: Mutex::new(Vec::new()),
+            stopping: stopping.clone(),
         });
         let router = Router::new()
             .route("/v1/systemone", post(answer))
@@ -134,7 +145,6 @@ impl SystemOneStub {
                 get(|| async { axum::Json(json!({"status": "ok"})) }),
             )
             .with_state(Arc::clone(&shared));
-        let (stop, mut stopping) = watch::channel(false);
         let task = tokio::spawn(async move {
             let shutdown = async move {
                 let _ = stopping.wait_for(|stopped| *stopped).await;
@@ -231,10 +241,14 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    lock(&shared.received).push(StubRequest {
-        body: json.clone(),
-        authorization: authorization.clone(),
-    });
+    let number = {
+        let mut received = lock(&shared.received);
+        received.push(StubRequest {
+            body: json.clone(),
+            authorization: authorization.clone(),
+        });
+        received.len() as u64 - 1
+    };
     if !shared.latency.is_zero() {
         tokio::time::sleep(shared.latency).await;
     }
@@ -249,6 +263,20 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
             authorization.as_deref().unwrap_or("no key")
         );
         return (status, axum::Json(json!({"error": message}))).into_response();
+    }
+    let fault = shared.faults.choose(number);
+    let refuse = |status, _kind, message: &str| {
+        (status, axum::Json(json!({"error": message}))).into_response()
+    };
+    if let Some(answer) = refusal(
+        fault,
+        shared.faults.retry_after_secs,
+        &shared.stopping,
+        &refuse,
+    )
+    .await
+    {
+        return answer;
     }
     let state = json
         .get("state")
@@ -270,10 +298,10 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
                    "probabilities": {"true": p, "false": 1.0 - p}}),
         );
     }
-    axum::Json(json!({
+    let body = json!({
         "model": STUB_MODEL,
         "answers": answers,
         "usage": {"input_tokens": state.chars().count() / 4},
-    }))
-    .into_response()
+    });
+    deliver(fault, body.to_string(), &shared.stopping)
 }

@@ -168,7 +168,7 @@ fn warn_failures(report: &AskReport) -> bool {
         return false;
     }
     errln!(
-        "WARNING: {} System One requests failed; their examples counted as misses (see report.md). First error: {}",
+        "WARNING: {} System One requests failed; their examples counted as misses (see report.md). The answers that came are cached: run the same command again to ask only for the missing ones. First error: {}",
         report.failed,
         report.errors.first().map_or("unknown", String::as_str)
     );

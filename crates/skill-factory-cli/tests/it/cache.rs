@@ -436,19 +436,12 @@ async fn kill_9_in_the_middle_of_writes_leaves_a_readable_cache_and_a_rerun_fini
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_storm_of_429_500_hangs_and_broken_bodies_still_completes_every_rollout() {
+async fn a_storm_of_every_fault_still_completes_every_rollout() {
     let dir = tempfile::tempdir().unwrap();
     let n = 240;
     let server = MockServer::start(MockConfig {
         answers: common::labelled_tasks(dir.path(), "Answer with the label.", n),
-        faults: FaultPlan {
-            rate_limit: 0.20,
-            server_error: 0.05,
-            hang: 0.02,
-            malformed: 0.02,
-            retry_after_secs: 1,
-            seed: 4,
-        },
+        faults: common::chaos::storm(4),
         ..MockConfig::default()
     })
     .await

@@ -713,3 +713,86 @@ async fn reask_measures_determinism_and_recalibrate_refits_for_another_model() {
         "the new model was asked"
     );
 }
+
+/// `(state, question) → P(true)` of every line of a workspace's `answers.jsonl`.
+fn answers_of(workspace: &Path) -> std::collections::BTreeMap<String, String> {
+    std::fs::read_to_string(workspace.join("answers.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let answer: Value = serde_json::from_str(line).unwrap();
+            (
+                format!("{} {}", answer["s"], answer["q"]),
+                answer["p"].to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lab_optimize_through_a_storm_of_faults_ends_as_a_calm_one_does() {
+    let calm = SystemOneStub::start(responder).await.unwrap();
+    let storm = SystemOneStub::start_with(
+        skill_factory_mock::StubOptions {
+            faults: common::chaos::storm(5),
+            ..Default::default()
+        },
+        responder,
+    )
+    .await
+    .unwrap();
+    let mut outcomes = Vec::new();
+    for stub in [&calm, &storm] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = workspace(dir.path(), &stub.url());
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(
+            &config,
+            text.replace(
+                "concurrency: 4,",
+                "concurrency: 4, timeout: 2, max_retries: 4,",
+            ),
+        )
+        .unwrap();
+        let mut ran = sf(args(&["optimize"], &config)).await;
+        // A request may still fail after every retry; the run then says so, keeps what it
+        // got, and the rerun asks only for what is missing.
+        let mut reruns = 0;
+        while ran.code != Some(0) {
+            assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
+            assert!(reruns < 3, "{}{}", ran.stdout, ran.stderr);
+            has(&ran.stderr, "run the same command again");
+            reruns += 1;
+            ran = sf(args(&["optimize"], &config)).await;
+        }
+        let ws = dir.path().join("ws");
+        let result = common::read_json(&ws.join("result.json"));
+        outcomes.push((
+            common::read_json(&ws.join("probeset.json")),
+            result["best_score"].clone(),
+            result["baseline_score"].clone(),
+            answers_of(&ws),
+            reruns,
+        ));
+    }
+    let (calm_run, storm_run) = (&outcomes[0], &outcomes[1]);
+    assert_eq!(calm_run.0, storm_run.0, "the same best probe set");
+    assert_eq!(calm_run.1, storm_run.1);
+    assert_eq!(calm_run.2, storm_run.2);
+    assert_eq!(
+        calm_run.3, storm_run.3,
+        "the same answers, every one of them"
+    );
+    assert!(
+        storm.request_count() > calm.request_count(),
+        "the faults cost retries: {} against {}",
+        storm.request_count(),
+        calm.request_count()
+    );
+    eprintln!(
+        "lab storm: {} requests against {} calm, {} reruns",
+        storm.request_count(),
+        calm.request_count(),
+        storm_run.4
+    );
+}

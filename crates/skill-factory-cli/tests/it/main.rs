@@ -5,6 +5,7 @@ mod common;
 
 mod agent_skills;
 mod cache;
+mod chaos;
 mod classifier;
 mod classifier_exports;
 mod closed_output;

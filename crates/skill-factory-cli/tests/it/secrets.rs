@@ -137,3 +137,105 @@ async fn no_file_line_or_dashboard_response_holds_the_key_in_use() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// A config in `dir` whose provider block is `provider`, over the labelled tasks.
+fn evaluate_config(dir: &Path, provider: &str) -> std::path::PathBuf {
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "skill: skill.md\ndataset: data.jsonl\nprovider: {provider}\n\
+             metric:\n  golden: {{mode: exact}}\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_to_another_host_is_refused_and_the_key_never_reaches_it() {
+    for (name, variable) in [
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("openai", "OPENAI_API_KEY"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let answers = labelled_tasks(dir.path(), "Answer with the label.", 3);
+        let target = MockServer::start(MockConfig {
+            answers,
+            ..MockConfig::default()
+        })
+        .await
+        .unwrap();
+        let redirecting = MockServer::start(MockConfig {
+            redirect_to: Some(target.base_url()),
+            ..MockConfig::default()
+        })
+        .await
+        .unwrap();
+        let base = match name {
+            "openai" => format!("{}/v1", redirecting.base_url()),
+            _ => redirecting.base_url(),
+        };
+        let config = evaluate_config(
+            dir.path(),
+            &format!("{{name: {name}, model: m, base_url: \"{base}\"}}"),
+        );
+        let ran = {
+            let mut command = bin();
+            command
+                .current_dir(dir.path())
+                .args(["evaluate", "--no-cache", "-c"])
+                .arg(&config)
+                .env(variable, KEY);
+            tokio::task::spawn_blocking(move || command.output().unwrap())
+                .await
+                .unwrap()
+        };
+        let printed = crate::common::printed(&ran);
+        assert_eq!(ran.status.code(), Some(3), "{name}: {printed}");
+        assert_eq!(target.request_count(), 0, "{name}: {printed}");
+        assert_eq!(
+            redirecting.request_count(),
+            3,
+            "{name}: one per task, none retried"
+        );
+        assert!(
+            printed.contains(&format!("redirects to {}", target.base_url()))
+                && printed.contains("set base_url to the final URL"),
+            "{name}: {printed}"
+        );
+        assert!(!printed.contains(KEY), "{printed}");
+        assert!(holding(dir.path(), KEY.as_bytes()).is_empty());
+    }
+}
+
+#[test]
+fn a_key_issued_by_one_provider_is_never_sent_to_anothers_host() {
+    let dir = tempfile::tempdir().unwrap();
+    labelled_tasks(dir.path(), "Answer with the label.", 2);
+    let anthropic_key = "sk-ant-api03-secret-0123456789abcdef";
+    // The shared variable the Python tool read for OpenRouter holds an Anthropic key.
+    let config = evaluate_config(dir.path(), "{name: openrouter, model: m}");
+    let ran = crate::common::run(
+        bin()
+            .current_dir(dir.path())
+            .args(["evaluate", "-c"])
+            .arg(&config)
+            .env("OPENAI_API_KEY", anthropic_key)
+            // Should the check ever fail, the request goes to a closed port on this machine,
+            // not to the internet.
+            .env("HTTPS_PROXY", "http://127.0.0.1:9")
+            .env("ALL_PROXY", "http://127.0.0.1:9"),
+    );
+    assert_eq!(ran.code, Some(2), "{}{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stderr.contains("OPENAI_API_KEY")
+            && ran.stderr.contains("issued by Anthropic")
+            && ran.stderr.contains("openrouter.ai, a host of OpenRouter")
+            && ran.stderr.contains("it was not sent")
+            && ran.stderr.contains("its own key"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!ran.stderr.contains(anthropic_key));
+}

@@ -4,10 +4,11 @@
 //! `POST {"model", "state", "questions": {id: {"type": "choice", "instructions", "criteria":
 //! {"true", "false"}}}}` with `Authorization: Bearer <key>` when a key is configured.
 //!
-//! Failures: 429, 5xx, timeouts and network errors are retried (up to `max_retries` more
-//! attempts, waiting `retry_delay × 2^n`, or longer when the host sends `Retry-After`); any
-//! other status fails at once, and so does a 2xx body that is not JSON or not a full set of
-//! valid answers. Redirects are not followed: a redirected POST would carry the key to
+//! Failures: 429, 5xx, timeouts, network errors and a 2xx body that is not JSON (cut short
+//! by a proxy or a dropped connection) are retried (up to `max_retries` more attempts,
+//! waiting `retry_delay × 2^n`, or longer when the host sends `Retry-After`); any other
+//! status fails at once, and so does JSON that is not a full set of valid answers, since
+//! asking again would get the same. Redirects are not followed: a redirected POST would carry the key to
 //! wherever the redirect points. The key is redacted from every error text.
 
 use std::time::{Duration, SystemTime};
@@ -138,11 +139,7 @@ impl SystemOneClient {
                 .await?;
             let status = response.status();
             let wait = retry_after(response.headers(), SystemTime::now());
-            let location = response
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
+            let location = crate::http::location(response.headers());
             let text = response.text().await?;
             Ok::<_, reqwest::Error>((status, wait, location, text))
         };
@@ -171,7 +168,7 @@ impl SystemOneClient {
         if status.is_success() {
             let json: Value = serde_json::from_str(&text).map_err(|_| Failure {
                 error: SystemOneError::InvalidAnswer("the response is not JSON".to_string()),
-                retry: false,
+                retry: true,
                 wait: None,
             })?;
             return parse_answers(&json, ids, &self.endpoint.model).map_err(|detail| Failure {
@@ -182,8 +179,8 @@ impl SystemOneClient {
         }
         let detail = if status.is_redirection() {
             format!(
-                "HTTP {code}: the endpoint redirects to {}; redirects are not followed so that the key cannot leak: set base_url to the final URL",
-                location.as_deref().unwrap_or("(no location)")
+                "HTTP {code}: {}",
+                crate::http::redirect_refused(location.as_deref())
             )
         } else {
             let mut detail = format!("HTTP {code}: {}", truncate(text.trim(), ERROR_BODY_CHARS));

@@ -222,6 +222,10 @@ impl SystemOneSettings {
         }
         let parsed = check_transport(&url)?;
         let key = self.key(provider, &parsed, &env)?;
+        if let Some(key) = &key {
+            key.check_host(&url)
+                .map_err(|e| SystemOneError::Config(e.to_string()))?;
+        }
         Ok(Endpoint {
             provider: provider.name,
             url,

@@ -308,3 +308,69 @@ async fn the_concurrency_cap_bounds_requests_in_flight() {
     // Without a cap the same burst overlaps more, so the check above can fail.
     assert!(max_in_flight(None).await > 2);
 }
+
+#[tokio::test]
+async fn a_bare_429_a_reset_and_a_cut_body_are_retried_until_an_answer() {
+    for wire in WIRES {
+        let mock = mock(MockConfig {
+            fault_sequence: vec![Fault::RateLimitBare, Fault::Reset, Fault::CutBody],
+            ..MockConfig::default()
+        })
+        .await;
+        let response = client(wire, &mock, options(4, Duration::from_secs(5)))
+            .chat(&ask())
+            .await
+            .unwrap();
+        assert!(!response.text.is_empty(), "{wire:?}");
+        assert_eq!(mock.request_count(), 4, "{wire:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_slowloris_body_is_cut_off_by_the_attempt_timeout_and_retried() {
+    for wire in WIRES {
+        let mock = mock(MockConfig {
+            fault_sequence: vec![Fault::Slowloris],
+            ..MockConfig::default()
+        })
+        .await;
+        let started = Instant::now();
+        let response = client(wire, &mock, options(2, Duration::from_millis(1500)))
+            .chat(&ask())
+            .await
+            .unwrap();
+        assert!(!response.text.is_empty(), "{wire:?}");
+        assert_eq!(mock.request_count(), 2, "{wire:?}");
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(1500) && took < Duration::from_secs(4),
+            "{wire:?}: {took:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_so_the_key_never_reaches_its_target() {
+    for wire in WIRES {
+        let target = mock(MockConfig::default()).await;
+        let redirecting = mock(MockConfig {
+            redirect_to: Some(target.base_url()),
+            ..MockConfig::default()
+        })
+        .await;
+        let error = client(wire, &redirecting, options(3, Duration::from_secs(5)))
+            .chat(&ask())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert_eq!(target.request_count(), 0, "{wire:?}: {error}");
+        assert_eq!(redirecting.request_count(), 1, "{wire:?}: not retried");
+        assert!(
+            error.contains("307")
+                && error.contains(&format!("redirects to {}", target.base_url()))
+                && error.contains("set base_url to the final URL"),
+            "{wire:?}: {error}"
+        );
+        assert!(!error.contains(KEY), "{error}");
+    }
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use skill_factory_llm::systemone::{DecisionModel, Question, SystemOneClient, SystemOneSettings};
-use skill_factory_mock::{Fault, MockConfig, MockServer, SystemOneStub};
+use skill_factory_mock::{Fault, FaultPlan, MockConfig, MockServer, StubOptions, SystemOneStub};
 
 const KEY: &str = "ts_secret_0123";
 
@@ -139,7 +139,7 @@ async fn retries_stop_after_max_retries_more_attempts() {
 }
 
 #[tokio::test]
-async fn a_body_that_is_not_json_fails_at_once() {
+async fn a_body_that_is_not_json_is_retried_then_reported() {
     let server = MockServer::start(MockConfig {
         fault_sequence: vec![Fault::Malformed, Fault::Malformed],
         ..MockConfig::default()
@@ -147,15 +147,34 @@ async fn a_body_that_is_not_json_fails_at_once() {
     .await
     .unwrap();
     let url = format!("{}/v1/chat/completions", server.base_url());
-    let error = client(&settings(&url, None))
-        .ask("s", &questions())
-        .await
-        .unwrap_err();
+    let mut s = settings(&url, None);
+    s.max_retries = 1;
+    let error = client(&s).ask("s", &questions()).await.unwrap_err();
     assert_eq!(
         error.to_string(),
         "invalid answer: the response is not JSON"
     );
-    assert_eq!(server.request_count(), 1);
+    assert_eq!(server.request_count(), 2);
+}
+
+#[tokio::test]
+async fn a_body_cut_short_is_retried_like_a_lost_connection() {
+    let stub = SystemOneStub::start_with(
+        StubOptions {
+            faults: FaultPlan {
+                cut_body: 1.0,
+                ..FaultPlan::default()
+            },
+            ..StubOptions::default()
+        },
+        responder,
+    )
+    .await
+    .unwrap();
+    let mut s = settings(&stub.url(), None);
+    s.max_retries = 2;
+    let error = client(&s).ask("s", &questions()).await.unwrap_err();
+    assert_eq!(stub.request_count(), 3, "{error}");
 }
 
 #[tokio::test]

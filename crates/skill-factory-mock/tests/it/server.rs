@@ -133,6 +133,126 @@ async fn a_rate_limit_carries_the_configured_retry_after() {
     assert_eq!(response.headers()["retry-after"], "7");
 }
 
+/// A valid chat request, so that transport faults have a real answer to spoil.
+const CHAT: &str = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#;
+
+async fn start_with(faults: FaultPlan) -> MockServer {
+    MockServer::start(MockConfig {
+        faults,
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_bare_rate_limit_has_no_retry_after() {
+    let mock = start_with(FaultPlan {
+        rate_limit_bare: 1.0,
+        ..FaultPlan::default()
+    })
+    .await;
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/chat/completions", mock.base_url()))
+        .body(CHAT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 429);
+    assert!(response.headers().get("retry-after").is_none());
+}
+
+#[tokio::test]
+async fn a_reset_or_a_cut_body_never_yields_a_whole_answer() {
+    for faults in [
+        FaultPlan {
+            reset: 1.0,
+            ..FaultPlan::default()
+        },
+        FaultPlan {
+            cut_body: 1.0,
+            ..FaultPlan::default()
+        },
+    ] {
+        let mock = start_with(faults.clone()).await;
+        let outcome = async {
+            let response = reqwest::Client::new()
+                .post(format!("{}/v1/chat/completions", mock.base_url()))
+                .body(CHAT)
+                .send()
+                .await?;
+            response.bytes().await
+        }
+        .await;
+        assert!(outcome.is_err(), "{faults:?}: {outcome:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_slowloris_body_trickles_until_the_client_gives_up() {
+    let mock = start_with(FaultPlan {
+        slowloris: 1.0,
+        ..FaultPlan::default()
+    })
+    .await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(2500))
+        .build()
+        .unwrap();
+    let response = client
+        .post(format!("{}/v1/chat/completions", mock.base_url()))
+        .body(CHAT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let length: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(length > 50, "{length}");
+    let mut response = response;
+    let mut received = 0;
+    let error = loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => received += chunk.len(),
+            Ok(None) => panic!("the whole body arrived"),
+            Err(error) => break error,
+        }
+    };
+    assert!(error.is_timeout(), "{error:?}");
+    assert!((1..=3).contains(&received), "{received} bytes in 2.5 s");
+    let started = Instant::now();
+    mock.stop().await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn a_redirecting_server_points_at_the_same_path_elsewhere() {
+    let mock = MockServer::start(MockConfig {
+        redirect_to: Some("http://127.0.0.1:9/".to_string()),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let response = client
+        .post(format!("{}/v1/messages", mock.base_url()))
+        .body(CHAT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 307);
+    assert_eq!(
+        response.headers()["location"],
+        "http://127.0.0.1:9/v1/messages"
+    );
+}
+
 #[tokio::test]
 async fn stopping_releases_hanging_requests() {
     let config = MockConfig {

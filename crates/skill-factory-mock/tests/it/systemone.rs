@@ -116,9 +116,49 @@ async fn the_binary_serves_systemone_with_stats() {
 #[test]
 fn the_binary_refuses_chat_flags_with_systemone() {
     let output = Command::new(env!("CARGO_BIN_EXE_sf-mock-server"))
-        .args(["--systemone", "--fail-500", "0.5"])
+        .args(["--systemone", "--skill-sensitive"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot be used with"));
+}
+
+#[tokio::test]
+async fn the_stub_injects_the_chat_routes_faults_reproducibly() {
+    let options = StubOptions {
+        faults: skill_factory_mock::FaultPlan {
+            server_error: 0.5,
+            reset: 0.2,
+            seed: 3,
+            ..skill_factory_mock::FaultPlan::default()
+        },
+        ..StubOptions::default()
+    };
+    let plan = options.faults.clone();
+    let stub = SystemOneStub::start_with(options, |_, _, _| 0.9)
+        .await
+        .unwrap();
+    let body = json!({"state": "s", "questions": {"q": question("Is it?")}});
+    for n in 0..20 {
+        let sent = reqwest::Client::new()
+            .post(stub.url())
+            .json(&body)
+            .send()
+            .await;
+        let outcome = match sent {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                response.bytes().await.map(|_| status)
+            }
+            Err(error) => Err(error),
+        };
+        match plan.choose(n) {
+            Some(skill_factory_mock::Fault::ServerError) => {
+                assert_eq!(outcome.unwrap(), 500, "request {n}");
+            }
+            Some(skill_factory_mock::Fault::Reset) => assert!(outcome.is_err(), "request {n}"),
+            _ => assert_eq!(outcome.unwrap(), 200, "request {n}"),
+        }
+    }
+    assert_eq!(stub.request_count(), 20);
 }

@@ -2,6 +2,7 @@
 //! `optimize` printed, and the external programs some tests check us against.
 
 pub mod artifacts;
+pub mod chaos;
 pub mod external_tool;
 
 use std::collections::HashMap;
