@@ -277,7 +277,7 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
     }
     let workspace = text(&origin, &root, "workspace", "")?
         .map(&resolve)
-        .unwrap_or_else(|| dir.join("runs").join(&name));
+        .unwrap_or_else(|| dir.join("runs").join(folder_name(&name)));
 
     let splits = split_plan(&origin, block(&origin, &root, "splits")?)?;
     let (systemone, script, lab) =
@@ -534,9 +534,44 @@ impl ClassifierConfig {
     }
 }
 
+/// The default workspace's folder for a probe set `name`: the name itself, as the Python tool
+/// has it, but never a path. A separator or NUL becomes `-`, and a name of dots only becomes
+/// `classifier`, so that `name: ../../x` cannot move the workspace out of `runs/`.
+fn folder_name(name: &str) -> String {
+    let folder: String = name
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | '\0') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if folder.trim_matches('.').is_empty() {
+        "classifier".to_string()
+    } else {
+        folder
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_names_the_workspace_folder_but_never_a_path() {
+        for (name, folder) in [
+            ("pr-mismatch", "pr-mismatch"),
+            ("My Probe", "My Probe"),
+            ("../../x", "..-..-x"),
+            ("/etc/cron.d", "-etc-cron.d"),
+            ("..", "classifier"),
+            ("a\\b\0c", "a-b-c"),
+        ] {
+            assert_eq!(folder_name(name), folder, "{name:?}");
+        }
+    }
 
     fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();

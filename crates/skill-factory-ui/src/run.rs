@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::guard;
 use crate::index::{RESULT_FILE, RunSummary};
 use crate::secrets::Scrubber;
 
@@ -133,7 +134,7 @@ impl RunPage {
             live: Value::Null,
             skipped_lines,
         };
-        page.best_text = read_text(&dir.join("best_skill.md"))
+        page.best_text = read_text(dir, "best_skill.md")
             .or_else(|| {
                 page.result["best_skill"]["body"]
                     .as_str()
@@ -163,7 +164,7 @@ impl RunPage {
     pub fn document(&self, id: usize) -> Option<String> {
         let named = self.candidates.iter().find(|c| c.id == id)?;
         match &named.file {
-            Some(file) => read_text(&self.dir.join(file)),
+            Some(file) => read_text(&self.dir, file),
             None => self.result["history"]
                 .as_array()?
                 .iter()
@@ -420,7 +421,7 @@ impl RunPage {
                 }
             }
         }
-        let report = read_text(&self.dir.join("report.md")).unwrap_or_default();
+        let report = read_text(&self.dir, "report.md").unwrap_or_default();
         json!({
             "summary": self.summary,
             "result": result,
@@ -442,7 +443,7 @@ impl RunPage {
 /// splits' figures are left out of every round until the seal says the probe set was frozen.
 fn classifier(dir: &Path, scrub: &Scrubber) -> Value {
     let read = |name: &str| {
-        read_text(&dir.join(name)).and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        read_text(dir, name).and_then(|text| serde_json::from_str::<Value>(&text).ok())
     };
     let seal = read("seal.json");
     let frozen = seal.as_ref().is_some_and(|seal| !seal["frozen"].is_null());
@@ -477,8 +478,12 @@ pub fn read_events(file: &Path) -> (Vec<Value>, usize) {
     (events, skipped)
 }
 
-fn read_text(file: &Path) -> Option<String> {
-    std::fs::read_to_string(file).ok()
+/// The text of `relative` inside the run folder `dir`, if it is a file there: a run folder
+/// may come from anyone (a cloned repository, a CI artifact), so a candidate's `file` in
+/// `events.jsonl` or a symlink that points outside it is not followed (see [`guard::resolve`]).
+fn read_text(dir: &Path, relative: &str) -> Option<String> {
+    let root = dir.canonicalize().ok()?;
+    std::fs::read_to_string(guard::resolve(&root, relative).ok()?).ok()
 }
 
 fn strings(value: &Value) -> Vec<String> {

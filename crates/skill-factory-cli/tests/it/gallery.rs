@@ -364,3 +364,92 @@ fn every_committed_entry_replays_to_its_result_json_with_no_model() {
         assert_eq!(before, after, "{}", entry.display());
     }
 }
+
+/// Makes a finished run folder (first argument) name or hold a secret file (second).
+type Plant = dyn Fn(&Path, &Path);
+
+#[test]
+fn gallery_add_copies_no_file_from_outside_the_run_and_its_inputs() {
+    let planted = "aws_secret_access_key = do-not-commit-me";
+    let attempts: [(&str, &Plant, &str); 4] = [
+        (
+            "a recording that is a link",
+            &|run_dir, secret| {
+                std::fs::remove_file(run_dir.join("traffic.jsonl")).unwrap();
+                std::os::unix::fs::symlink(secret, run_dir.join("traffic.jsonl")).unwrap();
+            },
+            "not a regular file (a link)",
+        ),
+        (
+            "a candidate that is a link",
+            &|run_dir, secret| {
+                let candidate = run_dir.join("candidates/001.md");
+                let _ = std::fs::remove_file(&candidate);
+                std::os::unix::fs::symlink(secret, candidate).unwrap();
+            },
+            "not a regular file (a link)",
+        ),
+        (
+            "a script that is not a script",
+            &|run_dir, secret| {
+                let config = run_dir.join("config.yaml");
+                let text = read(&config);
+                let script = example("fake_target.yaml").display().to_string();
+                assert!(text.contains(&script), "{text}");
+                std::fs::write(
+                    &config,
+                    text.replace(&script, &secret.display().to_string()),
+                )
+                .unwrap();
+            },
+            "does not read as one",
+        ),
+        (
+            "a script that is a device",
+            &|run_dir, _| {
+                let config = run_dir.join("config.yaml");
+                let text = read(&config);
+                let script = example("fake_target.yaml").display().to_string();
+                std::fs::write(&config, text.replace(&script, "/dev/zero")).unwrap();
+            },
+            "not a regular file (a device, pipe or socket)",
+        ),
+    ];
+    for (what, plant, expected) in attempts {
+        let tmp = tempfile::tempdir().unwrap();
+        let secret = tmp.path().join("credentials");
+        std::fs::write(&secret, planted).unwrap();
+        let run_dir = optimize(&example("config.offline.yaml"), &tmp.path().join("runs"));
+        plant(&run_dir, &secret);
+        let ran = gallery_add(tmp.path(), &run_dir, &[]);
+        assert_eq!(ran.code, Some(2), "{what}: {}{}", ran.stdout, ran.stderr);
+        assert!(ran.stderr.contains(expected), "{what}: {}", ran.stderr);
+        assert!(!ran.stderr.contains(planted), "{what}: {}", ran.stderr);
+        let gallery = tmp.path().join("gallery");
+        if gallery.exists() {
+            for entry in walk(&gallery) {
+                assert!(
+                    !read(&entry).contains(planted),
+                    "{what}: {}",
+                    entry.display()
+                );
+            }
+        }
+    }
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                files.push(entry.path());
+            }
+        }
+    }
+    files
+}

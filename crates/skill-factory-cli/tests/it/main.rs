@@ -25,4 +25,5 @@ mod reference_configs;
 mod secrets;
 mod ui;
 mod ui_browser;
+mod untrusted;
 mod urls;

@@ -825,3 +825,54 @@ fn a_missing_runs_folder_or_a_bad_host_is_refused_with_the_fix() {
     assert_eq!(bad.code, Some(2));
     assert!(bad.stderr.contains("not an IP address"), "{}", bad.stderr);
 }
+
+#[tokio::test]
+async fn a_run_folder_cannot_make_the_dashboard_read_a_file_outside_it() {
+    let fixture = fixture();
+    let secret = fixture.workdir.join("secret.txt");
+    let planted = "private-notes-that-must-stay-home";
+    std::fs::write(&secret, planted).unwrap();
+    let run_dir = fixture.root.join(&fixture.runs[0]);
+    // Candidates whose `file` points outside the folder, absolutely and by climbing out.
+    let mut events = std::fs::read_to_string(run_dir.join("events.jsonl")).unwrap();
+    for (id, file) in [
+        (901, secret.display().to_string()),
+        (902, "../../../secret.txt".to_string()),
+    ] {
+        events.push_str(
+            &json!({"seq": 100_000 + id, "event": "candidate_proposed", "round": 1,
+                    "candidate": id, "parent": 0, "file": file, "rationale": "x"})
+            .to_string(),
+        );
+        events.push('\n');
+    }
+    std::fs::write(run_dir.join("events.jsonl"), events).unwrap();
+    // And a best skill and a report that are links to it.
+    for name in ["best_skill.md", "report.md"] {
+        std::fs::remove_file(run_dir.join(name)).unwrap();
+        std::os::unix::fs::symlink(&secret, run_dir.join(name)).unwrap();
+    }
+    let served = serve(&fixture.root, &fixture.workdir, &[], &[]);
+    let path = encode(&fixture.runs[0]);
+    let url = &served.url;
+    let mut seen = Vec::new();
+    for endpoint in [
+        format!("/api/run?path={path}"),
+        format!("/api/run/diff?path={path}&a=0&b=901"),
+        format!("/api/run/diff?path={path}&a=0&b=902"),
+        format!("/api/run/blame?path={path}"),
+    ] {
+        let (status, body) = get(&format!("{url}{endpoint}")).await;
+        seen.push(status);
+        assert!(!body.to_string().contains(planted), "{endpoint}: {body}");
+    }
+    assert_eq!(seen[0], 200, "the run page is still served");
+    let out = fixture.workdir.join("report.html");
+    let ran = run(bin()
+        .args(["ui", "export"])
+        .arg(&run_dir)
+        .arg("-o")
+        .arg(&out));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(!std::fs::read_to_string(&out).unwrap().contains(planted));
+}

@@ -90,6 +90,29 @@ pub enum GalleryError {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// A file the entry would copy is a link (inside the run folder), a device or a pipe.
+    #[error(
+        "{}: not a regular file ({kind}); `gallery add` copies only regular files, so that a run \
+         folder cannot bring a file from elsewhere into the gallery. Put the file itself there.",
+        path.display()
+    )]
+    NotAFile {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// A fake provider's script the run names is not a script.
+    #[error(
+        "{}: the run's config names it as a fake provider's script, but it does not read as one \
+         (a YAML mapping of `responses:` and/or `rules:`); the gallery copies only scripts it can \
+         replay. Fix the script or the config's `script:`.",
+        path.display()
+    )]
+    NotAScript {
+        /// The file.
+        path: PathBuf,
+    },
     /// `result.json` lacks a field the gallery needs.
     #[error(
         "{}: not a result.json written by skill-factory optimize ({detail}). Add the entry from \
@@ -277,6 +300,35 @@ fn parse_skill(path: &Path) -> Result<Skill, GalleryError> {
     })
 }
 
+/// The bytes of the regular file `path`. Inside a run folder a link is not followed
+/// (`follow` false): the folder may come from someone else, and its entry is committed.
+fn read_regular(path: &Path, follow: bool) -> Result<Vec<u8>, GalleryError> {
+    let read_error = |source| GalleryError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = if follow {
+        std::fs::metadata(path)
+    } else {
+        std::fs::symlink_metadata(path)
+    }
+    .map_err(read_error)?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(GalleryError::NotAFile {
+            path: path.to_path_buf(),
+            kind: if kind.is_symlink() {
+                "a link"
+            } else if kind.is_dir() {
+                "a folder"
+            } else {
+                "a device, pipe or socket"
+            },
+        });
+    }
+    std::fs::read(path).map_err(read_error)
+}
+
 /// The candidate files of a run (`candidates/NNN.md`), sorted, with their text.
 fn read_candidates(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, GalleryError> {
     let listing = std::fs::read_dir(dir).map_err(|error| GalleryError::Read {
@@ -290,11 +342,7 @@ fn read_candidates(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, GalleryError> {
             .strip_suffix(".md")
             .is_some_and(|stem| !stem.is_empty() && stem.chars().all(|c| c.is_ascii_digit()));
         if numbered {
-            let bytes = std::fs::read(entry.path()).map_err(|error| GalleryError::Read {
-                path: entry.path(),
-                source: error,
-            })?;
-            files.push((name, bytes));
+            files.push((name, read_regular(&entry.path(), false)?));
         }
     }
     files.sort();
@@ -369,10 +417,7 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
             path: run_dir.to_path_buf(),
         });
     }
-    let traffic = std::fs::read(&traffic_path).map_err(|error| GalleryError::Read {
-        path: traffic_path.clone(),
-        source: error,
-    })?;
+    let traffic = read_regular(&traffic_path, false)?;
     let snapshot = load_config(&config_path)
         .map_err(|source| GalleryError::Config {
             path: config_path.clone(),
@@ -436,13 +481,16 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
     let portable = portable_config(&snapshot, &dir);
     let mut copies = Vec::new();
     for (source, name) in &portable.copies {
-        copies.push((
-            name.clone(),
-            std::fs::read(source).map_err(|error| GalleryError::Read {
-                path: source.clone(),
-                source: error,
-            })?,
-        ));
+        let bytes = read_regular(source, true)?;
+        if name != DATASET_FILE {
+            let text = String::from_utf8_lossy(&bytes);
+            // The parser's error quotes the file, which may be anything: it is not shown.
+            skill_factory_llm::fake::FakeScript::parse(&text, &source.display().to_string())
+                .map_err(|_| GalleryError::NotAScript {
+                    path: source.clone(),
+                })?;
+        }
+        copies.push((name.clone(), bytes));
     }
     let commands = commands(&options.gallery_dir, &entry, &skill_name);
     let readme = entry_readme(&EntryView {

@@ -99,7 +99,7 @@ const CODEX: Preset = Preset {
     prompt: PromptVia::StdinAfter("-"),
 };
 
-/// Gemini CLI in headless mode: `--prompt` is what selects it, and the CLI appends its value
+/// Gemini CLI in headless mode: `--prompt=<prompt>` is what selects it, and the CLI appends its value
 /// to whatever arrives on stdin, so with an empty stdin the prompt is exactly ours, skill
 /// first. It has no flag that appends to the system prompt (`GEMINI_SYSTEM_MD` replaces all
 /// of it, which would also drop its tool instructions). Installed skills go to
@@ -175,9 +175,10 @@ impl AgentCli {
                 argv.push(arg.to_string());
                 Some(prompt)
             }
+            // One `--flag=value` argument: as a separate argument, a prompt starting with `-`
+            // (a Markdown list, a task input such as `--yolo`) would be read as flags.
             PromptVia::Flag(flag) => {
-                argv.push(flag.to_string());
-                argv.push(prompt);
+                argv.push(format!("{flag}={prompt}"));
                 None
             }
         };

@@ -105,14 +105,20 @@ misbehave
 shift 2
 prompt=""
 while [ $# -gt 0 ]; do
-    if [ "$1" = "--prompt" ]; then
-        [ $# -eq 2 ] || usage "expected --prompt <text> last"
-        prompt="$2"; shift 2
-    else
+    case "$1" in
+    --prompt=*)
+        [ $# -eq 1 ] || usage "expected --prompt=<text> last"
+        prompt="${1#--prompt=}"; shift
+        ;;
+    --prompt)
+        usage "--prompt <text> as two arguments: a prompt starting with - is read as flags"
+        ;;
+    *)
         shift
-    fi
+        ;;
+    esac
 done
-[ -n "$prompt" ] || usage "no --prompt: would start the interactive UI"
+[ -n "$prompt" ] || usage "no --prompt=: would start the interactive UI"
 stdin=$(cat)
 printf '%s' "$stdin" > "$REC/stdin"
 [ -z "$stdin" ] || usage "unexpected input on stdin"
@@ -401,8 +407,7 @@ async fn gemini_gets_skill_then_task_as_its_prompt_and_nothing_on_stdin() {
             "--model",
             "gemini-2.5-flash",
             "--yolo",
-            "--prompt",
-            "Answer in UPPERCASE.\n\n---\n\nbe heard",
+            "--prompt=Answer in UPPERCASE.\n\n---\n\nbe heard",
         ])
     );
     assert_eq!(fakes.recorded_stdin(), "");
@@ -416,8 +421,24 @@ async fn gemini_installed_finds_the_skill_in_the_agents_skills_folder() {
     assert_eq!(rollout.output, "BE HEARD", "{rollout:?}");
     assert_eq!(
         fakes.recorded_argv(),
-        strings(&["--output-format", "text", "--prompt", "be heard"])
+        strings(&["--output-format", "text", "--prompt=be heard"])
     );
+}
+
+#[tokio::test]
+async fn a_gemini_prompt_that_starts_with_a_dash_stays_one_argument() {
+    let fakes = Fakes::new();
+    let harness = fakes.harness(AgentCli::GeminiCli, None, &[], SkillMode::Installed);
+    let rollout = run(&harness, "Answer in UPPERCASE.", "--approval-mode=yolo -y").await;
+    assert_eq!(
+        fakes.recorded_argv(),
+        strings(&[
+            "--output-format",
+            "text",
+            "--prompt=--approval-mode=yolo -y"
+        ])
+    );
+    assert_eq!(rollout.output, "--APPROVAL-MODE=YOLO -Y", "{rollout:?}");
 }
 
 #[tokio::test]
