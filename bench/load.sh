@@ -33,9 +33,12 @@
 #                    5,000-task run)
 #   PROBE_S=2        interval of the second-process cache reads
 #   EXACT=1          0 skips the cached `--json` rerun that checks every task's score
+#   CACHE=1          0 runs `evaluate --no-cache` (no cache file, so no cache reads and no
+#                    rerun): to tell the cache's share of the time and memory from the rest
 #   OURS=... MOCK=...  the skill-factory and sf-mock-server binaries; when both are set nothing
 #                    is built (otherwise bench_build: a release build, or PROFILE's)
 #   NO_RESULTS=1     print the figures without writing bench/results/load.md
+#   SAMPLES_OUT=DIR  also keep the raw samples, cache reads and the run's output in DIR
 # Needs: python3 (standard library only), cargo unless OURS and MOCK are given; /usr/bin/time
 # when present. bench/results/load.md records the figures of a run.
 set -euo pipefail
@@ -49,6 +52,12 @@ LATENCY_MS=${LATENCY_MS:-20}
 SAMPLE_S=${SAMPLE_S:-0.1}
 PROBE_S=${PROBE_S:-2}
 EXACT=${EXACT:-1}
+CACHE=${CACHE:-1}
+NO_CACHE=()
+if [[ "$CACHE" == 0 ]]; then
+    NO_CACHE=(--no-cache)
+    EXACT=0
+fi
 if ((TASKS < 100)); then
     echo "TASKS must be at least 100 (got $TASKS): 10% of the requests must be a window" >&2
     exit 2
@@ -160,11 +169,13 @@ CACHE_FILE=$WORK/.skill-factory/cache.sqlite
 unset OPENAI_API_KEY OPENAI_BASE_URL SKILL_FACTORY_RECORD SKILL_FACTORY_REPLAY \
     SKILL_FACTORY_TARGET_MODEL SKILL_FACTORY_JUDGE_MODEL
 
-# Samples every SAMPLE_S s while the process lives: time, the mock's /stats, VmRSS and VmHWM of
-# skill-factory, VmRSS of the mock (kB), one JSON object a line.
+# Samples every SAMPLE_S s from before the launch until the process is gone: time, the mock's
+# /stats, VmRSS and VmHWM of skill-factory (its pid is read from PIDFILE once written), VmRSS of
+# the mock (kB), one JSON object a line.
 cat >"$WORK/sampler.py" <<'EOF'
-import json, sys, time, urllib.request
-base, pid, mock_pid, interval, out = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
+import json, os, sys, time, urllib.request
+base, pidfile, mock_pid, interval, out = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
+pid = None
 
 def memory(pid):
     values = {}
@@ -178,30 +189,51 @@ def memory(pid):
         pass
     return values  # empty once the process is gone (a zombie has no VmRSS)
 
+def cpu(pid):
+    """User + system CPU seconds of a process so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICK
+    except (OSError, IndexError, ValueError):
+        return None
+
+TICK = os.sysconf("SC_CLK_TCK")
+
 with open(out, "w") as log:
     while True:
         began = time.time()
-        ours = memory(pid)
-        if "VmRSS" not in ours:
+        if pid is None and os.path.exists(pidfile):
+            pid = open(pidfile).read().strip() or None
+        ours = memory(pid) if pid else {}
+        if pid and "VmRSS" not in ours:
             break
         try:
             stats = json.load(urllib.request.urlopen(base + "/stats", timeout=5))
         except Exception as error:  # recorded, not fatal: the sample is kept without stats
             stats = {"error": str(error)}
         sample = {"t": (began + time.time()) / 2, "rss": ours.get("VmRSS"), "hwm": ours.get("VmHWM"),
-                  "mock_rss": memory(mock_pid).get("VmRSS"), **stats}
+                  "cpu": cpu(pid) if pid else None, "mock_rss": memory(mock_pid).get("VmRSS"),
+                  "mock_cpu": cpu(mock_pid), **stats}
         log.write(json.dumps(sample) + "\n")
         log.flush()
         time.sleep(max(0.0, interval - (time.time() - began)))
 EOF
 
-# Every PROBE_S s while the process lives, once the cache file exists: `skill-factory cache
-# stats --path FILE` and a read-only sqlite3 count, each from its own process/connection.
+# Every PROBE_S s until the process is gone (its pid from PIDFILE), from the moment the cache
+# file exists: `skill-factory cache stats --path FILE` and a read-only sqlite3 count, each from
+# its own process and connection.
 cat >"$WORK/prober.py" <<'EOF'
 import json, os, re, sqlite3, subprocess, sys, time
-ours, path, pid, interval, out = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
+ours, path, pidfile, interval, out = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
 
 def alive():
+    """True until skill-factory has been launched and has exited."""
+    if not os.path.exists(pidfile):
+        return True
+    pid = open(pidfile).read().strip()
+    if not pid:
+        return True
     try:
         with open(f"/proc/{pid}/status") as status:
             return any(line.startswith("VmRSS:") for line in status)
@@ -244,12 +276,22 @@ with open(out, "w") as log:
 EOF
 
 step "evaluate: $TASKS tasks, $WORKERS in flight, ${LATENCY_MS} ms a call"
+# The watchers start first, so the first samples are taken before the first request.
+PIDFILE=$WORK/skill-factory.pid
+python3 "$WORK/sampler.py" "$BASE_URL" "$PIDFILE" "$MOCK_PID" "$SAMPLE_S" "$WORK/samples.jsonl" &
+HELPER_PIDS+=("$!")
+python3 "$WORK/prober.py" "$OURS" "$CACHE_FILE" "$PIDFILE" "$PROBE_S" "$WORK/probes.jsonl" &
+HELPER_PIDS+=("$!")
+for _ in $(seq 500); do
+    [[ -s "$WORK/samples.jsonl" ]] && break
+    sleep 0.01
+done
 TIME_BIN=""
 [[ -x /usr/bin/time ]] && TIME_BIN=/usr/bin/time
 LAUNCHED=$(date +%s.%N)
 if [[ -n "$TIME_BIN" ]]; then
-    "$TIME_BIN" -f '%M %e' -o "$WORK/time.out" \
-        "$OURS" evaluate -c "$WORK/config.yaml" >"$WORK/run.out" 2>"$WORK/run.err" &
+    "$TIME_BIN" -f '%M %e %U %S' -o "$WORK/time.out" \
+        "$OURS" evaluate "${NO_CACHE[@]}" -c "$WORK/config.yaml" >"$WORK/run.out" 2>"$WORK/run.err" &
     LAUNCH_PID=$!
     # skill-factory is /usr/bin/time's only child.
     for _ in $(seq 500); do
@@ -259,19 +301,17 @@ if [[ -n "$TIME_BIN" ]]; then
         sleep 0.01
     done
 else
-    "$OURS" evaluate -c "$WORK/config.yaml" >"$WORK/run.out" 2>"$WORK/run.err" &
+    "$OURS" evaluate "${NO_CACHE[@]}" -c "$WORK/config.yaml" >"$WORK/run.out" 2>"$WORK/run.err" &
     LAUNCH_PID=$!
     SF_PID=$LAUNCH_PID
 fi
 if [[ -z "$SF_PID" ]]; then
-    echo "could not find the skill-factory process" >&2
+    echo "could not find the skill-factory process (it may have ended at once)" >&2
     cat "$WORK/run.err" >&2
     exit 2
 fi
-python3 "$WORK/sampler.py" "$BASE_URL" "$SF_PID" "$MOCK_PID" "$SAMPLE_S" "$WORK/samples.jsonl" &
-HELPER_PIDS+=("$!")
-python3 "$WORK/prober.py" "$OURS" "$CACHE_FILE" "$SF_PID" "$PROBE_S" "$WORK/probes.jsonl" &
-HELPER_PIDS+=("$!")
+echo "$SF_PID" >"$PIDFILE.tmp"
+mv "$PIDFILE.tmp" "$PIDFILE"
 RUN_RC=0
 wait "$LAUNCH_PID" || RUN_RC=$?
 ENDED=$(date +%s.%N)
@@ -295,7 +335,7 @@ if [[ "$EXACT" == 1 && "$RUN_RC" == 0 ]]; then
     start=$(date +%s.%N)
     RERUN_RC=0
     if [[ -n "$TIME_BIN" ]]; then
-        "$TIME_BIN" -f '%M %e' -o "$WORK/rerun.time" "$OURS" evaluate --json -c "$WORK/config.yaml" \
+        "$TIME_BIN" -f '%M %e %U %S' -o "$WORK/rerun.time" "$OURS" evaluate --json -c "$WORK/config.yaml" \
             >"$WORK/rerun.json" 2>"$WORK/rerun.err" || RERUN_RC=$?
     else
         "$OURS" evaluate --json -c "$WORK/config.yaml" >"$WORK/rerun.json" 2>"$WORK/rerun.err" || RERUN_RC=$?
@@ -308,11 +348,14 @@ step "results"
 RESULT_RC=0
 NICENESS=$(cut -d' ' -f19 /proc/$$/stat)
 COMMAND="TASKS=$TASKS WORKERS=$WORKERS LATENCY_MS=$LATENCY_MS bash bench/load.sh"
+if [[ "$CACHE" == 0 ]]; then
+    COMMAND="CACHE=0 $COMMAND"
+fi
 if ((NICENESS != 0)); then
     COMMAND="nice -n $NICENESS env $COMMAND"
 fi
 export WORK TASKS WORKERS LATENCY_MS SAMPLE_S PROBE_S LAUNCHED ENDED RUN_RC RERUN_RC RERUN_WALL \
-    TIME_BIN LOAD_AT_START COMMAND
+    TIME_BIN LOAD_AT_START COMMAND CACHE
 python3 - <<'EOF' >"$WORK/load.md" || RESULT_RC=$?
 import json, os, re, sys
 from pathlib import Path
@@ -365,6 +408,12 @@ def per_thousand(lo, hi):
         return None, None
     return (b - a) / (hi - max(lo, 1)) * 1000, b - a
 
+def window(span):
+    if span is None:
+        return "n/a"
+    coarse = ", shorter than 3 sample intervals: coarse" if span < 3 * SAMPLE_S else ""
+    return f"window {span:.3f} s{coarse}"
+
 def at_progress(share):
     return next((s for s in samples if s["requests"] >= share * TASKS), None)
 
@@ -376,11 +425,18 @@ ideal = 1000 * LATENCY_MS / 1000 / WORKERS
 # --- memory ---
 max_rss = max((s["rss"] for s in samples if s.get("rss")), default=None)
 last_hwm = max((s["hwm"] for s in samples if s.get("hwm")), default=None)
-time_rss = None
-if time_bin and (work / "time.out").exists():
-    fields = (work / "time.out").read_text().split("\n")
-    last = [f for f in fields if re.match(r"^\d+ ", f)]
-    time_rss = int(last[-1].split()[0]) if last else None
+def time_file(name):
+    """/usr/bin/time's `%M %e %U %S` (its last line; a failed command adds one before it)."""
+    path = work / name
+    if not (time_bin and path.exists()):
+        return None, None
+    last = [f for f in path.read_text().splitlines() if re.match(r"^\d+ [\d.]+ [\d.]+ [\d.]+$", f)]
+    if not last:
+        return None, None
+    rss, _, user, system = last[-1].split()
+    return int(rss), float(user) + float(system)
+
+time_rss, cpu = time_file("time.out")
 rss_at = {p: at_progress(p / 100) for p in (10, 50, 90)}
 growth = None
 if rss_at[10] and rss_at[90] and rss_at[90]["requests"] > rss_at[10]["requests"]:
@@ -402,9 +458,7 @@ rerun_calls, rerun_rss = None, None
 if rerun_rc != "":
     rerun_err = (work / "rerun.err").read_text()
     rerun_calls = next((l for l in rerun_err.splitlines() if l.startswith("Model calls")), None)
-    if time_bin and (work / "rerun.time").exists():
-        last = [f for f in (work / "rerun.time").read_text().split("\n") if re.match(r"^\d+ ", f)]
-        rerun_rss = int(last[-1].split()[0]) if last else None
+    rerun_rss, _ = time_file("rerun.time")
     if rerun_rc != "0":
         problems.append(f"the cached --json rerun exited {rerun_rc}: {rerun_err.strip()[-300:]}")
         exact = "rerun failed"
@@ -435,7 +489,9 @@ for p in sql_fail:
     problems.append(f"sqlite3 read failed at +{p['t'] - launched:.1f} s: {p.get('sql_error')}")
 counts = [p["sql_count"] for p in during if p.get("sql_ok")]
 growing = all(b >= a for a, b in zip(counts, counts[1:]))
-if not during:
+if env["CACHE"] == "0":
+    notes.append("CACHE=0: the run used --no-cache, so the cache was neither written nor read")
+elif not during:
     notes.append("no cache read finished while the run was going (too short a run for PROBE_S)")
 if not growing:
     problems.append(f"the entry count went down during the run: {counts}")
@@ -448,24 +504,40 @@ p(f"Written by `{command}` on {os.popen('date -u +%Y-%m-%d').read().strip()} "
   f"({os.cpu_count()} cores; load average at start {load_at_start}). One `evaluate` of the "
   f"whole dataset, one model call per task (no judge, golden `json_equal`), against "
   f"`sf-mock-server --latency-ms {LATENCY_MS}`; `provider.max_concurrency` and "
-  f"`harness.max_workers` {WORKERS}, the cache at its default place (empty at start). "
-  f"Samples of the mock's `/stats` and of `/proc/PID/status` every {SAMPLE_S:g} s; "
+  f"`harness.max_workers` {WORKERS}, "
+  + ("the cache off (`--no-cache`). " if env["CACHE"] == "0" else "the cache at its default place (empty at start). ")
+  + f"Samples of the mock's `/stats` and of `/proc/PID/status` every {SAMPLE_S:g} s; "
   f"second-process reads of the cache every {PROBE_S:g} s. Mix of answers: "
   + ", ".join(f"{k} {v}" for k, v in expected["counts"].items()) + ".")
 p()
 p("| what | figure |")
 p("|---|---|")
 p(f"| wall time (launch to exit) | **{wall:.3f} s** ({TASKS / wall:,.0f} tasks/s) |")
-p(f"| start-up (launch to first request) / tail (last request to exit) | "
-  f"{secs(first_req - launched if first_req else None)} / {secs(ended - last_req if last_req else None)} |")
-p(f"| time per 1,000 tasks, first 10% of requests | **{secs(start10)}** (window {secs(start10_span)}) |")
-p(f"| time per 1,000 tasks, last 10% of requests | **{secs(end10)}** (window {secs(end10_span)}) |")
+# Bounds from the samples on either side of the first and of the last request.
+def bounds(is_before):
+    before = [s["t"] for s in samples if is_before(s)]
+    after = [s["t"] for s in samples if not is_before(s)]
+    return (max(before) if before else None), (min(after) if after else None)
+
+zero, started = bounds(lambda s: s["requests"] == 0)
+short, full = bounds(lambda s: s["requests"] < TASKS)
+startup = f"{max(0.0, zero - launched):.3f} to {started - launched:.3f} s" if zero and started else "n/a"
+tail = f"{max(0.0, ended - full):.3f} to {ended - short:.3f} s" if short and full else "n/a"
+p(f"| start-up (launch to the first request) / tail (the last request to exit), between samples | "
+  f"{startup} / {tail} |")
+p(f"| time per 1,000 tasks, first 10% of requests | **{secs(start10)}** ({window(start10_span)}) |")
+p(f"| time per 1,000 tasks, last 10% of requests | **{secs(end10)}** ({window(end10_span)}) |")
 if start10 and end10:
     p(f"| last 10% against first 10% | {end10 / start10:.2f}x the time per task |")
 p(f"| bound set by the latency ({LATENCY_MS} ms x 1,000 / {WORKERS}) | {ideal:.3f} s per 1,000 tasks |")
 p(f"| mock: requests received / peak in flight (`max_in_flight`) | {final['requests']:,} / **{final['max_in_flight']}** |")
 p(f"| skill-factory peak RSS: /usr/bin/time / last VmHWM sampled / max VmRSS sampled | "
   f"**{mib(time_rss)}** / {mib(last_hwm)} / {mib(max_rss)} |")
+p(f"| skill-factory CPU time (user + system) | {secs(cpu)}"
+  + (f" ({cpu / TASKS * 1000:.3f} s per 1,000 tasks)" if cpu else "") + " |")
+first_seen = next((s for s in samples if s["requests"] > 0 and s.get("rss")), None)
+p(f"| skill-factory RSS at the first sample with a request | "
+  + (f"{mib(first_seen['rss'])} ({first_seen['requests']:,} requests by then)" if first_seen else "n/a") + " |")
 p(f"| skill-factory RSS at 10% / 50% / 90% of the requests | "
   + " / ".join(mib(rss_at[k]["rss"]) if rss_at[k] else "n/a" for k in (10, 50, 90)) + " |")
 p(f"| RSS growth from 10% to 90% | {'n/a' if growth is None else f'{growth:,.0f} bytes per task'} |")
@@ -486,15 +558,25 @@ p()
 p("Per tenth of the requests (time per 1,000 tasks within the tenth; RSS of the first sample at "
   "or past its end):")
 p()
-p("| requests | elapsed at end | s per 1,000 tasks | skill-factory RSS | mock RSS |")
-p("|---|---:|---:|---:|---:|")
+p("| requests | elapsed at end | s per 1,000 tasks | skill-factory CPU s per 1,000 | mock CPU s per 1,000 | skill-factory RSS | mock RSS |")
+p("|---|---:|---:|---:|---:|---:|---:|")
+
+def cpu_per_thousand(key, a, b):
+    """CPU seconds of `key` per 1,000 requests between the samples a and b."""
+    if not a or not b or a.get(key) is None or b.get(key) is None or b["requests"] <= a["requests"]:
+        return "n/a"
+    return f"{(b[key] - a[key]) / (b['requests'] - a['requests']) * 1000:.3f}"
+
+previous = next((s for s in samples if s["requests"] > 0 and s.get("cpu") is not None), None)
 for d in range(10):
     lo, hi = d * TASKS // 10, (d + 1) * TASKS // 10
     rate, _ = per_thousand(lo, hi)
     end_t = crossing(hi)
     s = at_progress((d + 1) / 10)
     p(f"| {lo:,} to {hi:,} | {secs(end_t - launched if end_t else None)} | {secs(rate)} | "
+      f"{cpu_per_thousand('cpu', previous, s)} | {cpu_per_thousand('mock_cpu', previous, s)} | "
       f"{mib(s['rss']) if s else 'n/a'} | {mib(s.get('mock_rss')) if s else 'n/a'} |")
+    previous = s
 p()
 p("Cache reads from second processes (time since launch, entries by `cache stats` and by sqlite3):")
 p()
@@ -527,6 +609,10 @@ for x in notes:
 sys.exit(1 if problems else 0)
 EOF
 cat "$WORK/load.md"
+if [[ -n "${SAMPLES_OUT:-}" ]]; then
+    mkdir -p "$SAMPLES_OUT"
+    cp "$WORK/samples.jsonl" "$WORK/probes.jsonl" "$WORK/run.out" "$WORK/run.err" "$SAMPLES_OUT/"
+fi
 if [[ -z "${NO_RESULTS:-}" ]]; then
     cp "$WORK/load.md" bench/results/load.md
     echo "written to bench/results/load.md" >&2

@@ -26,7 +26,7 @@ pub enum LabError {
     #[error("{0}")]
     Offline(String),
     /// A file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}{}", path.display(), io_hint(source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -51,5 +51,16 @@ impl LabError {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// The fix for a file the lab could not write; a file it could not read says what it says.
+fn io_hint(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData => String::new(),
+        _ => format!(
+            "; {}, or set another `workspace:`",
+            skill_factory_llm::disk::write_hint(error)
+        ),
     }
 }

@@ -21,6 +21,7 @@ pub mod anthropic;
 pub mod budget;
 pub mod cache;
 pub mod cost;
+pub mod disk;
 pub mod fake;
 pub mod http;
 mod key_host;

@@ -29,7 +29,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         std::process::id(),
         WRITES.fetch_add(1, Ordering::Relaxed)
     ));
-    let written = std::fs::File::create(&temporary)
+    let written = create_new(&temporary)
         .and_then(|mut file| {
             file.write_all(contents)?;
             file.sync_all()
@@ -54,6 +54,24 @@ pub fn below(folder: &Path, relative: &str) -> std::io::Result<PathBuf> {
         ));
     }
     Ok(folder.join(path))
+}
+
+/// Creates `path`, which must not exist: a link planted under the temporary's name is removed,
+/// not written through (`O_EXCL` never follows one).
+fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+    };
+    match open() {
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::remove_file(path)?;
+            open()
+        }
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -103,5 +121,21 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["taken"]);
+    }
+
+    #[test]
+    fn a_link_planted_as_the_temporary_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "untouched").unwrap();
+        let path = dir.path().join("result.json");
+        // Every name the temporary of this process can have in this test run.
+        for n in 0..1024 {
+            let name = format!(".result.json.{}.{n}.tmp", std::process::id());
+            std::os::unix::fs::symlink(&target, dir.path().join(name)).unwrap();
+        }
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
     }
 }

@@ -76,7 +76,11 @@ pub enum EngineError {
     #[error(transparent)]
     Recording(#[from] RecordError),
     /// The run folder cannot be created or written.
-    #[error("cannot write the run folder {}: {source}; check that the folder is writable, or pick another with -o DIR", path.display())]
+    #[error(
+        "cannot write the run folder {}: {source}; {}, or pick another folder with -o DIR",
+        path.display(),
+        skill_factory_llm::disk::write_hint(source)
+    )]
     RunFolder {
         /// The folder or file.
         path: PathBuf,

@@ -9,6 +9,7 @@ mod chaos;
 mod classifier;
 mod classifier_exports;
 mod closed_output;
+mod disk;
 #[cfg(feature = "e2e")]
 mod e2e_local;
 mod env_example;

@@ -891,7 +891,8 @@ impl<'a> Scanner<'a> {
 
 /// Appends whole lines under an exclusive lock. A last line left without its newline by a
 /// process that died mid-write is cut first (one that is a whole answer gets its newline), so
-/// the new lines never glue onto it.
+/// the new lines never glue onto it; and lines the disk had no room for are cut off again, so
+/// a full disk leaves the file as it was.
 fn append_locked(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir)?;
@@ -931,7 +932,12 @@ fn append_locked(path: &Path, text: &str) -> std::io::Result<()> {
             }
         }
     }
-    file.write_all(format!("{prefix}{text}").as_bytes())
+    let before = file.seek(SeekFrom::End(0))?;
+    let written = file.write_all(format!("{prefix}{text}").as_bytes());
+    if written.is_err() {
+        let _ = file.set_len(before);
+    }
+    written
 }
 
 /// A line as Python's `json.dumps` writes it: `, ` and `: ` separators, non-ASCII escaped,

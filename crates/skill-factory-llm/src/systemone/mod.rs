@@ -74,7 +74,11 @@ pub enum SystemOneError {
         detail: String,
     },
     /// The answer cache file could not be read or written.
-    #[error("answer cache {}: {source}", path.display())]
+    #[error(
+        "answer cache {}: {source}; {}, or move the workspace elsewhere",
+        path.display(),
+        crate::disk::write_hint(source)
+    )]
     CacheIo {
         /// The cache file.
         path: PathBuf,

@@ -29,29 +29,47 @@ pub const CANDIDATES_DIR: &str = "candidates";
 
 /// An append-only JSON Lines file.
 pub struct JsonLines {
-    file: Mutex<(File, u64)>,
+    file: Mutex<Appender>,
+}
+
+/// The open file, the last line's sequence number and the length of its complete lines.
+struct Appender {
+    file: File,
+    seq: u64,
+    len: u64,
 }
 
 impl JsonLines {
     /// Creates (or appends to) the file.
     pub fn open(path: &Path) -> io::Result<JsonLines> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let len = file.metadata()?.len();
         Ok(JsonLines {
-            file: Mutex::new((file, 0)),
+            file: Mutex::new(Appender { file, seq: 0, len }),
         })
     }
 
     /// Appends one line; `fill` receives the line's sequence number (from 1) to complete it.
+    /// A line the disk had no room for is cut off again, so the file never ends in half a line.
     pub fn append(&self, fill: impl FnOnce(u64) -> Value) -> io::Result<()> {
         let mut guard = self
             .file
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        guard.1 += 1;
-        let mut line = fill(guard.1).to_string();
+        guard.seq += 1;
+        let mut line = fill(guard.seq).to_string();
         line.push('\n');
         // One write call per line: the line reaches the OS whole, or not at all.
-        guard.0.write_all(line.as_bytes())
+        match guard.file.write_all(line.as_bytes()) {
+            Ok(()) => {
+                guard.len += line.len() as u64;
+                Ok(())
+            }
+            Err(error) => {
+                let _ = guard.file.set_len(guard.len);
+                Err(error)
+            }
+        }
     }
 }
 
