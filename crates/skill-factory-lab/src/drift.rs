@@ -93,7 +93,7 @@ pub async fn recalibrate(
         .ask(&examples, &asked, state_budget, 0, progress)
         .await?;
     if report.failed > 0 {
-        return Err(LabError::invalid(format!(
+        return Err(LabError::RequestsFailed(format!(
             "{} request(s) to {} failed (first: {}); the threshold is not refitted on partial answers: run the command again",
             report.failed,
             new_lab.model(),

@@ -25,6 +25,10 @@ pub enum LabError {
     /// Requests are needed but no System One model can be reached.
     #[error("{0}")]
     Offline(String),
+    /// Some System One requests failed, so the work that needed every answer was not done;
+    /// a rerun asks only for the missing answers.
+    #[error("{0}")]
+    RequestsFailed(String),
     /// A file could not be read or written.
     #[error("{}: {source}{}", path.display(), io_hint(source))]
     Io {

@@ -44,7 +44,7 @@ pub const BUNDLED_FILE: Limit = Limit {
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     /// Nothing is there.
-    #[error("cannot read {what} {}: no such file; check the path (relative paths in a config are relative to the config file)", path.display())]
+    #[error("cannot read {what} {}: no such file; check the path (a path in a config is relative to the config's folder, one on the command line to the working folder)", path.display())]
     Missing {
         /// What the file was to be.
         what: &'static str,

@@ -32,10 +32,12 @@ pub enum EngineError {
     #[error(transparent)]
     Dataset(Box<DatasetError>),
     /// The dataset cannot be split as configured.
-    #[error("{}: {cause}", config.display())]
+    #[error("{} (dataset {}): {cause}", config.display(), dataset.display())]
     Split {
         /// The config whose split settings do not fit the dataset.
         config: PathBuf,
+        /// The dataset.
+        dataset: PathBuf,
         /// Why.
         #[source]
         cause: SplitError,

@@ -232,6 +232,7 @@ impl Session {
             .split(run.val_fraction, run.test_fraction, run.seed)
             .map_err(|cause| EngineError::Split {
                 config: self.config.path.clone(),
+                dataset: run.dataset.clone(),
                 cause,
             })
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use skill_factory_lab::LabError;
 use skill_factory_lab::dataset::Example;
 use skill_factory_lab::evaluate::{Policy, Reports, evaluate_split, question_stats};
 use skill_factory_lab::lab::{AskReport, Asked, Lab};
@@ -80,22 +81,31 @@ fn progress(done: usize, total: usize) {
     }
 }
 
-/// `--splits train,val` (or `all`), checked against the names.
-pub(super) fn parse_splits(text: &str) -> anyhow::Result<Vec<Split>> {
+/// Refuses an `--fpr` that is not a rate, before anything is read or asked.
+fn check_rate(rate: f64) -> anyhow::Result<()> {
+    if !(0.0..1.0).contains(&rate) {
+        bail!("--fpr must be a rate at least 0 and below 1 (0.01 = 1%), got {rate}");
+    }
+    Ok(())
+}
+
+/// `train,val` (or `all`) as given to `flag` (`--splits`, `--split`, `--failures`), checked
+/// against the names.
+pub(super) fn parse_splits(flag: &str, text: &str) -> anyhow::Result<Vec<Split>> {
     if text.trim() == "all" {
         return Ok(Split::ALL.to_vec());
     }
     let mut splits = Vec::new();
     for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let Some(split) = Split::parse(name) else {
-            bail!("unknown split '{name}' in --splits; use train, val, test, held-out or all");
+            bail!("unknown split '{name}' in {flag}; use train, val, test, held-out or all");
         };
         if !splits.contains(&split) {
             splits.push(split);
         }
     }
     if splits.is_empty() {
-        bail!("--splits names no split; use for example --splits train,val");
+        bail!("{flag} names no split; use for example {flag} train,val");
     }
     Ok(splits)
 }
@@ -464,7 +474,7 @@ fn simulate(
     probeset: Option<PathBuf>,
     splits: &str,
 ) -> anyhow::Result<ExitCode> {
-    let splits = parse_splits(splits)?;
+    let splits = parse_splits("--splits", splits)?;
     refuse_sealed(&splits, "lab simulate")?;
     let Opened { project, lab } = open(config, None)?;
     let probeset = probeset_or(probeset, || Ok(project.best()?))?;
@@ -574,7 +584,7 @@ async fn ask(
     budget: Option<usize>,
     dry_run: bool,
 ) -> anyhow::Result<ExitCode> {
-    let splits = parse_splits(splits)?;
+    let splits = parse_splits("--splits", splits)?;
     refuse_sealed(&splits, "lab ask")?;
     let Opened { project, lab } = open(config, None)?;
     let extra = questions.as_deref().map(Bank::load).transpose()?;
@@ -651,11 +661,11 @@ fn score(
     questions: bool,
     failures: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
-    let splits = parse_splits(splits)?;
+    let splits = parse_splits("--splits", splits)?;
     refuse_sealed(&splits, "lab score")?;
     let failures = match failures {
         Some(name) => {
-            let parsed = parse_splits(name)?;
+            let parsed = parse_splits("--failures", name)?;
             let [split] = parsed[..] else {
                 bail!("--failures {name}: give one split (train or val)");
             };
@@ -770,9 +780,7 @@ fn select(
 ) -> anyhow::Result<ExitCode> {
     let Opened { project, lab } = open(config, None)?;
     let budget = fpr.unwrap_or(project.config.objective.fpr_budget);
-    if !(0.0..1.0).contains(&budget) {
-        bail!("--fpr must be a rate at least 0 and below 1 (0.01 = 1%), got {budget}");
-    }
+    check_rate(budget)?;
     if max_questions == 0 {
         bail!("--max-questions must be at least 1");
     }
@@ -882,7 +890,7 @@ async fn report(
     out: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
     let Opened { project, lab } = open(config, None)?;
-    let splits: Vec<Split> = parse_splits(splits)?
+    let splits: Vec<Split> = parse_splits("--splits", splits)?
         .into_iter()
         .filter(|&s| !project.split(s).is_empty())
         .collect();
@@ -976,7 +984,7 @@ async fn reask(
     split: &str,
     replicate: u32,
 ) -> anyhow::Result<ExitCode> {
-    let splits = parse_splits(split)?;
+    let splits = parse_splits("--split", split)?;
     refuse_sealed(&splits, "lab reask")?;
     let Opened { project, lab } = open(config, None)?;
     let probeset = probeset_or(probeset, || Ok(project.best()?))?;
@@ -1000,12 +1008,15 @@ async fn recalibrate(
     fpr: Option<f64>,
     out: &Path,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(rate) = fpr {
+        check_rate(rate)?;
+    }
     let Opened { project, lab } = open(config, None)?;
     let probeset = probeset_or(probeset, || Ok(project.best()?))?;
     let new_lab = project
         .config
         .lab_for_model(model, lab.shared_cache(), &environment(config)?)?;
-    let result = drift::recalibrate(
+    let result = match drift::recalibrate(
         &probeset,
         &lab,
         &new_lab,
@@ -1014,7 +1025,14 @@ async fn recalibrate(
         fpr,
         &progress,
     )
-    .await?;
+    .await
+    {
+        Err(LabError::RequestsFailed(message)) => {
+            errln!("error: {message}");
+            return Ok(ExitCode::from(REQUESTS_FAILED));
+        }
+        other => other?,
+    };
     result.after.save(out)?;
     outln!("{}", result.summary());
     outln!(

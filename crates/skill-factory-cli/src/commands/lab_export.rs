@@ -100,7 +100,7 @@ pub fn parity(
                 "--production compares with the lab's cached answers: pass the classifier config with -c"
             );
         };
-        let splits = parse_splits(split)?;
+        let splits = parse_splits("--split", split)?;
         let [split] = splits[..] else {
             bail!("--split {split}: give one split (train or val)");
         };

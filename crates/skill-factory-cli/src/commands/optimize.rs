@@ -26,6 +26,36 @@ use crate::interrupt::{self, INTERRUPTED};
 use crate::live::LiveDisplay;
 use crate::output::{errln, out, outln};
 
+/// Refuses the flags of skill mode for a classifier config, rather than ignoring them: a CI
+/// job's `--min-improvement` would never fail, and `--emit` would export nothing.
+fn refuse_skill_flags(args: &OptimizeArgs) -> anyhow::Result<()> {
+    let given = [
+        ("--emit", args.emit.is_some()),
+        ("--collection", args.collection),
+        ("--force", args.force),
+        ("--record", args.record),
+        ("--min-improvement", args.min_improvement.is_some()),
+        ("--no-cache", args.no_cache),
+    ];
+    let given: Vec<&str> = given
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(flag, _)| *flag)
+        .collect();
+    if given.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "{}: {} belong{} to skill mode, and this is a classifier config. Leave {} out; a \
+         classifier workspace is exported with `skill-factory export --skill WORKSPACE`, and \
+         its answer cache is never bypassed (use a fresh workspace with -o DIR instead)",
+        args.config.display(),
+        given.join(", "),
+        if given.len() == 1 { "s" } else { "" },
+        if given.len() == 1 { "it" } else { "them" },
+    )
+}
+
 /// Runs the command.
 pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     let classifier = match args.kind {
@@ -33,6 +63,7 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         None => skill_factory::config::is_classifier_config(&args.config),
     };
     if classifier {
+        refuse_skill_flags(&args)?;
         return super::lab::optimize_classifier(&args.config, args.out.as_deref()).await;
     }
     if let Some(x) = args.min_improvement

@@ -693,6 +693,14 @@ async fn reask_measures_determinism_and_recalibrate_refits_for_another_model() {
         &config,
     );
     recalibrate.insert(5, out.display().to_string());
+    // Requests that fail leave the threshold alone: exit 3, as every lab command whose
+    // requests failed, and the rerun asks only for what is missing.
+    stub.fail_next(&[400, 400]);
+    let failed = sf(recalibrate.clone()).await;
+    assert_eq!(failed.code, Some(3), "{}", failed.stderr);
+    has(&failed.stderr, "2 request(s) to fake-jev-2 failed");
+    has(&failed.stderr, "run the command again");
+    assert!(!out.exists(), "nothing written on partial answers");
     let ran = sf(recalibrate).await;
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     has(&ran.stdout, "(fake-jev) -> ");

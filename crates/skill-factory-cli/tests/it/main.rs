@@ -13,6 +13,7 @@ mod disk;
 #[cfg(feature = "e2e")]
 mod e2e_local;
 mod env_example;
+mod error_paths;
 mod errors;
 mod evaluate;
 mod gallery;

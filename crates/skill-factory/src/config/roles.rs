@@ -70,7 +70,8 @@ impl RunConfig {
     }
 
     /// The target's settings: its block, the name defaulting to `anthropic` and the model to
-    /// `SKILL_FACTORY_TARGET_MODEL`, else `claude-sonnet-5`.
+    /// `SKILL_FACTORY_TARGET_MODEL`, else `claude-sonnet-5` where the provider serves it
+    /// (see [`claude_default`]).
     pub fn target_provider(&self, env: EnvLookup) -> ProviderSettings {
         let mut settings = self.target_block().cloned().unwrap_or_default();
         settings.name = Some(
@@ -78,9 +79,8 @@ impl RunConfig {
                 .unwrap_or_else(|| DEFAULT_PROVIDER.to_owned()),
         );
         if settings.model.is_none() {
-            settings.model = Some(
-                env_value(env, TARGET_MODEL_ENV).unwrap_or_else(|| DEFAULT_TARGET_MODEL.to_owned()),
-            );
+            settings.model = env_value(env, TARGET_MODEL_ENV)
+                .or_else(|| claude_default(&settings, DEFAULT_TARGET_MODEL));
         }
         settings
     }
@@ -138,12 +138,13 @@ impl RunConfig {
                 }
                 return settings;
             }
-            let model = role_model.unwrap_or_else(|| fallback_model(&fallback, &target, false));
-            return ProviderSettings {
+            let anthropic = ProviderSettings {
                 name: Some(DEFAULT_PROVIDER.to_owned()),
-                model: Some(model),
                 ..ProviderSettings::default()
             };
+            let model =
+                role_model.or_else(|| fallback_model(&fallback, &target, false, &anthropic));
+            return ProviderSettings { model, ..anthropic };
         };
         let mut settings = block.clone();
         let own_name = normalized_name(block.name.as_deref());
@@ -159,24 +160,43 @@ impl RunConfig {
         }
         if settings.model.is_none() {
             settings.model =
-                Some(role_model.unwrap_or_else(|| fallback_model(&fallback, &target, inherits)));
+                role_model.or_else(|| fallback_model(&fallback, &target, inherits, &settings));
         }
         settings
     }
 }
 
-fn fallback_model(fallback: &Fallback, target: &ProviderSettings, inherits: bool) -> String {
+/// The model of a role whose block names none: the target's, or the role's Claude default
+/// where its provider serves Claude.
+fn fallback_model(
+    fallback: &Fallback,
+    target: &ProviderSettings,
+    inherits: bool,
+    settings: &ProviderSettings,
+) -> Option<String> {
     match fallback {
         Fallback::TargetModel => target
             .model
             .clone()
-            .unwrap_or_else(|| DEFAULT_TARGET_MODEL.to_owned()),
+            .or_else(|| claude_default(settings, DEFAULT_TARGET_MODEL)),
         Fallback::Fixed(_) if inherits => target
             .model
             .clone()
-            .unwrap_or_else(|| DEFAULT_TARGET_MODEL.to_owned()),
-        Fallback::Fixed(model) => (*model).to_owned(),
+            .or_else(|| claude_default(settings, DEFAULT_TARGET_MODEL)),
+        Fallback::Fixed(model) => claude_default(settings, model),
     }
+}
+
+/// A Claude model as the default of a block naming no model, for the providers that take it:
+/// Anthropic's API, and the fake, which answers to any name. Another provider gets none, so
+/// that building its client says "set `model`" instead of the run asking, say, OpenAI for
+/// `claude-sonnet-5` and failing every rollout.
+fn claude_default(settings: &ProviderSettings, model: &str) -> Option<String> {
+    matches!(
+        settings.name.as_deref(),
+        Some(DEFAULT_PROVIDER) | Some("fake")
+    )
+    .then(|| model.to_owned())
 }
 
 fn inherit_connection(settings: &mut ProviderSettings, target: &ProviderSettings) {

@@ -72,9 +72,14 @@ pub fn read_entry(dir: &Path) -> Result<EntrySummary, GalleryError> {
 
 /// Every entry of a gallery (each sub-folder holding a `result.json`), sorted by name.
 pub fn read_entries(gallery_dir: &Path) -> Result<Vec<EntrySummary>, GalleryError> {
-    let listing = std::fs::read_dir(gallery_dir).map_err(|error| GalleryError::Read {
-        path: gallery_dir.to_path_buf(),
-        source: error,
+    let listing = std::fs::read_dir(gallery_dir).map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => GalleryError::NoGallery {
+            path: gallery_dir.to_path_buf(),
+        },
+        _ => GalleryError::Read {
+            path: gallery_dir.to_path_buf(),
+            source: error,
+        },
     })?;
     let mut dirs: Vec<PathBuf> = listing
         .filter_map(Result::ok)

@@ -82,6 +82,16 @@ pub enum GalleryError {
         /// What `result.json` says.
         stop_reason: String,
     },
+    /// The gallery folder does not exist yet.
+    #[error(
+        "{}: no gallery here yet. Add a finished, recorded run with `skill-factory gallery add \
+         RUN_DIR` (it makes the folder), or name another gallery with --gallery DIR.",
+        path.display()
+    )]
+    NoGallery {
+        /// The folder looked for.
+        path: PathBuf,
+    },
     /// A file could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {

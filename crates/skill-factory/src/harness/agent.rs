@@ -251,8 +251,7 @@ mod tests {
                 "--model",
                 "m",
                 "--x",
-                "--prompt",
-                "Body.\n\n---\n\nTask."
+                "--prompt=Body.\n\n---\n\nTask."
             ]
         );
         assert_eq!(gemini.stdin, None);
