@@ -1,5 +1,5 @@
-//! What the dashboard reads back of a run folder: `result.json`, `events.jsonl` and
-//! `rollouts.jsonl` as another tool or a killed run may have left them.
+//! What the dashboard and the gallery read back of a run folder: `result.json`,
+//! `events.jsonl` and `rollouts.jsonl` as another tool or a killed run may have left them.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use skill_factory_ui::run::RunPage;
@@ -9,6 +9,9 @@ fuzz_target!(|input: (&str, &str, &str)| {
     let (result, events, rollouts) = input;
     let path = std::path::Path::new("run/result.json");
     let _ = skill_factory_ui::RunSummary::parse("run", path, result);
+    if let Ok(facts) = skill_factory::gallery::facts::RunFacts::parse(result) {
+        let _ = skill_factory::gallery::history::candidate_history(events, facts.baseline_score);
+    }
     let dir = tempfile::tempdir().expect("a temporary folder");
     for (name, text) in [
         ("result.json", result),

@@ -141,7 +141,6 @@ impl Project {
     pub fn write_outcome(&self, outcome: &Outcome, started_at: &str) -> Result<(), LabError> {
         let mut best = outcome.best.clone();
         best.name.clone_from(&self.config.name);
-        outcome.pool.save(&self.file("pool.json"))?;
         outcome.seed.save(&self.file("seed.json"))?;
         best.save(&self.file("probeset.json"))?;
         if let Some((policy, _, _)) = &self.config.policy {
@@ -161,7 +160,10 @@ impl Project {
         write_atomic(
             &self.file("result.json"),
             &(pyjson::dumps_pretty(&result) + "\n"),
-        )
+        )?;
+        // Last: the grown pool is an input of the next run, so a run killed before this point
+        // reruns from the pool it started with, to the same outcome.
+        outcome.pool.save(&self.file("pool.json"))
     }
 }
 

@@ -804,3 +804,39 @@ async fn a_lab_optimize_through_a_storm_of_faults_ends_as_a_calm_one_does() {
         storm_run.4
     );
 }
+
+#[test]
+fn a_workspace_left_without_its_grown_pool_reruns_to_the_same_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(repo_root().join("examples/pr-mismatch")).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+        }
+    }
+    let config = dir.path().join("config.offline.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("workspace: ../../runs/pr-mismatch-offline", "workspace: ws"),
+    )
+    .unwrap();
+    let ws = dir.path().join("ws");
+    let outcome = || {
+        let mut history = common::read_json(&ws.join("history.json"));
+        // What was spent differs: the rerun's answers come from the cache.
+        for round in history.as_array_mut().unwrap() {
+            round.as_object_mut().unwrap().remove("usd");
+        }
+        (history, common::read_json(&ws.join("probeset.json")))
+    };
+    let first = common::run(bin().args(["optimize", "-c"]).arg(&config));
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    let uninterrupted = outcome();
+    // The grown pool is written last: a run killed before it leaves every other file of the
+    // outcome, and must not read its own proposals back as the pool it started from.
+    std::fs::remove_file(ws.join("pool.json")).unwrap();
+    let rerun = common::run(bin().args(["optimize", "-c"]).arg(&config));
+    assert_eq!(rerun.code, Some(0), "{}", rerun.stderr);
+    assert_eq!(outcome(), uninterrupted);
+}

@@ -573,7 +573,27 @@ impl CacheStore {
         }
     }
 
+    /// Rolls back the journal a writer killed mid-transaction left (the file's creation, say):
+    /// a read-only connection cannot, and fails every read with "attempt to write a readonly
+    /// database"; a read-write one does it on its first read, as every writer would anyway.
+    fn recover_hot_journal(&self) {
+        let journal = PathBuf::from(format!("{}-journal", self.path.display()));
+        if !journal.metadata().is_ok_and(|meta| meta.len() > 0) {
+            return;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if let Ok(connection) = Connection::open_with_flags(&self.path, flags) {
+            let _ = connection.busy_timeout(BUSY_TIMEOUT);
+            let _ = connection.query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| {
+                row.get::<_, i64>(0)
+            });
+        }
+    }
+
     fn open_reader(&self) -> Result<Connection, CacheError> {
+        if self.mode == CacheMode::ReadOnly {
+            self.recover_hot_journal();
+        }
         let flags = match self.mode {
             CacheMode::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
             _ => OpenFlags::SQLITE_OPEN_READ_WRITE,

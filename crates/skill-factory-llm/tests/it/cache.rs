@@ -497,3 +497,37 @@ fn a_reader_never_mistakes_a_cache_being_created_for_a_foreign_file() {
         writer.join().unwrap();
     }
 }
+
+#[test]
+fn a_cache_whose_writer_was_killed_mid_transaction_still_opens_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cache.sqlite");
+    // A writer in rollback-journal mode killed with its transaction half spilled to the file,
+    // as a process killed while creating a cache leaves it: a hot journal beside it.
+    let script = r#"
+import os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA cache_size=1")
+db.execute("BEGIN IMMEDIATE")
+db.execute("CREATE TABLE filler (x BLOB)")
+for _ in range(200):
+    db.execute("INSERT INTO filler VALUES (?)", (b"x" * 3000,))
+os.kill(os.getpid(), 9)
+"#;
+    let status = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&path)
+        .status()
+        .expect("python3 runs");
+    assert!(!status.success(), "the writer was killed");
+    let journal = dir.path().join("cache.sqlite-journal");
+    assert!(
+        journal.metadata().unwrap().len() > 0,
+        "a hot journal is left"
+    );
+    let stats = CacheStore::open(&path, CacheMode::ReadOnly)
+        .unwrap()
+        .stats()
+        .unwrap();
+    assert_eq!(stats.entries, 0, "the killed transaction was rolled back");
+}
