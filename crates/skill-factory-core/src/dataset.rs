@@ -148,7 +148,12 @@ impl Dataset {
     /// (the Python tool splits on them too, which breaks JSON strings that contain them).
     pub fn from_jsonl(text: &str, origin: &str) -> Result<Dataset, DatasetError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut records = Vec::new();
+        // Each record becomes its task at once, so that a big file never holds every line as
+        // JSON at the same time. A line that is not JSON is still reported before a record
+        // that is not a task, wherever the two are: the first record error waits.
+        let mut tasks = Vec::new();
+        let mut lines = Vec::new();
+        let mut record_error = None;
         for (index, line) in physical_lines(text).enumerate() {
             let line_number = index + 1;
             let content = line.trim_matches(is_python_whitespace);
@@ -161,9 +166,21 @@ impl Dataset {
                     line: line_number,
                     detail: describe_json_error(&error),
                 })?;
-            records.push((line_number, value));
+            if record_error.is_some() {
+                continue;
+            }
+            match task_from_record(value, tasks.len(), line_number, origin) {
+                Ok(task) => {
+                    tasks.push(task);
+                    lines.push(line_number);
+                }
+                Err(error) => record_error = Some(error),
+            }
         }
-        Self::from_numbered_records(records, origin)
+        if let Some(error) = record_error {
+            return Err(error);
+        }
+        Self::validated(tasks, &lines, origin)
     }
 
     /// Builds a dataset from already parsed records, read with the same rules as

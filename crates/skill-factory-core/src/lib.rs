@@ -14,6 +14,7 @@ pub mod rollout;
 pub mod score;
 pub mod skill;
 pub mod split;
+pub mod summary;
 pub mod task;
 
 pub use dataset::{Dataset, DatasetError};
@@ -21,4 +22,5 @@ pub use rollout::{Rollout, Usage};
 pub use score::{Evaluation, MetricResult, TaskEvaluation};
 pub use skill::{Skill, SkillError};
 pub use split::{Split, SplitError};
+pub use summary::Summary;
 pub use task::Task;

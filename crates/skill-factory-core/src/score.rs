@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::rollout::{Rollout, Usage};
+use crate::summary::Summary;
 
 /// The verdict of a metric on one rollout: a score in [0, 1] and the reason for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,12 +81,18 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
+    /// The report figures of the whole evaluation, keeping its `k` worst items.
+    pub fn summary(&self, k: usize) -> Summary {
+        let mut summary = Summary::new(k);
+        for (index, item) in self.items.iter().enumerate() {
+            summary.add(index, item);
+        }
+        summary
+    }
+
     /// Arithmetic mean of the task scores (0 when empty).
     pub fn score(&self) -> f64 {
-        if self.items.is_empty() {
-            return 0.0;
-        }
-        self.items.iter().map(TaskEvaluation::score).sum::<f64>() / self.items.len() as f64
+        self.summary(0).score()
     }
 
     /// Number of tasks evaluated.
@@ -95,7 +102,7 @@ impl Evaluation {
 
     /// Number of rollouts that failed (harness or model error).
     pub fn failed(&self) -> usize {
-        self.items.iter().filter(|i| !i.rollout.ok()).count()
+        self.summary(0).failed()
     }
 
     /// The first rollout's error when there was at least one task and every rollout failed
@@ -118,33 +125,11 @@ impl Evaluation {
 
     /// One line per worst item: `- task <id> (score <s>): <feedback>`.
     pub fn feedback_digest(&self, k: usize) -> String {
-        self.worst(k)
-            .iter()
-            .map(|item| {
-                let feedback = item.result.feedback.trim();
-                let feedback = if feedback.is_empty() {
-                    "no feedback"
-                } else {
-                    feedback
-                };
-                format!(
-                    "- task {} (score {:.2}): {}",
-                    item.task_id(),
-                    item.score(),
-                    feedback
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        self.summary(k).feedback_digest()
     }
 
     /// Tokens spent by rollouts and metrics together.
     pub fn usage(&self) -> Usage {
-        let mut total = Usage::default();
-        for item in &self.items {
-            total.add(item.rollout.usage);
-            total.add(item.result.usage);
-        }
-        total
+        self.summary(0).usage()
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use skill_factory_core::{Evaluation, MetricResult, Rollout, Skill, Task, TaskEvaluation};
+use skill_factory_core::{Evaluation, MetricResult, Rollout, Skill, Summary, Task, TaskEvaluation};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
@@ -42,22 +42,45 @@ pub async fn evaluate(
     max_workers: usize,
     observer: Arc<dyn EvalObserver>,
 ) -> Evaluation {
-    let rollouts = Arc::new(Semaphore::new(max_workers.max(1)));
-    let scoring = Arc::new(Semaphore::new(max_workers.max(1)));
-    let caps = StageCaps {
-        rollouts,
-        scoring: Some(scoring),
-    };
-    evaluate_staged(
+    let mut slots: Vec<Option<TaskEvaluation>> = vec![None; tasks.len()];
+    let stages = Stages {
         skill,
-        tasks,
         harness,
         metric,
-        caps,
+        caps: StageCaps::own(max_workers),
         observer,
-        Arc::new(|| false),
-    )
-    .await
+        stop: Arc::new(|| false),
+    };
+    stages
+        .run(tasks, |index, item| slots[index] = Some(item))
+        .await;
+    collected(slots, tasks)
+}
+
+/// [`evaluate`] that keeps no item but the `worst` it reports: its memory stays flat however
+/// many tasks it runs (`skill-factory evaluate` of a dataset of any size).
+pub async fn evaluate_summary(
+    skill: Arc<Skill>,
+    tasks: &[Task],
+    harness: Arc<dyn Harness>,
+    metric: Arc<dyn Metric>,
+    max_workers: usize,
+    observer: Arc<dyn EvalObserver>,
+    worst: usize,
+) -> Summary {
+    let mut summary = Summary::new(worst);
+    let stages = Stages {
+        skill,
+        harness,
+        metric,
+        caps: StageCaps::own(max_workers),
+        observer,
+        stop: Arc::new(|| false),
+    };
+    stages
+        .run(tasks, |index, item| summary.add(index, &item))
+        .await;
+    summary
 }
 
 /// Tells a shared evaluation to start no new task (a run was cancelled or is out of budget).
@@ -79,12 +102,36 @@ pub async fn evaluate_shared(
     observer: Arc<dyn EvalObserver>,
     stop: StopCheck,
 ) -> Evaluation {
-    let caps = StageCaps {
-        rollouts: permits,
-        scoring: None,
+    let mut slots: Vec<Option<TaskEvaluation>> = vec![None; tasks.len()];
+    let stages = Stages {
+        skill,
+        harness,
+        metric,
+        caps: StageCaps {
+            rollouts: permits,
+            scoring: None,
+        },
+        observer,
+        stop,
     };
-    evaluate_staged(skill, tasks, harness, metric, caps, observer, stop).await
+    stages
+        .run(tasks, |index, item| slots[index] = Some(item))
+        .await;
+    collected(slots, tasks)
 }
+
+/// The items in task order; a task whose worker never reported becomes a failed rollout.
+fn collected(slots: Vec<Option<TaskEvaluation>>, tasks: &[Task]) -> Evaluation {
+    let items = slots
+        .into_iter()
+        .zip(tasks)
+        .map(|(slot, task)| slot.unwrap_or_else(|| unscored(task, LOST)))
+        .collect();
+    Evaluation { items }
+}
+
+/// The reason given to a task whose worker stopped without an answer (a panic).
+const LOST: &str = "evaluation worker stopped unexpectedly";
 
 /// The in-flight caps of an evaluation's two stages.
 struct StageCaps {
@@ -95,64 +142,99 @@ struct StageCaps {
     scoring: Option<Arc<Semaphore>>,
 }
 
-/// The evaluation loop, under `caps`.
-async fn evaluate_staged(
+impl StageCaps {
+    /// Caps of an evaluation's own: `max_workers` in each stage.
+    fn own(max_workers: usize) -> Self {
+        StageCaps {
+            rollouts: Arc::new(Semaphore::new(max_workers.max(1))),
+            scoring: Some(Arc::new(Semaphore::new(max_workers.max(1)))),
+        }
+    }
+}
+
+/// Everything one evaluation loop needs.
+struct Stages {
     skill: Arc<Skill>,
-    tasks: &[Task],
     harness: Arc<dyn Harness>,
     metric: Arc<dyn Metric>,
     caps: StageCaps,
     observer: Arc<dyn EvalObserver>,
     stop: StopCheck,
-) -> Evaluation {
-    let StageCaps { rollouts, scoring } = caps;
-    let mut running = JoinSet::new();
-    for (index, task) in tasks.iter().cloned().enumerate() {
-        let (skill, harness, metric, rollouts, scoring, observer, stop) = (
-            skill.clone(),
-            harness.clone(),
-            metric.clone(),
-            rollouts.clone(),
-            scoring.clone(),
-            observer.clone(),
-            stop.clone(),
-        );
-        running.spawn(async move {
-            // The semaphores are never closed, so acquiring cannot fail; if it ever did,
-            // running unthrottled is still correct.
-            let rollout_slot = rollouts.acquire_owned().await.ok();
-            let item = if stop() {
-                unscored(&task, NOT_RUN)
-            } else {
-                let rollout = harness.run(&skill, &task).await;
-                let _slot = match scoring {
-                    Some(scoring) => {
-                        drop(rollout_slot);
-                        scoring.acquire_owned().await.ok()
+}
+
+impl Stages {
+    /// Runs every task, handing each finished item to `add` with its task's index. A task is
+    /// spawned only once it holds a rollout slot, and finished tasks are collected as they
+    /// end, so at most the slots' worth of tasks (plus those being scored) exist at once,
+    /// whatever the number of tasks.
+    async fn run(self, tasks: &[Task], mut add: impl FnMut(usize, TaskEvaluation)) {
+        let Stages {
+            skill,
+            harness,
+            metric,
+            caps: StageCaps { rollouts, scoring },
+            observer,
+            stop,
+        } = self;
+        let mut seen = vec![false; tasks.len()];
+        let mut running = JoinSet::new();
+        let mut queue = tasks.iter().enumerate().peekable();
+        while queue.peek().is_some() || !running.is_empty() {
+            tokio::select! {
+                biased;
+                Some(joined) = running.join_next(), if !running.is_empty() => match joined {
+                    Ok((index, item)) => {
+                        seen[index] = true;
+                        add(index, item);
                     }
-                    None => rollout_slot,
-                };
-                score_rollout(&task, rollout, metric.as_ref()).await
-            };
-            observer.task_done(&item);
-            (index, item)
-        });
-    }
-    let mut slots: Vec<Option<TaskEvaluation>> = vec![None; tasks.len()];
-    while let Some(joined) = running.join_next().await {
-        match joined {
-            Ok((index, item)) => slots[index] = Some(item),
-            Err(error) => tracing::error!("an evaluation worker stopped unexpectedly: {error}"),
+                    Err(error) => {
+                        tracing::error!("an evaluation worker stopped unexpectedly: {error}");
+                    }
+                },
+                // The semaphores are never closed, so acquiring cannot fail; if it ever did,
+                // running unthrottled is still correct.
+                slot = rollouts.clone().acquire_owned(), if queue.peek().is_some() => {
+                    let Some((index, task)) = queue.next() else {
+                        continue;
+                    };
+                    let slot = slot.ok();
+                    if stop() {
+                        let item = unscored(task, NOT_RUN);
+                        observer.task_done(&item);
+                        seen[index] = true;
+                        add(index, item);
+                        continue;
+                    }
+                    let (task, skill, harness, metric, scoring, observer) = (
+                        task.clone(),
+                        skill.clone(),
+                        harness.clone(),
+                        metric.clone(),
+                        scoring.clone(),
+                        observer.clone(),
+                    );
+                    running.spawn(async move {
+                        let rollout = harness.run(&skill, &task).await;
+                        let _slot = match scoring {
+                            Some(scoring) => {
+                                drop(slot);
+                                scoring.acquire_owned().await.ok()
+                            }
+                            None => slot,
+                        };
+                        let item = score_rollout(&task, rollout, metric.as_ref()).await;
+                        observer.task_done(&item);
+                        (index, item)
+                    });
+                }
+            }
+        }
+        for (index, task) in tasks.iter().enumerate() {
+            if !seen[index] {
+                add(index, unscored(task, LOST));
+            }
         }
     }
-    let items = slots
-        .into_iter()
-        .zip(tasks)
-        .map(|(slot, task)| {
-            slot.unwrap_or_else(|| unscored(task, "evaluation worker stopped unexpectedly"))
-        })
-        .collect();
-    Evaluation { items }
 }
 
 /// A task the evaluation did not run to the end: a failed rollout saying `reason`, scored 0.

@@ -4,16 +4,17 @@
 //! program (an unreachable provider, an agent CLI that does not start): the score printed is
 //! then no measurement.
 
+use std::borrow::Cow;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::bail;
 use serde_json::json;
-use skill_factory::evaluate::evaluate;
+use skill_factory::evaluate::{evaluate, evaluate_summary};
 use skill_factory::optimizer::StopReason;
 use skill_factory::session::{Session, SessionOptions};
 use skill_factory::{harness, metric};
-use skill_factory_core::{Evaluation, Task};
+use skill_factory_core::{Evaluation, Summary, Task};
 
 use crate::cli::{EvaluateArgs, SplitChoice};
 use crate::output::{errln, outln};
@@ -35,28 +36,34 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let metric = metric::from_config(&session)?;
     let workers = session.config.config.harness.max_workers.max(1);
     let bar = Arc::new(TaskBar::new(tasks.len(), "evaluate"));
-    let evaluation = evaluate(
-        Arc::new(session.skill.clone()),
-        &tasks,
-        harness,
-        metric,
-        workers,
-        bar.clone(),
-    )
-    .await;
-    bar.finish();
-    if let Some(line) = super::model_calls_line(&session) {
-        errln!("{line}");
-    }
-    if args.json {
+    let skill = Arc::new(session.skill.clone());
+    // The JSON report lists every task; the text one only the worst, so it keeps no other.
+    let summary = if args.json {
+        let evaluation = evaluate(skill, &tasks, harness, metric, workers, bar.clone()).await;
+        bar.finish();
+        print_model_calls(&session);
         outln!(
             "{}",
             serde_json::to_string_pretty(&json_report(&session, args.split, &evaluation))?
         );
+        evaluation.summary(0)
     } else {
-        print_text(&evaluation, args.worst);
-    }
-    if let Some(error) = evaluation.all_unreachable() {
+        let summary = evaluate_summary(
+            skill,
+            &tasks,
+            harness,
+            metric,
+            workers,
+            bar.clone(),
+            args.worst,
+        )
+        .await;
+        bar.finish();
+        print_model_calls(&session);
+        print_text(&summary, args.worst);
+        summary
+    };
+    if let Some(error) = summary.all_unreachable() {
         let stop = StopReason::RolloutsFailed {
             what: "the evaluation".to_owned(),
             error: error.to_owned(),
@@ -67,9 +74,16 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn select_tasks(session: &Session, choice: SplitChoice) -> anyhow::Result<Vec<Task>> {
+fn print_model_calls(session: &Session) {
+    if let Some(line) = super::model_calls_line(session) {
+        errln!("{line}");
+    }
+}
+
+/// The tasks of the split asked for; the whole dataset is borrowed, not copied.
+fn select_tasks(session: &Session, choice: SplitChoice) -> anyhow::Result<Cow<'_, [Task]>> {
     let tasks = match choice {
-        SplitChoice::All => return Ok(session.dataset.tasks.clone()),
+        SplitChoice::All => return Ok(Cow::Borrowed(&session.dataset.tasks)),
         SplitChoice::Train => session.split()?.train,
         SplitChoice::Val => session.split()?.val,
         SplitChoice::Test => session.split()?.test,
@@ -80,10 +94,10 @@ fn select_tasks(session: &Session, choice: SplitChoice) -> anyhow::Result<Vec<Ta
             session.config.path.display()
         );
     }
-    Ok(tasks)
+    Ok(Cow::Owned(tasks))
 }
 
-fn print_text(evaluation: &Evaluation, worst: usize) {
+fn print_text(evaluation: &Summary, worst: usize) {
     outln!(
         "Score: {:.3} over {} tasks",
         evaluation.score(),
@@ -102,7 +116,7 @@ fn print_text(evaluation: &Evaluation, worst: usize) {
     }
     outln!();
     outln!("Worst tasks:");
-    outln!("{}", evaluation.feedback_digest(worst));
+    outln!("{}", evaluation.feedback_digest());
 }
 
 fn json_report(

@@ -1,0 +1,151 @@
+//! An evaluation's report figures, gathered item by item as tasks finish, keeping only the
+//! worst items it will show: an evaluation of any size is summed up in constant memory.
+
+use crate::rollout::Usage;
+use crate::score::TaskEvaluation;
+
+/// The score, failures, tokens and `k` worst items of an evaluation.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    k: usize,
+    size: usize,
+    sum: f64,
+    failed: usize,
+    usage: Usage,
+    any_reachable: bool,
+    /// The error of the item first in dataset order, with its index.
+    first: Option<(usize, Option<String>)>,
+    /// The `k` lowest-scoring items with their index, lowest first, ties in dataset order.
+    worst: Vec<(usize, TaskEvaluation)>,
+}
+
+impl Summary {
+    /// An empty summary that keeps the `k` worst items.
+    pub fn new(k: usize) -> Self {
+        Summary {
+            k,
+            ..Summary::default()
+        }
+    }
+
+    /// Adds the item of task number `index` (its place in the dataset order).
+    pub fn add(&mut self, index: usize, item: &TaskEvaluation) {
+        self.size += 1;
+        self.sum += item.score();
+        self.failed += usize::from(!item.rollout.ok());
+        self.usage.add(item.rollout.usage);
+        self.usage.add(item.result.usage);
+        self.any_reachable |= !item.rollout.is_unreachable();
+        if self.first.as_ref().is_none_or(|(first, _)| index < *first) {
+            self.first = Some((index, item.rollout.error.clone()));
+        }
+        if self.k == 0 {
+            return;
+        }
+        let rank = |(i, kept): &(usize, TaskEvaluation)| {
+            kept.score()
+                .total_cmp(&item.score())
+                .then(i.cmp(&index))
+                .is_lt()
+        };
+        let at = self.worst.partition_point(rank);
+        if at < self.k {
+            self.worst.insert(at, (index, item.clone()));
+            self.worst.truncate(self.k);
+        }
+    }
+
+    /// Arithmetic mean of the task scores (0 when empty).
+    pub fn score(&self) -> f64 {
+        if self.size == 0 {
+            return 0.0;
+        }
+        self.sum / self.size as f64
+    }
+
+    /// Number of tasks evaluated.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Number of rollouts that failed (harness or model error).
+    pub fn failed(&self) -> usize {
+        self.failed
+    }
+
+    /// Tokens spent by rollouts and metrics together.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// The first rollout's error when there was at least one task and every rollout failed
+    /// because its model or program could not be reached (see
+    /// [`crate::Evaluation::all_unreachable`]).
+    pub fn all_unreachable(&self) -> Option<&str> {
+        if self.any_reachable {
+            return None;
+        }
+        self.first.as_ref()?.1.as_deref()
+    }
+
+    /// The kept worst items, lowest first.
+    pub fn worst(&self) -> impl Iterator<Item = &TaskEvaluation> {
+        self.worst.iter().map(|(_, item)| item)
+    }
+
+    /// One line per kept worst item: `- task <id> (score <s>): <feedback>`.
+    pub fn feedback_digest(&self) -> String {
+        self.worst()
+            .map(|item| {
+                let feedback = item.result.feedback.trim();
+                let feedback = if feedback.is_empty() {
+                    "no feedback"
+                } else {
+                    feedback
+                };
+                format!(
+                    "- task {} (score {:.2}): {}",
+                    item.task_id(),
+                    item.score(),
+                    feedback
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Evaluation, MetricResult, Rollout};
+
+    fn item(id: &str, score: f64) -> TaskEvaluation {
+        TaskEvaluation {
+            rollout: Rollout::success(id, "out"),
+            result: MetricResult::new("m", score, format!("fb {id}")),
+        }
+    }
+
+    #[test]
+    fn items_in_any_order_sum_up_as_the_whole_evaluation_does() {
+        let items: Vec<TaskEvaluation> = [0.5, 0.0, 1.0, 0.0, 0.25, 0.75]
+            .iter()
+            .enumerate()
+            .map(|(i, s)| item(&format!("t{i}"), *s))
+            .collect();
+        let whole = Evaluation {
+            items: items.clone(),
+        };
+        let mut streamed = Summary::new(3);
+        for index in [4, 1, 5, 0, 3, 2] {
+            streamed.add(index, &items[index]);
+        }
+        assert_eq!(streamed.size(), 6);
+        assert!((streamed.score() - whole.score()).abs() < 1e-12);
+        assert_eq!(streamed.failed(), whole.failed());
+        assert_eq!(streamed.feedback_digest(), whole.feedback_digest(3));
+        let ids: Vec<&str> = streamed.worst().map(|i| i.task_id()).collect();
+        assert_eq!(ids, ["t1", "t3", "t4"], "ties in dataset order");
+    }
+}
