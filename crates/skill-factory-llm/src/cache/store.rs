@@ -186,12 +186,30 @@ struct Pending {
     touched: Vec<[u8; 32]>,
 }
 
+/// One answer to store.
+struct Entry {
+    key: CacheKey,
+    provider: String,
+    model: String,
+    response: ChatResponse,
+}
+
+/// Answers waiting to be stored, each with the sender its caller awaits.
+#[derive(Default)]
+struct Queue {
+    waiting: Vec<(Entry, tokio::sync::oneshot::Sender<Result<(), CacheError>>)>,
+    draining: bool,
+}
+
 /// One cache file. Share it (in an `Arc`) between every client of a run.
 pub struct CacheStore {
     path: PathBuf,
     mode: CacheMode,
     reader: Mutex<Option<Connection>>,
     writer: Mutex<Option<Connection>>,
+    /// Answers waiting for [`CacheStore::put_in_background`]'s writer, and whether a writer
+    /// is draining them.
+    queue: Mutex<Queue>,
     pending: Mutex<Pending>,
     lookups: AtomicU64,
     hits: AtomicU64,
@@ -225,6 +243,7 @@ impl CacheStore {
             mode,
             reader: Mutex::new(None),
             writer: Mutex::new(None),
+            queue: Mutex::new(Queue::default()),
             pending: Mutex::new(Pending::default()),
             lookups: AtomicU64::new(0),
             hits: AtomicU64::new(0),
@@ -344,34 +363,56 @@ impl CacheStore {
         model: &str,
         response: &ChatResponse,
     ) -> Result<(), CacheError> {
+        let entry = Entry {
+            key: *key,
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            response: response.clone(),
+        };
+        self.put_all(std::slice::from_ref(&entry))
+    }
+
+    /// Stores every entry in one transaction.
+    fn put_all(&self, entries: &[Entry]) -> Result<(), CacheError> {
         if self.mode != CacheMode::ReadWrite {
             return Ok(());
         }
         let now = (self.clock)();
         self.write(|tx, pending| {
-            tx.prepare_cached(
+            let mut insert = tx.prepare_cached(
                 "INSERT INTO responses (key, provider, model, text, input_tokens, output_tokens,
                      stop_reason, answered_by, created_at, last_used_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)
                  ON CONFLICT(key) DO NOTHING",
-            )?
-            .execute(params![
-                &key.as_bytes()[..],
+            )?;
+            for Entry {
+                key,
                 provider,
                 model,
-                response.text,
-                to_i64(response.usage.input_tokens),
-                to_i64(response.usage.output_tokens),
-                stop_reason_name(response.stop_reason),
-                response.model,
-                now,
-            ])?;
+                response,
+            } in entries
+            {
+                insert.execute(params![
+                    &key.as_bytes()[..],
+                    provider,
+                    model,
+                    response.text,
+                    to_i64(response.usage.input_tokens),
+                    to_i64(response.usage.output_tokens),
+                    stop_reason_name(response.stop_reason),
+                    response.model,
+                    now,
+                ])?;
+            }
             write_pending(tx, pending, now)
         })
     }
 
-    /// [`CacheStore::put`] on tokio's blocking pool: SQLite may wait for another process's
-    /// write, which must not hold an async worker.
+    /// [`CacheStore::put`] off the async workers (SQLite may wait for another process's
+    /// write), with group commits: answers that arrive while a transaction is being written
+    /// wait for the next one, which stores them all at once. One blocking thread drains the
+    /// queue at a time, so hundreds of answers in flight cost a handful of transactions, not a
+    /// thread and a transaction each.
     pub async fn put_in_background(
         self: &Arc<Self>,
         key: CacheKey,
@@ -379,16 +420,48 @@ impl CacheStore {
         model: String,
         response: ChatResponse,
     ) -> Result<(), CacheError> {
-        let store = Arc::clone(self);
-        tokio::task::spawn_blocking(move || store.put(&key, &provider, &model, &response))
-            .await
-            .unwrap_or_else(|stopped| {
-                Err(CacheError::Access {
-                    path: self.path.clone(),
-                    source: Arc::new(stopped),
-                    hint: " (the model cache writer stopped)".to_string(),
-                })
+        let (done, written) = tokio::sync::oneshot::channel();
+        let entry = Entry {
+            key,
+            provider,
+            model,
+            response,
+        };
+        let start_writer = {
+            let mut queue = lock(&self.queue);
+            queue.waiting.push((entry, done));
+            !std::mem::replace(&mut queue.draining, true)
+        };
+        if start_writer {
+            let store = Arc::clone(self);
+            tokio::task::spawn_blocking(move || store.drain());
+        }
+        written.await.unwrap_or_else(|_| {
+            Err(CacheError::Access {
+                path: self.path.clone(),
+                source: Arc::new(std::io::Error::other("the writer stopped")),
+                hint: " (the model cache writer stopped)".to_string(),
             })
+        })
+    }
+
+    /// Writes the queue in batches until it is empty, telling each waiter how it went.
+    fn drain(&self) {
+        loop {
+            let batch = {
+                let mut queue = lock(&self.queue);
+                if queue.waiting.is_empty() {
+                    queue.draining = false;
+                    return;
+                }
+                std::mem::take(&mut queue.waiting)
+            };
+            let (entries, waiters): (Vec<Entry>, Vec<_>) = batch.into_iter().unzip();
+            let written = self.put_all(&entries);
+            for waiter in waiters {
+                let _ = waiter.send(written.clone());
+            }
+        }
     }
 
     /// Writes the pending use counts and last-use times (also done on drop).
