@@ -31,6 +31,34 @@ pub enum Fault {
     Slowloris,
 }
 
+impl Fault {
+    /// Every fault, in the order of [`Fault::name`]'s names in `GET /stats`.
+    pub const ALL: [Fault; 8] = [
+        Fault::RateLimit,
+        Fault::RateLimitBare,
+        Fault::ServerError,
+        Fault::Hang,
+        Fault::Malformed,
+        Fault::Reset,
+        Fault::CutBody,
+        Fault::Slowloris,
+    ];
+
+    /// The fault's name, as `GET /stats` counts it and [`FaultPlan`] names its fraction.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::RateLimit => "rate_limit",
+            Fault::RateLimitBare => "rate_limit_bare",
+            Fault::ServerError => "server_error",
+            Fault::Hang => "hang",
+            Fault::Malformed => "malformed",
+            Fault::Reset => "reset",
+            Fault::CutBody => "cut_body",
+            Fault::Slowloris => "slowloris",
+        }
+    }
+}
+
 /// Faults injected at random but reproducibly: request number `n` fails the same way for the
 /// same seed on every run, whatever the timing.
 #[derive(Debug, Clone, PartialEq)]

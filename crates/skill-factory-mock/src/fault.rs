@@ -2,6 +2,7 @@
 //! the System One route: HTTP faults answer in place of the handler, transport faults spoil
 //! the delivery of the answer the handler made.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -12,6 +13,35 @@ use tokio::sync::watch;
 
 use crate::config::Fault;
 use crate::wire::ErrorKind;
+
+/// How many requests each fault was injected into, for `GET /stats`.
+#[derive(Default)]
+pub(crate) struct FaultCounts([AtomicU64; 8]);
+
+impl FaultCounts {
+    /// Counts one injection of `fault`.
+    pub(crate) fn record(&self, fault: Option<Fault>) {
+        if let Some(fault) = fault {
+            let slot = Fault::ALL.iter().position(|f| *f == fault).unwrap_or(0);
+            self.0[slot].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// `{"rate_limit": n, ...}`, every fault named.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        let counts = Fault::ALL
+            .iter()
+            .zip(&self.0)
+            .map(|(fault, count)| {
+                (
+                    fault.name().to_string(),
+                    count.load(Ordering::Relaxed).into(),
+                )
+            })
+            .collect();
+        serde_json::Value::Object(counts)
+    }
+}
 
 /// An error answer in the route's own body shape.
 pub(crate) type ErrorAnswer<'a> = &'a (dyn Fn(StatusCode, ErrorKind, &str) -> Response + Sync);

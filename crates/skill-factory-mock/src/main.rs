@@ -2,7 +2,7 @@
 //!
 //! By default it serves the chat routes of [`MockServer`]. With `--systemone` it serves a
 //! System One host instead ([`SystemOneStub`] answering with [`hashed_probability`]):
-//! `POST /v1/systemone`, plus `GET /stats` (`{"requests": N, "questions": M}`) and
+//! `POST /v1/systemone`, plus `GET /stats` (`{"requests": N, "questions": M, "faults": {...}}`) and
 //! `GET /health`. Either way the first line on stdout is `listening on http://127.0.0.1:PORT`.
 
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ struct Args {
     /// question with P(true) = the first 16 bits of sha256(state + NUL + instructions) / 65535,
     /// rounded to 4 decimals (model fake-jev-1.0, input tokens = state chars / 4), so two
     /// clients asking the same question about the same state get the same answer. GET /stats
-    /// returns {"requests": N, "questions": M}. Give clients
+    /// returns {"requests": N, "questions": M, "faults": {...}}. Give clients
     /// `base_url: <printed address>/v1/systemone`. --port, --latency-ms and the fault flags
     /// apply.
     #[arg(long, conflicts_with_all = [

@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::MockError;
 use crate::config::{Fault, MockConfig};
-use crate::fault::{deliver, refusal};
+use crate::fault::{FaultCounts, deliver, refusal};
 use crate::responder::respond;
 use crate::wire::{ErrorKind, Format, error_body, parse_request, reply_body, words};
 
@@ -46,6 +46,7 @@ impl ReceivedRequest {
 struct Shared {
     config: MockConfig,
     count: AtomicU64,
+    faults: FaultCounts,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
     received: Mutex<Vec<ReceivedRequest>>,
@@ -103,6 +104,7 @@ impl MockServer {
         let shared = Arc::new(Shared {
             config,
             count: AtomicU64::new(0),
+            faults: FaultCounts::default(),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
             received: Mutex::new(Vec::new()),
@@ -200,10 +202,11 @@ impl Drop for MockServer {
 
 /// `GET /stats`: chat requests received since the start, in flight now, and the most in
 /// flight at once since the start or the last reset. Benchmark scripts read it to show how
-/// many requests a client really had in flight.
+/// many requests a client really had in flight, and how many requests each fault spoiled.
 async fn stats(State(shared): State<Arc<Shared>>) -> axum::Json<Value> {
     axum::Json(json!({
         "requests": shared.count.load(Ordering::SeqCst),
+        "faults": shared.faults.to_json(),
         "in_flight": shared.in_flight.load(Ordering::SeqCst),
         "max_in_flight": shared.max_in_flight.load(Ordering::SeqCst),
     }))
@@ -279,6 +282,7 @@ async fn handle(
         .ok()
         .and_then(|n| config.fault_sequence.get(n).copied())
         .or_else(|| config.faults.choose(number));
+    shared.faults.record(fault);
     if fault != Some(Fault::Hang) && !config.latency.is_zero() {
         tokio::time::sleep(config.latency).await;
     }

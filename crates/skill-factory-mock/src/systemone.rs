@@ -8,7 +8,7 @@
 //! echoes the presented `Authorization` header, as careless hosts do, so that tests can check
 //! that clients redact keys) or inject the chat routes' random faults ([`FaultPlan`]).
 //!
-//! `GET /stats` answers `{"requests": N, "questions": M}` (every request received, failed ones
+//! `GET /stats` answers `{"requests": N, "questions": M, "faults": {...}}` (every request received, failed ones
 //! included, and the questions they carried) and `GET /health` answers `{"status": "ok"}`, so a
 //! script can check from outside that a run sent nothing. [`hashed_probability`] is a responder
 //! that depends only on the state and the question's text, the same whichever client asks, in
@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 
 use crate::MockError;
 use crate::config::FaultPlan;
-use crate::fault::{deliver, refusal};
+use crate::fault::{FaultCounts, deliver, refusal};
 
 /// The version the stub reports serving.
 pub const STUB_MODEL: &str = "fake-jev-1.0";
@@ -87,6 +87,7 @@ struct Shared {
     responder: StubResponder,
     latency: Duration,
     faults: FaultPlan,
+    injected: FaultCounts,
     failures: Mutex<Vec<u16>>,
     received: Mutex<Vec<StubRequest>>,
     stopping: watch::Receiver<bool>,
@@ -133,6 +134,7 @@ impl SystemOneStub {
             responder: Arc::new(responder),
             latency: options.latency,
             faults: options.faults,
+            injected: FaultCounts::default(),
             failures: Mutex::new(Vec::new()),
             received: Mutex::new(Vec::new()),
             stopping: stopping.clone(),
@@ -216,13 +218,14 @@ fn question_count(received: &[StubRequest]) -> usize {
         .sum()
 }
 
-/// `GET /stats`: requests received so far (failed ones included) and the questions they
-/// carried.
+/// `GET /stats`: requests received so far (failed ones included), the questions they
+/// carried, and how many requests each injected fault spoiled.
 async fn stats(State(shared): State<Arc<Shared>>) -> axum::Json<Value> {
     let received = lock(&shared.received);
     axum::Json(json!({
         "requests": received.len(),
         "questions": question_count(&received),
+        "faults": shared.injected.to_json(),
     }))
 }
 
@@ -265,6 +268,7 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         return (status, axum::Json(json!({"error": message}))).into_response();
     }
     let fault = shared.faults.choose(number);
+    shared.injected.record(fault);
     let refuse = |status, _kind, message: &str| {
         (status, axum::Json(json!({"error": message}))).into_response()
     };

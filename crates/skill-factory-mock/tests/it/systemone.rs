@@ -161,4 +161,16 @@ async fn the_stub_injects_the_chat_routes_faults_reproducibly() {
         }
     }
     assert_eq!(stub.request_count(), 20);
+    let stats = get(&format!("{}/stats", stub.base_url())).await;
+    let planned = |fault: skill_factory_mock::Fault| {
+        (0..20).filter(|n| plan.choose(*n) == Some(fault)).count() as u64
+    };
+    assert_eq!(
+        stats["faults"]["server_error"],
+        planned(skill_factory_mock::Fault::ServerError)
+    );
+    assert_eq!(
+        stats["faults"]["reset"],
+        planned(skill_factory_mock::Fault::Reset)
+    );
 }
