@@ -53,7 +53,7 @@ async fn stats_count_requests_and_questions_and_answers_ignore_ids_and_batches()
     .unwrap();
     assert_eq!(
         get(&format!("{}/stats", stub.base_url())).await,
-        json!({"requests": 0, "questions": 0})
+        json!({"requests": 0, "questions": 0, "faults": crate::no_faults()})
     );
     assert_eq!(
         get(&format!("{}/health", stub.base_url())).await,
@@ -76,7 +76,7 @@ async fn stats_count_requests_and_questions_and_answers_ignore_ids_and_batches()
     );
     assert_eq!(
         get(&format!("{}/stats", stub.base_url())).await,
-        json!({"requests": 2, "questions": 3})
+        json!({"requests": 2, "questions": 3, "faults": crate::no_faults()})
     );
     assert_eq!((stub.request_count(), stub.question_count()), (2, 3));
 }
@@ -110,7 +110,10 @@ async fn the_binary_serves_systemone_with_stats() {
         body["answers"]["q"]["probabilities"]["true"],
         json!(hashed_probability("s", &question("one?")))
     );
-    assert_eq!(stats, json!({"requests": 1, "questions": 1}));
+    assert_eq!(
+        stats,
+        json!({"requests": 1, "questions": 1, "faults": crate::no_faults()})
+    );
 }
 
 #[test]
