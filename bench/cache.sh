@@ -58,7 +58,7 @@ cp examples/invoice-extractor/seed_skill.md "$WORK/seed_skill.md"
 MOCK_PID=$!
 BASE_URL=""
 for _ in $(seq 100); do
-    BASE_URL=$(sed -n 's/^listening on //p' "$WORK/mock.out")
+    BASE_URL=$(sed -n 's/^listening on //p' "$WORK/mock.out" 2>/dev/null || true)
     [[ -n "$BASE_URL" ]] && break
     sleep 0.1
 done

@@ -136,7 +136,9 @@ def jsonl_lines(path):
 def sqlite_check(path, scratch, ours):
     """PRAGMA integrity_check (python's sqlite3) and `cache stats --path` on two copies of the
     file with its -wal and -shm, so that neither check touches the file the rerun opens."""
-    out = {"file": str(path), "integrity": None, "entries": None, "stats_rc": None}
+    out = {"file": str(path), "integrity": None, "entries": None, "stats_rc": None,
+           "beside": [path.name + suffix for suffix in ("-wal", "-shm", "-journal")
+                      if Path(str(path) + suffix).exists()]}
     copies = {}
     for use in ("py", "cli"):
         folder = scratch / use
@@ -206,8 +208,10 @@ def inspect(command, folder, scratch, strict, roots=None):
                     report["problems"].append(f"{relative}: integrity_check says "
                                               f"{check['integrity']}")
                 if check["stats_rc"] != 0:
-                    report["problems"].append(f"{relative}: `cache stats --path` exited "
-                                              f"{check['stats_rc']}: {check.get('stats_err', '')}")
+                    beside = ", ".join(check["beside"]) or "nothing"
+                    report["problems"].append(
+                        f"{relative} (beside it: {beside}): `cache stats --path` on a copy "
+                        f"exited {check['stats_rc']}: {check.get('stats_err', '')}")
             elif name.endswith((".sqlite-wal", ".sqlite-shm", ".sqlite-journal")):
                 continue
             elif name.endswith(".jsonl"):
@@ -417,15 +421,31 @@ def trial(command, template, work, mocks, index, delay, ref, again):
     record["tmp"] = report["tmp"]
     record["sqlite"] = [{k: v for k, v in check.items() if k != "file"} | {
         "name": Path(check["file"]).name} for check in report["sqlite"]]
-    record["cache_problems"] = [p for p in report["problems"] if ".sqlite" in p]
-    record["folder_problems"] = [p for p in report["problems"] if ".sqlite" not in p]
+    # The caches: SQLite files, and the lab's answers.jsonl.
+    is_cache = lambda problem: ".sqlite" in problem or "answers.jsonl" in problem  # noqa: E731
+    record["cache_problems"] = [p for p in report["problems"] if is_cache(p)]
+    record["folder_problems"] = [p for p in report["problems"] if not is_cache(p)]
     for problem in report["problems"]:
         fail(problem)
     record["kept"] = kept(command, report)
-    # A classifier run that got as far as writing its outcome (pool.json comes first) left a
-    # finished workspace: rerunning it continues from there, as the second run of ref1 did.
-    record["continues"] = command.kind == "classifier" and \
-        (command.cwd(folder) / "ws/pool.json").exists()
+    # The files the killed run left: its run folders' (skill), its workspace's (classifier).
+    cwd = command.cwd(folder)
+    if command.kind == "skill":
+        record["left"] = sorted(str(p.relative_to(cwd / "runs")) for p in walk(cwd / "runs")
+                                if p.is_file() and not p.is_symlink()) \
+            if (cwd / "runs").exists() else []
+    else:
+        record["left"] = sorted(p.name for p in (cwd / "ws").iterdir()) \
+            if (cwd / "ws").exists() else []
+    # A classifier run writes its outcome in the order seed.json, probeset.json, policy.json,
+    # history.json, result.json and last pool.json (then report.md and splits.svg). Killed
+    # after pool.json, it left a finished workspace: rerunning one continues from it (pool.json
+    # holds the proposed questions), as the second run of ref1 did, so that run is the
+    # reference. Killed before pool.json, it left half an outcome: the rerun must still end as
+    # the uninterrupted run did.
+    record["continues"] = command.kind == "classifier" and "pool.json" in record["left"]
+    record["half_outcome"] = command.kind == "classifier" and "seed.json" in record["left"] \
+        and "pool.json" not in record["left"]
 
     # (c) and (d): the rerun.
     before = killed_counts
@@ -447,12 +467,14 @@ def trial(command, template, work, mocks, index, delay, ref, again):
     else:
         expected = dict(ref["requests"])
         for key, count in record["kept"].items():
-            expected[key] = expected[key] - count
+            if key in expected:
+                expected[key] = expected[key] - count
+    # System One answers are batched per example, so its requests follow no formula; its
+    # questions do.
+    expected.pop("systemone", None)
     record["expected_requests"] = expected
     record["paid_only_missing"] = True
     for key, count in expected.items():
-        if key == "systemone":
-            continue  # answers are batched per example: questions are what can be counted
         actual = record["rerun_requests"][key]
         if actual != count:
             record["paid_only_missing"] = False
@@ -485,12 +507,17 @@ def run(args):
     max_delay = float(args.max_delay) if args.max_delay else \
         statistics.mean([ref["seconds"], ref2["seconds"]])
     rng = random.Random(f"{args.seed}:{args.kind}")
-    delays = [rng.uniform(0.0, max_delay) for _ in range(args.kills)]
+    min_delay = float(args.min_delay or 0)
+    delays = [rng.uniform(min_delay, max_delay) for _ in range(args.kills)]
     trials = []
     for index, delay in enumerate(delays, 1):
         record = trial(command, template, work, mocks, index, delay, ref, again)
         trials.append(record)
         state = "killed" if record["landed"] else "had exited"
+        if record["continues"]:
+            state += " (after its outcome was written)"
+        elif record["half_outcome"]:
+            state += " (halfway through writing its outcome: " + ", ".join(record["left"]) + ")"
         print(f"{args.kind} {index:3d}/{args.kills}: delay {delay:.3f} s, {state}; kept "
               f"{record['kept']}; torn {record['torn'] or '-'}; rerun {record['rerun_requests']} "
               f"(missing {record['expected_requests']}); "
@@ -501,7 +528,7 @@ def run(args):
             shutil.rmtree(record["folder"], ignore_errors=True)
     json.dump({
         "kind": args.kind, "command": command.shown(), "mock_line": args.mock_line,
-        "max_delay": max_delay, "reference": {k: v for k, v in ref.items() if k != "outcome"},
+        "max_delay": max_delay, "min_delay": min_delay, "reference": {k: v for k, v in ref.items() if k != "outcome"},
         "reference2": {k: v for k, v in ref2.items() if k != "outcome"},
         "again": {k: v for k, v in again.items() if k != "outcome"},
         "trials": trials, "seconds": time.monotonic() - started,
@@ -510,10 +537,19 @@ def run(args):
 
 # ---------------------------------------------------------------- the Markdown
 
-def fmt_requests(requests):
-    names = {"chat": "requests", "systemone": "System One requests",
-             "systemone_questions": "questions", "proposer": "proposer requests"}
-    return ", ".join(f"{value:g} {names.get(key, key)}" for key, value in requests.items())
+ASKED = {"chat": "request", "systemone": "System One request",
+         "systemone_questions": "question", "proposer": "proposer request"}
+KEPT = {"chat": "cache entr|y|ies", "systemone_questions": "answer", "proposer": "proposal"}
+
+
+def fmt_requests(counts, names=None):
+    """`{"chat": 3}` as "3 requests" (KEPT names: what a killed run had stored)."""
+    out = []
+    for key, value in counts.items():
+        name = (names or ASKED).get(key, key)
+        stem, one, many = (name.split("|") + ["", "s"])[:3] if "|" in name else (name, "", "s")
+        out.append(f"{value:g} {stem}{one if value == 1 else many}")
+    return ", ".join(out)
 
 
 def mean_requests(trials, field):
@@ -545,8 +581,8 @@ def report(args):
         each(lambda r: f"{r['again']['seconds']:.2f} s; {fmt_requests(r['again']['requests'])}; "
                        + ("identical" if r["again"]["identical"] else
                           "differs in " + ", ".join(r["again"]["differences"]))))
-    row("trials (delay drawn uniformly in [0, max])",
-        each(lambda r: f"{len(r['trials'])} (max {r['max_delay']:.3f} s)"))
+    row("trials (kill delay drawn uniformly in [min, max])",
+        each(lambda r: f"{len(r['trials'])} ([{r['min_delay']:.3f}, {r['max_delay']:.3f}] s)"))
     row("kills that landed while the process was alive",
         each(lambda r: str(count(r, lambda t: t["landed"]))))
     row("kills after the process had exited (not counted as kills)",
@@ -563,10 +599,13 @@ def report(args):
         each(lambda r: torn_summary(r["trials"])))
     row("leftover temporary files",
         each(lambda r: tmp_summary(r["trials"])))
-    row("reruns that continued a finished workspace",
-        each(lambda r: str(count(r, lambda t: t["continues"])) if r["kind"] == "classifier"
-             else "-"))
-    row("identical reruns",
+    row("kills that landed after the outcome was written (rerun compared with the second run)",
+        each(lambda r: str(count(r, lambda t: t["continues"] and t["landed"]))
+             if r["kind"] == "classifier" else "-"))
+    row("kills that landed halfway through writing the outcome (seed.json, no pool.json)",
+        each(lambda r: str(count(r, lambda t: t["half_outcome"]))
+             if r["kind"] == "classifier" else "-"))
+    row("identical reruns (classifier: to the second run when the outcome had been written)",
         each(lambda r: f"{count(r, lambda t: t['identical'])}/{len(r['trials'])}"))
     row("reruns that asked exactly what the cache lacked",
         each(lambda r: f"{count(r, lambda t: t['paid_only_missing'])}/{len(r['trials'])}"))
@@ -595,9 +634,13 @@ def report(args):
            "score, the set of `answers.jsonl` lines, `result.json` and `history.json` without "
            "times and spending), (d) counts what the rerun asked the mocks against what the "
            "killed run had already stored (cache entries; answers and proposals). A classifier "
-           "run killed after it began writing its outcome (`pool.json` is written first) leaves "
-           "a finished workspace, whose rerun is compared with the second run of a finished "
-           "reference workspace instead.", "",
+           "run writes its outcome in the order `seed.json`, `probeset.json`, `policy.json`, "
+           "`history.json`, `result.json` and last `pool.json` (then `report.md` and "
+           "`splits.svg`). Killed after `pool.json`, it left a finished workspace, and a rerun "
+           "of a finished workspace continues from it (`pool.json` keeps the proposed "
+           "questions), so its rerun is compared with the second run of the finished reference "
+           "workspace instead. Kills halfway through that sequence are compared with the "
+           "uninterrupted run.", "",
            "| | " + " | ".join(titles[r["kind"]] for r in runs) + " |",
            "|---|" + "---|" * len(runs)]
     out += rows
@@ -617,7 +660,7 @@ def report(args):
                 "|---:|---:|---:|---|---|---|---|---|---|"]
         for t in r["trials"]:
             out.append(f"| {t['trial']} | {t['delay']:.3f} | {t['killed_at']:.3f} | "
-                       f"{'yes' if t['landed'] else 'no'} | {fmt_requests(t['kept'])} | "
+                       f"{'yes' if t['landed'] else 'no'} | {fmt_requests(t['kept'], KEPT)} | "
                        f"{', '.join(t['torn']) or '-'} | {fmt_requests(t['rerun_requests'])} | "
                        f"{'yes' if t['identical'] else 'NO'} | {len(t['failures']) or '-'} |")
         out.append("")
@@ -651,8 +694,10 @@ def tmp_summary(trials):
         # .NAME.PID.N.tmp / .latest.PID.tmp: the process id and counter vary.
         shape = ".".join(p if not p.isdigit() else "N" for p in name.split("."))
         shapes[shape] = shapes.get(shape, 0) + 1
-    return f"{len(found)} (" + ", ".join(f"`{s}` {n}" for s, n in sorted(shapes.items())) + \
-        "; hidden, beside an intact file)"
+    hidden = all(Path(path).name.startswith(".") for path in found)
+    return f"{len(found)} in {sum(1 for t in trials if t['tmp'])} trials (" + \
+        ", ".join(f"`{s}` {n}" for s, n in sorted(shapes.items())) + \
+        ("; every one a hidden dot file, left in the killed run's own folder)" if hidden else ")")
 
 
 def main():
@@ -668,6 +713,7 @@ def main():
     r.add_argument("--kills", type=int, required=True)
     r.add_argument("--seed", default="1")
     r.add_argument("--max-delay", default="")
+    r.add_argument("--min-delay", default="")
     r.add_argument("--keep", action="store_true")
     r.add_argument("--out", required=True)
     p = sub.add_parser("report")

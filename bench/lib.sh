@@ -43,7 +43,9 @@ bench_start_mock() {
     MOCK_PID=$!
     BASE_URL=""
     for _ in $(seq 100); do
-        BASE_URL=$(sed -n 's/^listening on //p' "$dir/mock.out")
+        # The mock may not have opened mock.out yet: no file is "not listening yet", not an error
+        # that `set -e` ends the caller on.
+        BASE_URL=$(sed -n 's/^listening on //p' "$dir/mock.out" 2>/dev/null || true)
         [[ -n "$BASE_URL" ]] && return 0
         if ! kill -0 "$MOCK_PID" 2>/dev/null; then
             cat "$dir/mock.err" >&2

@@ -14,9 +14,10 @@
 #    at its default place, `.skill-factory/cache.sqlite` beside the config), through
 #    `/usr/bin/time` when it is installed (its maximum resident set size).
 # 3. While it runs, every SAMPLE_S seconds: the mock's GET /stats (requests received, in flight,
-#    peak in flight) and VmRSS/VmHWM of the skill-factory process and of the mock; every PROBE_S
-#    seconds, from second processes: `skill-factory cache stats --path FILE` and a read-only
-#    python3 sqlite3 `SELECT count(*)` of the same file (successes, failures, entries, latency).
+#    peak in flight), VmRSS, VmHWM, CPU time and threads of the skill-factory process, VmRSS and
+#    CPU time of the mock; every PROBE_S seconds, from second processes: `skill-factory cache
+#    stats --path FILE` and a read-only python3 sqlite3 `SELECT count(*)` of the same file
+#    (successes, failures, entries, latency).
 # 4. Derives from the samples: wall time, time per 1,000 tasks over the first and the last 10%
 #    of requests (and per tenth), RSS at 10%, 50% and 90% of the requests, the mock's peak in
 #    flight; then (EXACT=1) reruns the same `evaluate --json`, fully from the cache, to compare
@@ -29,8 +30,8 @@
 #   TASKS=100000     tasks in the generated dataset (one model call each, no judge)
 #   WORKERS=256      harness.max_workers and the provider's max_concurrency
 #   LATENCY_MS=20    the mock's delay before every answer
-#   SAMPLE_S=0.1     interval of the /stats and RSS samples (fine enough to time 10% of a
-#                    5,000-task run)
+#   SAMPLE_S=0.1     interval of the /stats and RSS samples (10% of a 5,000-task run lasts
+#                    about one interval, so the small run's rates are marked coarse)
 #   PROBE_S=2        interval of the second-process cache reads
 #   EXACT=1          0 skips the cached `--json` rerun that checks every task's score
 #   CACHE=1          0 runs `evaluate --no-cache` (no cache file, so no cache reads and no
@@ -65,12 +66,17 @@ fi
 
 bench_workdir load
 SF_PID=""
+LAUNCH_PID=""
 HELPER_PIDS=()
 load_cleanup() {
-    # Only the processes this script started, by their ids.
+    # Only the processes this script started, by their ids; then reaped, so that none is left
+    # to a PID 1 that may not reap (skill-factory is reaped by /usr/bin/time, its parent).
     local pid
     for pid in "${HELPER_PIDS[@]}" $SF_PID; do
         kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${HELPER_PIDS[@]}" $LAUNCH_PID; do
+        wait "$pid" 2>/dev/null || true
     done
     bench_cleanup
 }
@@ -183,7 +189,7 @@ def memory(pid):
         with open(f"/proc/{pid}/status") as status:
             for line in status:
                 key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
+                if key in ("VmRSS", "VmHWM", "Threads"):
                     values[key] = int(value.split()[0])
     except OSError:
         pass
@@ -207,14 +213,21 @@ with open(out, "w") as log:
             pid = open(pidfile).read().strip() or None
         ours = memory(pid) if pid else {}
         if pid and "VmRSS" not in ours:
+            # One last look at the counter, so that a run shorter than a few samples still has
+            # a sample past its last request.
+            try:
+                stats = json.load(urllib.request.urlopen(base + "/stats", timeout=5))
+                log.write(json.dumps({"t": time.time(), "exited": True, **stats}) + "\n")
+            except Exception:
+                pass
             break
         try:
             stats = json.load(urllib.request.urlopen(base + "/stats", timeout=5))
         except Exception as error:  # recorded, not fatal: the sample is kept without stats
             stats = {"error": str(error)}
         sample = {"t": (began + time.time()) / 2, "rss": ours.get("VmRSS"), "hwm": ours.get("VmHWM"),
-                  "cpu": cpu(pid) if pid else None, "mock_rss": memory(mock_pid).get("VmRSS"),
-                  "mock_cpu": cpu(mock_pid), **stats}
+                  "cpu": cpu(pid) if pid else None, "threads": ours.get("Threads"),
+                  "mock_rss": memory(mock_pid).get("VmRSS"), "mock_cpu": cpu(mock_pid), **stats}
         log.write(json.dumps(sample) + "\n")
         log.flush()
         time.sleep(max(0.0, interval - (time.time() - began)))
@@ -316,6 +329,7 @@ RUN_RC=0
 wait "$LAUNCH_PID" || RUN_RC=$?
 ENDED=$(date +%s.%N)
 SF_PID=""
+LAUNCH_PID=""
 for pid in "${HELPER_PIDS[@]}"; do
     wait "$pid" || true
 done
@@ -415,7 +429,8 @@ def window(span):
     return f"window {span:.3f} s{coarse}"
 
 def at_progress(share):
-    return next((s for s in samples if s["requests"] >= share * TASKS), None)
+    """The first sample of the live process at or past `share` of the requests."""
+    return next((s for s in samples if s["requests"] >= share * TASKS and s.get("rss")), None)
 
 first_req, last_req = crossing(1), crossing(TASKS)
 start10, start10_span = per_thousand(0, TASKS // 10)
@@ -533,6 +548,12 @@ p(f"| bound set by the latency ({LATENCY_MS} ms x 1,000 / {WORKERS}) | {ideal:.3
 p(f"| mock: requests received / peak in flight (`max_in_flight`) | {final['requests']:,} / **{final['max_in_flight']}** |")
 p(f"| skill-factory peak RSS: /usr/bin/time / last VmHWM sampled / max VmRSS sampled | "
   f"**{mib(time_rss)}** / {mib(last_hwm)} / {mib(max_rss)} |")
+max_threads = max((s["threads"] for s in samples if s.get("threads")), default=None)
+low = [s for s in samples if 0.01 * TASKS < s["requests"] < 0.99 * TASKS]
+starved = sum(1 for s in low if s.get("in_flight", WORKERS) < WORKERS / 2)
+p(f"| samples between 1% and 99% of the requests with under {WORKERS // 2} in flight at the mock | "
+  f"{starved} of {len(low)} |")
+p(f"| skill-factory threads, most sampled | {max_threads if max_threads else 'n/a'} |")
 p(f"| skill-factory CPU time (user + system) | {secs(cpu)}"
   + (f" ({cpu / TASKS * 1000:.3f} s per 1,000 tasks)" if cpu else "") + " |")
 first_seen = next((s for s in samples if s["requests"] > 0 and s.get("rss")), None)
