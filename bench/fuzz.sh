@@ -65,6 +65,7 @@ done
 } >"$WORK/fuzz.md"
 if [[ -z "${NO_RESULTS:-}" ]]; then
     cp "$WORK/fuzz.md" bench/results/fuzz.md
+    python3 bench/reliability.py
 fi
 cat "$WORK/fuzz.md"
 exit $failed

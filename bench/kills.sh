@@ -256,6 +256,7 @@ status=0
 python3 bench/kills_trials.py report --out "$WORK/kills.md" --setting "$SETTING" "${JSONS[@]}" || status=$?
 if [[ -n "$RESULTS" ]]; then
     cp "$WORK/kills.md" "$RESULTS"
+    [[ "$RESULTS" != bench/results/kills.md ]] || python3 bench/reliability.py
 fi
 cat "$WORK/kills.md"
 if [[ $status != 0 ]]; then

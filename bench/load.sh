@@ -636,6 +636,7 @@ if [[ -n "${SAMPLES_OUT:-}" ]]; then
 fi
 if [[ -z "${NO_RESULTS:-}" ]]; then
     cp "$WORK/load.md" bench/results/load.md
+    python3 bench/reliability.py
     echo "written to bench/results/load.md" >&2
 fi
 exit "$RESULT_RC"
