@@ -71,7 +71,7 @@ impl RunConfig {
 
     /// The target's settings: its block, the name defaulting to `anthropic` and the model to
     /// `SKILL_FACTORY_TARGET_MODEL`, else `claude-sonnet-5` where the provider serves it
-    /// (see [`claude_default`]).
+    /// (Anthropic's API and the fake; another provider must be given its model).
     pub fn target_provider(&self, env: EnvLookup) -> ProviderSettings {
         let mut settings = self.target_block().cloned().unwrap_or_default();
         settings.name = Some(
