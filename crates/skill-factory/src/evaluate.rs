@@ -43,15 +43,7 @@ pub async fn evaluate(
     observer: Arc<dyn EvalObserver>,
 ) -> Evaluation {
     let mut slots: Vec<Option<TaskEvaluation>> = vec![None; tasks.len()];
-    let stages = Stages {
-        skill,
-        harness,
-        metric,
-        caps: StageCaps::own(max_workers),
-        observer,
-        stop: Arc::new(|| false),
-    };
-    stages
+    Stages::own(skill, harness, metric, max_workers, observer)
         .run(tasks, |index, item| slots[index] = Some(item))
         .await;
     collected(slots, tasks)
@@ -69,15 +61,7 @@ pub async fn evaluate_summary(
     worst: usize,
 ) -> Summary {
     let mut summary = Summary::new(worst);
-    let stages = Stages {
-        skill,
-        harness,
-        metric,
-        caps: StageCaps::own(max_workers),
-        observer,
-        stop: Arc::new(|| false),
-    };
-    stages
+    Stages::own(skill, harness, metric, max_workers, observer)
         .run(tasks, |index, item| summary.add(index, &item))
         .await;
     summary
@@ -142,16 +126,6 @@ struct StageCaps {
     scoring: Option<Arc<Semaphore>>,
 }
 
-impl StageCaps {
-    /// Caps of an evaluation's own: `max_workers` in each stage.
-    fn own(max_workers: usize) -> Self {
-        StageCaps {
-            rollouts: Arc::new(Semaphore::new(max_workers.max(1))),
-            scoring: Some(Arc::new(Semaphore::new(max_workers.max(1)))),
-        }
-    }
-}
-
 /// Everything one evaluation loop needs.
 struct Stages {
     skill: Arc<Skill>,
@@ -163,6 +137,27 @@ struct Stages {
 }
 
 impl Stages {
+    /// An evaluation with caps of its own, `max_workers` in each stage, that never stops early.
+    fn own(
+        skill: Arc<Skill>,
+        harness: Arc<dyn Harness>,
+        metric: Arc<dyn Metric>,
+        max_workers: usize,
+        observer: Arc<dyn EvalObserver>,
+    ) -> Self {
+        Stages {
+            skill,
+            harness,
+            metric,
+            caps: StageCaps {
+                rollouts: Arc::new(Semaphore::new(max_workers.max(1))),
+                scoring: Some(Arc::new(Semaphore::new(max_workers.max(1)))),
+            },
+            observer,
+            stop: Arc::new(|| false),
+        }
+    }
+
     /// Runs every task, handing each finished item to `add` with its task's index. A task is
     /// spawned only once it holds a rollout slot, and finished tasks are collected as they
     /// end, so at most the slots' worth of tasks (plus those being scored) exist at once,

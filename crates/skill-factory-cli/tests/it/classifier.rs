@@ -808,12 +808,7 @@ async fn a_lab_optimize_through_a_storm_of_faults_ends_as_a_calm_one_does() {
 #[test]
 fn a_workspace_left_without_its_grown_pool_reruns_to_the_same_outcome() {
     let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(repo_root().join("examples/pr-mismatch")).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
-        }
-    }
+    common::copy_example("pr-mismatch", dir.path());
     let config = dir.path().join("config.offline.yaml");
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(

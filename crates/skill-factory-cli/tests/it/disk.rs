@@ -222,13 +222,7 @@ fn a_full_disk_under_a_lab_workspace_stops_it_with_the_file_and_the_fix() {
     for size in ["8k", "32k", "64k"] {
         let dir = tempfile::tempdir().unwrap();
         let example = dir.path().join("pr");
-        std::fs::create_dir_all(&example).unwrap();
-        for entry in std::fs::read_dir(repo_root().join("examples/pr-mismatch")).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_type().unwrap().is_file() {
-                std::fs::copy(entry.path(), example.join(entry.file_name())).unwrap();
-            }
-        }
+        common::copy_example("pr-mismatch", &example);
         let mount = dir.path().join("disk");
         let config = example.join("config.offline.yaml");
         let text = std::fs::read_to_string(&config).unwrap();

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{bin, repo_root, run};
+use crate::common::{bin, copy_example, repo_root, run};
 
 const GOOD_SKILL: &str = "---\nname: s\ndescription: d\n---\nBody.\n";
 const GOOD_DATA: &str = "{\"id\": \"a\", \"input\": \"x\", \"expected\": \"y\"}\n{\"id\": \"b\", \"input\": \"x2\", \"expected\": \"y\"}\n";
@@ -563,14 +563,7 @@ fn check(case: &Case) -> Result<(), String> {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     match case.example {
-        Some(example) => {
-            for entry in std::fs::read_dir(repo_root().join("examples").join(example)).unwrap() {
-                let entry = entry.unwrap();
-                if entry.file_type().unwrap().is_file() {
-                    std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
-                }
-            }
-        }
+        Some(example) => copy_example(example, dir),
         None => {
             for (name, text) in [
                 ("skill.md", GOOD_SKILL),

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{bin, repo_root, run};
+use crate::common::{self, bin, run};
 
 /// Every path below `dir`, relative to it.
 fn tree(dir: &Path) -> Vec<String> {
@@ -95,13 +95,7 @@ fn a_skill_name_that_is_a_path_is_exported_and_installed_inside_the_target() {
 fn a_latest_link_planted_in_the_runs_folder_is_repointed_not_written_through() {
     let dir = tempfile::tempdir().unwrap();
     let example = dir.path().join("tk");
-    std::fs::create_dir_all(&example).unwrap();
-    for entry in std::fs::read_dir(repo_root().join("examples/ticket-classifier")).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), example.join(entry.file_name())).unwrap();
-        }
-    }
+    common::copy_example("ticket-classifier", &example);
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let runs = dir.path().join("runs");
@@ -123,13 +117,7 @@ fn a_latest_link_planted_in_the_runs_folder_is_repointed_not_written_through() {
 fn lab_output_shows_control_characters_from_the_data_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let example = dir.path().join("pr");
-    std::fs::create_dir_all(&example).unwrap();
-    for entry in std::fs::read_dir(repo_root().join("examples/pr-mismatch")).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), example.join(entry.file_name())).unwrap();
-        }
-    }
+    common::copy_example("pr-mismatch", &example);
     // Every example id carries a window-title sequence and a screen clear.
     let dataset = std::fs::read_to_string(example.join("dataset.jsonl")).unwrap();
     let hostile = dataset.replace("{\"id\": \"", "{\"id\": \"\\u001b]0;owned\\u0007\\u001b[2J");

@@ -112,6 +112,18 @@ pub fn labelled_tasks(dir: &Path, skill_text: &str, n: usize) -> HashMap<String,
     answers
 }
 
+/// Copies the files of `examples/<name>` (not its sub-folders, such as a `runs/` left by a
+/// run) into `dest`, made as needed.
+pub fn copy_example(name: &str, dest: &Path) {
+    std::fs::create_dir_all(dest).unwrap();
+    for entry in std::fs::read_dir(repo_root().join("examples").join(name)).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), dest.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
 /// The repository's root folder (examples, gallery, `.env.example`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
