@@ -100,22 +100,28 @@ fn assert_nothing_corrupt(dir: &Path) {
     }
 }
 
+/// `optimize` of the offline ticket-classifier example into `runs/` on the small file system,
+/// and that runs folder.
+fn optimize_on_small_disk(dir: &Path, size: &str, read_only: bool) -> (Outcome, PathBuf) {
+    let config = repo_root().join("examples/ticket-classifier/config.offline.yaml");
+    let mount = dir.join("disk");
+    let runs = mount.join("runs");
+    let args = [
+        "optimize",
+        "-c",
+        config.to_str().unwrap(),
+        "-o",
+        runs.to_str().unwrap(),
+    ];
+    (on_small_disk(dir, &mount, size, read_only, &args), runs)
+}
+
 #[test]
 fn a_full_disk_stops_optimize_with_the_file_and_the_fix_and_leaves_nothing_half_written() {
-    let config = repo_root().join("examples/ticket-classifier/config.offline.yaml");
     // From too small for the first file to room for all but the report.
     for size in ["8k", "24k", "40k", "60k"] {
         let dir = tempfile::tempdir().unwrap();
-        let mount = dir.path().join("disk");
-        let runs = mount.join("runs");
-        let args = [
-            "optimize",
-            "-c",
-            config.to_str().unwrap(),
-            "-o",
-            runs.to_str().unwrap(),
-        ];
-        let outcome = on_small_disk(dir.path(), &mount, size, false, &args);
+        let (outcome, runs) = optimize_on_small_disk(dir.path(), size, false);
         assert_eq!(outcome.code, Some(2), "{size}: {}", outcome.stderr);
         assert!(
             outcome.stderr.contains("No space left on device")
@@ -186,18 +192,8 @@ async fn a_full_disk_under_the_cache_keeps_the_cache_whole() {
 
 #[test]
 fn a_read_only_runs_folder_is_refused_before_the_run_with_the_fix() {
-    let config = repo_root().join("examples/ticket-classifier/config.offline.yaml");
     let dir = tempfile::tempdir().unwrap();
-    let mount = dir.path().join("disk");
-    let runs = mount.join("runs");
-    let args = [
-        "optimize",
-        "-c",
-        config.to_str().unwrap(),
-        "-o",
-        runs.to_str().unwrap(),
-    ];
-    let outcome = on_small_disk(dir.path(), &mount, "1m", true, &args);
+    let (outcome, runs) = optimize_on_small_disk(dir.path(), "1m", true);
     assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
     assert!(
         outcome.stderr.contains("Read-only file system")
