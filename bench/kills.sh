@@ -73,23 +73,7 @@ case "$PROPOSER" in mock | fake | none) ;; *)
     ;;
 esac
 
-if [[ -n "${OURS:-}" && -n "${MOCK:-}" ]]; then
-    step "using OURS=$OURS and MOCK=$MOCK (nothing built)"
-else
-    given_ours=${OURS:-} given_mock=${MOCK:-}
-    step "building the binaries (${PROFILE:-release})"
-    bench_build
-    OURS=${given_ours:-$OURS}
-    MOCK=${given_mock:-$MOCK}
-fi
-for binary in "$OURS" "$MOCK"; do
-    [[ -x "$binary" ]] || {
-        echo "$binary is not an executable" >&2
-        exit 2
-    }
-done
-OURS=$(realpath "$OURS")
-MOCK=$(realpath "$MOCK")
+bench_binaries || exit 2
 REPO=$(pwd)
 
 bench_workdir kills

@@ -2,6 +2,8 @@
 #
 #   bench_build                  a build (release unless PROFILE says) of our binary and the
 #                                mock; sets OURS and MOCK
+#   bench_binaries               OURS and MOCK as the caller's environment gives them (both
+#                                set: nothing is built), else bench_build's; checked, absolute
 #   bench_peer                   the Python skill-factory 0.2.0 in a venv outside the repository
 #                                (made on first use); sets PYTHON_TOOL
 #   bench_start_mock DIR ARGS..  starts sf-mock-server on a free port with ARGS, logging into
@@ -28,6 +30,27 @@ bench_build() {
     local target_dir=${CARGO_TARGET_DIR:-$(pwd)/target}
     OURS=$target_dir/$folder/skill-factory
     MOCK=$target_dir/$folder/sf-mock-server
+}
+
+bench_binaries() {
+    if [[ -n "${OURS:-}" && -n "${MOCK:-}" ]]; then
+        echo "using OURS=$OURS and MOCK=$MOCK (nothing built)" >&2
+    else
+        local given_ours=${OURS:-} given_mock=${MOCK:-}
+        echo "building the binaries (${PROFILE:-release})" >&2
+        bench_build
+        OURS=${given_ours:-$OURS}
+        MOCK=${given_mock:-$MOCK}
+    fi
+    local binary
+    for binary in "$OURS" "$MOCK"; do
+        if [[ ! -x "$binary" ]]; then
+            echo "$binary is not an executable" >&2
+            return 2
+        fi
+    done
+    OURS=$(realpath "$OURS")
+    MOCK=$(realpath "$MOCK")
 }
 
 bench_peer() {

@@ -85,14 +85,7 @@ trap load_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-if [[ -n "${OURS:-}" && -n "${MOCK:-}" ]]; then
-    step "using OURS=$OURS and MOCK=$MOCK (no build)"
-else
-    step "building the release binaries"
-    bench_build
-fi
-OURS=$(realpath "$OURS")
-MOCK=$(realpath "$MOCK")
+bench_binaries || exit 2
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 step "writing $TASKS tasks and the mock's answers into $WORK"

@@ -58,11 +58,22 @@ def chaos_lines():
     table = rows("chaos.md")
     if table is None:
         return ["| chaos runs (`bench/chaos.sh`) | not measured yet | |"]
+    link = "[chaos.md](../bench/results/chaos.md)"
+    runs = [r for r in table if len(r) > 8 and (r[0].startswith(("evaluate", "optimize",
+                                                                    "classifier")))]
+    accounted = [r[4] for r in runs]
+    whole = all(re.fullmatch(r"(\d+) of \1", a) for a in accounted)
+    total = next((r for r in table if r and r[0] == "**total**"), None)
+    if total is None:
+        return [f"| chaos runs (`bench/chaos.sh`) | no total row | {link} |"]
+    strip = lambda text: text.replace("**", "")
     return [
-        f"| chaos runs (`bench/chaos.sh`): faults injected and survived | "
-        f"{cell(table, 'faults injected, all runs')} | [chaos.md](../bench/results/chaos.md) |",
-        f"| chaos runs: rollouts accounted for | {cell(table, 'rollouts accounted for, all runs')} "
-        f"| [chaos.md](../bench/results/chaos.md) |",
+        f"| chaos runs (`bench/chaos.sh`): {len(runs)} runs (evaluate, every optimizer, the lab) "
+        f"| {strip(total[1])} requests, {strip(total[2])} faults injected, {strip(total[3])} "
+        f"survived by a retry, the rest reported as {strip(total[5])} failed rollouts with their "
+        f"reasons; checks: {strip(total[8])} | {link} |",
+        f"| chaos runs: rollouts accounted for | "
+        f"{'every one, in every run' if whole else 'NOT all: ' + ', '.join(accounted)} | {link} |",
     ]
 
 
