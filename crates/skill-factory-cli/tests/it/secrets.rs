@@ -1,6 +1,8 @@
 //! Keys stay secret: an optimization against a mock that requires the key, with a recording,
-//! the cache, an export and the dashboard, leaves the key in no file it writes, no line it
-//! prints and no response the dashboard gives.
+//! the cache, an export, a gallery entry and the dashboard, leaves the key in no file it
+//! writes, no line it prints (debug log included) and no response the dashboard gives; a lab
+//! run does the same with its System One key; and a key never follows a redirect or goes to
+//! another provider's host.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -70,17 +72,27 @@ async fn no_file_line_or_dashboard_response_holds_the_key_in_use() {
             .arg(&runs)
             .arg("--emit")
             .arg(dir.path().join("dist"))
-            .env("OPENAI_API_KEY", KEY);
+            .env("OPENAI_API_KEY", KEY)
+            // Every log line is printed too, and scanned with the rest.
+            .env("SKILL_FACTORY_LOG", "debug");
         tokio::task::spawn_blocking(move || command.output().unwrap())
             .await
             .unwrap()
     };
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&ran.stdout),
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    let mut printed = crate::common::printed(&ran);
     assert!(ran.status.success(), "{printed}");
+    // The run as a gallery entry (its recording, config and candidates copied in) too.
+    let gallery = crate::common::run(
+        bin()
+            .current_dir(dir.path())
+            .args(["gallery", "add"])
+            .arg(runs.join("latest"))
+            .args(["--gallery", "gallery"]),
+    );
+    assert_eq!(gallery.code, Some(0), "{}", gallery.stderr);
+    assert!(dir.path().join("gallery/README.md").is_file());
+    printed.push_str(&gallery.stdout);
+    printed.push_str(&gallery.stderr);
     assert!(
         runs.join("latest/traffic.jsonl").is_file(),
         "the recording is among the files scanned"
@@ -238,4 +250,81 @@ fn a_key_issued_by_one_provider_is_never_sent_to_anothers_host() {
         ran.stderr
     );
     assert!(!ran.stderr.contains(anthropic_key));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lab_run_and_its_exports_leave_the_system_one_key_in_no_file_or_line() {
+    let stub = skill_factory_mock::SystemOneStub::start(|_, _, _| 0.7)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::copy_example("pr-mismatch", dir.path());
+    let config = dir.path().join("config.offline.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let systemone = text
+        .lines()
+        .find(|l| l.starts_with("systemone:"))
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        &config,
+        text.replace("workspace: ../../runs/pr-mismatch-offline", "workspace: ws")
+            .replace(
+                &systemone,
+                &format!(
+                    "systemone: {{provider: custom, base_url: '{}', model: jev-latest}}",
+                    stub.url()
+                ),
+            ),
+    )
+    .unwrap();
+    let mut printed = String::new();
+    for args in [
+        vec!["optimize"],
+        vec![
+            "lab",
+            "export",
+            "--probeset",
+            "ws/probeset.json",
+            "-o",
+            "checker.py",
+        ],
+        vec!["lab", "status"],
+    ] {
+        let ran = {
+            let mut command = bin();
+            command
+                .current_dir(dir.path())
+                .args(&args)
+                .arg("-c")
+                .arg(&config)
+                .env("SKILL_FACTORY_SYSTEMONE_KEY", KEY)
+                .env("SKILL_FACTORY_LOG", "debug");
+            tokio::task::spawn_blocking(move || command.output().unwrap())
+                .await
+                .unwrap()
+        };
+        let out = crate::common::printed(&ran);
+        assert!(ran.status.success(), "{args:?}: {out}");
+        printed.push_str(&out);
+    }
+    // The key was in use: the stub saw it on every request.
+    assert!(
+        stub.received()
+            .iter()
+            .all(|r| r.authorization.as_deref() == Some(&format!("Bearer {KEY}")))
+    );
+    assert!(stub.request_count() > 0);
+    let exported = crate::common::run(
+        bin()
+            .current_dir(dir.path())
+            .args(["export", "--skill", "ws", "-o", "dist"])
+            .env("SKILL_FACTORY_SYSTEMONE_KEY", KEY),
+    );
+    assert_eq!(exported.code, Some(0), "{}", exported.stderr);
+    printed.push_str(&exported.stdout);
+    printed.push_str(&exported.stderr);
+    assert!(!printed.contains(KEY), "{printed}");
+    let files = holding(dir.path(), KEY.as_bytes());
+    assert!(files.is_empty(), "the key is in {files:?}");
 }
