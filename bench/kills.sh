@@ -21,9 +21,9 @@
 #              a first run), so that `ws/proposals.sqlite` is written too; `fake` the example's
 #              scripted proposer (no proposals.sqlite); `none` selection only.
 # For each: two uninterrupted runs on empty folders (the reference; they must agree), a second
-# run of the finished reference folder, then KILLS trials, each in a fresh folder: start the
-# command, SIGKILL its process group after a delay drawn uniformly in [MIN_DELAY, MAX_DELAY]
-# (python's random seeded with SEED), check the caches (`PRAGMA integrity_check`, `cache stats
+# run of the finished reference folder, then trials until KILLS kills landed, each in a fresh
+# folder: start the command, SIGKILL its process group after a delay drawn uniformly in
+# [MIN_DELAY, MAX_DELAY] (python's random seeded with SEED), check the caches (`PRAGMA integrity_check`, `cache stats
 # --path`) and every file left (JSON parses, JSON lines parse but a torn last line, `latest`
 # resolves, temporaries listed), rerun to completion in the same folder, compare with the reference and
 # count what the rerun asked the mocks (/stats) against what the killed run had stored.
@@ -32,7 +32,7 @@
 # could not be made.
 #
 # Environment (all optional):
-#   KILLS=50                  trials per command
+#   KILLS=50                  kills per command that land while it runs (at most twice as many trials)
 #   SEED=1                    seed of the kill delays (same SEED, same delays)
 #   COMMANDS="skill classifier"
 #   LATENCY_MS=20             the chat mock's delay before every answer (skill; proposer)

@@ -508,9 +508,13 @@ def run(args):
         statistics.mean([ref["seconds"], ref2["seconds"]])
     rng = random.Random(f"{args.seed}:{args.kind}")
     min_delay = float(args.min_delay or 0)
-    delays = [rng.uniform(min_delay, max_delay) for _ in range(args.kills)]
+    # Trials go on until `kills` of them killed a live process (a delay past the run's end
+    # kills nothing), with at most twice as many trials.
     trials = []
-    for index, delay in enumerate(delays, 1):
+    index = 0
+    while sum(t["landed"] for t in trials) < args.kills and index < 2 * args.kills:
+        index += 1
+        delay = rng.uniform(min_delay, max_delay)
         record = trial(command, template, work, mocks, index, delay, ref, again)
         trials.append(record)
         state = "killed" if record["landed"] else "had exited"
@@ -518,7 +522,7 @@ def run(args):
             state += " (after its outcome was written)"
         elif record["half_outcome"]:
             state += " (halfway through writing its outcome: " + ", ".join(record["left"]) + ")"
-        print(f"{args.kind} {index:3d}/{args.kills}: delay {delay:.3f} s, {state}; kept "
+        print(f"{args.kind} {index:3d} ({sum(t['landed'] for t in trials)}/{args.kills} kills): delay {delay:.3f} s, {state}; kept "
               f"{record['kept']}; torn {record['torn'] or '-'}; rerun {record['rerun_requests']} "
               f"(missing {record['expected_requests']}); "
               f"{'identical' if record['identical'] else 'DIFFERS'}"
