@@ -23,10 +23,11 @@
 # For each: two uninterrupted runs on empty folders (the reference; they must agree), a second
 # run of the finished reference folder, then trials until KILLS kills landed, each in a fresh
 # folder: start the command, SIGKILL its process group after a delay drawn uniformly in
-# [MIN_DELAY, MAX_DELAY] (python's random seeded with SEED), check the caches (`PRAGMA integrity_check`, `cache stats
-# --path`) and every file left (JSON parses, JSON lines parse but a torn last line, `latest`
-# resolves, temporaries listed), rerun to completion in the same folder, compare with the reference and
-# count what the rerun asked the mocks (/stats) against what the killed run had stored.
+# [MIN_DELAY, MAX_DELAY] (python's random seeded with SEED), check the caches (`PRAGMA
+# integrity_check`, `cache stats --path`) and every file left (JSON parses, JSON lines parse but
+# a torn last line, `latest` resolves, temporaries listed), rerun to completion in the same
+# folder, compare with the reference and count what the rerun asked the mocks (/stats) against
+# what the killed run had stored.
 # bench/kills_trials.py runs the trials and writes the Markdown. Exit 1 when a trial failed a
 # check (each failure is printed; the temporary folder is then kept), 2 when the references
 # could not be made.
