@@ -133,11 +133,7 @@ stop_all() {
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
-    for pid in "${MOCK_PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    MOCK_PID=""
+    stop_mocks
     if [[ -n "$KEEP_WORK" ]]; then
         echo "kept $WORK" >&2
     else
@@ -148,12 +144,6 @@ trap stop_all EXIT
 # A signal ends the script through `exit`, so the EXIT trap still stops what it started.
 trap 'exit 130' INT
 trap 'exit 143' TERM
-# start_mock DIR ARGS...: bench_start_mock, the mock remembered for the cleanup.
-start_mock() {
-    mkdir -p "$1"
-    bench_start_mock "$@"
-    MOCK_PIDS+=("$MOCK_PID")
-}
 
 # Nothing from the environment reaches the commands but what the configs say.
 unset OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY SKILL_FACTORY_RECORD SKILL_FACTORY_REPLAY

@@ -80,12 +80,7 @@ REPO=$(pwd)
 bench_workdir kills
 MOCK_PIDS=()
 stop_all() {
-    local pid
-    for pid in "${MOCK_PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    MOCK_PID=""
+    stop_mocks
     if [[ -n "$KEEP_WORK" ]]; then
         echo "kept $WORK" >&2
     else
@@ -96,12 +91,6 @@ trap stop_all EXIT
 # A signal ends the script through `exit`, so the EXIT trap still stops the mocks.
 trap 'exit 130' INT
 trap 'exit 143' TERM
-# start_mock DIR ARGS...: bench_start_mock, the mock remembered for the cleanup.
-start_mock() {
-    mkdir -p "$1"
-    bench_start_mock "$@"
-    MOCK_PIDS+=("$MOCK_PID")
-}
 # stop_mock PID: stops one mock started by start_mock.
 stop_mock() {
     local pid kept=()

@@ -8,6 +8,9 @@
 #                                (made on first use); sets PYTHON_TOOL
 #   bench_start_mock DIR ARGS..  starts sf-mock-server on a free port with ARGS, logging into
 #                                DIR; sets MOCK_PID and BASE_URL (the caller kills MOCK_PID)
+#   start_mock DIR ARGS..        bench_start_mock for a script that runs several mocks: each one
+#                                is remembered in MOCK_PIDS for stop_mocks
+#   stop_mocks                   stops every mock start_mock started
 #   bench_requests               requests the mock has received so far (GET /stats: chat
 #                                requests, or System One requests under --systemone)
 #   bench_median                 the median of the numbers on stdin, 3 decimals
@@ -78,6 +81,22 @@ bench_start_mock() {
     done
     echo "sf-mock-server did not start within 10 s" >&2
     return 2
+}
+
+start_mock() {
+    mkdir -p "$1"
+    bench_start_mock "$@"
+    MOCK_PIDS+=("$MOCK_PID")
+}
+
+stop_mocks() {
+    local pid
+    for pid in "${MOCK_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    MOCK_PIDS=()
+    MOCK_PID=""
 }
 
 bench_requests() {
