@@ -319,25 +319,29 @@ async fn handle(
     {
         return answer;
     }
-    if json.is_null() {
-        return error(
+    match answer(format, number, &json, config) {
+        Ok(body) => deliver(fault, body.to_string(), &shared.stopping),
+        Err(detail) => error(
             format,
             StatusCode::BAD_REQUEST,
             ErrorKind::InvalidRequest,
-            "the body is not JSON",
-        );
+            &detail,
+        ),
     }
-    let conversation = match parse_request(format, &json) {
-        Ok(conversation) => conversation,
-        Err(detail) => {
-            return error(
-                format,
-                StatusCode::BAD_REQUEST,
-                ErrorKind::InvalidRequest,
-                &detail,
-            );
-        }
-    };
+}
+
+/// The answer body of the format to the request `json` (request number `number`), or why the
+/// request is invalid; the same for a direct call and a request of a batch.
+pub(crate) fn answer(
+    format: Format,
+    number: u64,
+    json: &Value,
+    config: &MockConfig,
+) -> Result<Value, String> {
+    if json.is_null() {
+        return Err("the body is not JSON".to_string());
+    }
+    let conversation = parse_request(format, json)?;
     let mut text = respond(&conversation, &config.answers, &config.answering);
     let truncated = conversation
         .max_tokens
@@ -349,6 +353,5 @@ async fn handle(
             .collect::<Vec<_>>()
             .join(" ");
     }
-    let body = reply_body(format, number, &conversation, &text, truncated);
-    deliver(fault, body.to_string(), &shared.stopping)
+    Ok(reply_body(format, number, &conversation, &text, truncated))
 }
