@@ -190,6 +190,8 @@ pub struct MockConfig {
     /// When set, requests must carry this key (`Authorization: Bearer`, `x-api-key` or
     /// `api-key`); others get 401.
     pub require_api_key: Option<String>,
+    /// How the batch routes behave (delay, failed requests).
+    pub batches: crate::batch::BatchPlan,
     /// When set, every chat request is answered `307 Temporary Redirect` to this base URL
     /// plus the request's path (for tests that a client does not follow it with its key).
     pub redirect_to: Option<String>,

@@ -5,7 +5,9 @@
 //! line; it can be slow (fixed latency) and fail on purpose (429 with and without
 //! `Retry-After`, 500, hangs, malformed bodies, connections reset or cut mid-body, bodies
 //! trickled a byte a second), reproducibly for a seed; and it records every request it
-//! received, so tests can check request bodies from the server's side. The `sf-mock-server`
+//! received, so tests can check request bodies from the server's side. It also speaks both
+//! providers' batch APIs ([`batch`]), with a delay before a batch ends and requests that
+//! end errored or expired. The `sf-mock-server`
 //! binary serves it on a fixed port for benchmark scripts.
 //!
 //! [`SystemOneStub`] is the same idea for System One decision models (`/v1/systemone`);
@@ -16,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+pub mod batch;
 pub mod config;
 mod fault;
 pub mod needs;
@@ -24,6 +27,7 @@ pub mod server;
 pub mod systemone;
 pub mod wire;
 
+pub use batch::BatchPlan;
 pub use config::{Fault, FaultPlan, MockConfig, load_answers, parse_answers};
 pub use needs::{Needs, parse_needs};
 pub use responder::Answering;

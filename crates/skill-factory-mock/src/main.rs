@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use skill_factory_mock::{
-    Answering, FaultPlan, MockConfig, MockServer, Needs, StubOptions, SystemOneStub,
+    Answering, BatchPlan, FaultPlan, MockConfig, MockServer, Needs, StubOptions, SystemOneStub,
     hashed_probability, load_answers, parse_needs,
 };
 
@@ -31,7 +31,7 @@ struct Args {
     /// `base_url: <printed address>/v1/systemone`. --port, --latency-ms and the fault flags
     /// apply.
     #[arg(long, conflicts_with_all = [
-        "answers", "redirect_to",
+        "answers", "redirect_to", "batch_delay_ms", "batch_errored", "batch_expired",
         "skill_sensitive", "require_api_key", "needs", "conflict",
     ])]
     systemone: bool,
@@ -72,6 +72,16 @@ struct Args {
     /// Fraction of requests whose body trickles in one byte a second.
     #[arg(long, default_value_t = 0.0)]
     slowloris: f64,
+    /// Milliseconds from a batch's creation until it has ended (the batch routes:
+    /// /v1/messages/batches, /v1/files and /v1/batches).
+    #[arg(long, default_value_t = 0)]
+    batch_delay_ms: u64,
+    /// Fraction of a batch's requests that end errored (chosen by their custom_id).
+    #[arg(long, default_value_t = 0.0)]
+    batch_errored: f64,
+    /// Fraction of a batch's requests that end expired.
+    #[arg(long, default_value_t = 0.0)]
+    batch_expired: f64,
     /// Answer every chat request 307 to this base URL plus the request's path.
     #[arg(long, value_name = "URL")]
     redirect_to: Option<String>,
@@ -129,6 +139,11 @@ async fn run(args: Args) -> Result<(), String> {
         answering,
         require_api_key: args.require_api_key,
         redirect_to: args.redirect_to,
+        batches: BatchPlan {
+            delay: Duration::from_millis(args.batch_delay_ms),
+            errored: args.batch_errored,
+            expired: args.batch_expired,
+        },
         ..MockConfig::default()
     };
     let server = MockServer::start(config).await.map_err(|e| e.to_string())?;

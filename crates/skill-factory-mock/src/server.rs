@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::MockError;
+use crate::batch::{self, Batches};
 use crate::config::{Fault, MockConfig};
 use crate::fault::{FaultCounts, deliver, refusal};
 use crate::responder::respond;
@@ -43,9 +44,12 @@ impl ReceivedRequest {
     }
 }
 
-struct Shared {
-    config: MockConfig,
-    count: AtomicU64,
+/// What every route of one server shares.
+pub(crate) struct Shared {
+    pub(crate) config: MockConfig,
+    /// Chat answers given (a batch's included), numbering each answer's id.
+    pub(crate) count: AtomicU64,
+    pub(crate) batches: Mutex<Batches>,
     faults: FaultCounts,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
@@ -90,6 +94,7 @@ impl MockServer {
     /// Binds 127.0.0.1 (on `config.port`, or a free port for 0) and starts serving.
     pub async fn start(config: MockConfig) -> Result<MockServer, MockError> {
         config.faults.validate()?;
+        config.batches.validate()?;
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port))
             .await
             .map_err(|source| MockError::Bind {
@@ -104,6 +109,7 @@ impl MockServer {
         let shared = Arc::new(Shared {
             config,
             count: AtomicU64::new(0),
+            batches: Mutex::new(Batches::default()),
             faults: FaultCounts::default(),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
@@ -118,6 +124,16 @@ impl MockServer {
                 post(openai),
             )
             .route("/v1/messages", post(anthropic))
+            .route("/v1/messages/batches", post(batch::anthropic_create))
+            .route("/v1/messages/batches/{id}", get(batch::anthropic_get))
+            .route(
+                "/v1/messages/batches/{id}/results",
+                get(batch::anthropic_results),
+            )
+            .route("/v1/files", post(batch::upload))
+            .route("/v1/files/{id}/content", get(batch::file_content))
+            .route("/v1/batches", post(batch::openai_create))
+            .route("/v1/batches/{id}", get(batch::openai_get))
             .route(
                 "/health",
                 get(|| async { axum::Json(json!({"status": "ok"})) }),
@@ -207,6 +223,7 @@ async fn stats(State(shared): State<Arc<Shared>>) -> axum::Json<Value> {
     axum::Json(json!({
         "requests": shared.count.load(Ordering::SeqCst),
         "faults": shared.faults.to_json(),
+        "batches": crate::batch::lock_stats(&shared.batches),
         "in_flight": shared.in_flight.load(Ordering::SeqCst),
         "max_in_flight": shared.max_in_flight.load(Ordering::SeqCst),
     }))

@@ -61,13 +61,13 @@ async fn stats_report_requests_and_the_peak_in_flight_until_reset() {
         .unwrap();
     assert_eq!(
         stats,
-        json!({"requests": 3, "faults": crate::no_faults(), "in_flight": 0, "max_in_flight": 3})
+        json!({"requests": 3, "faults": crate::no_faults(), "batches": {"created": 0, "requests": 0}, "in_flight": 0, "max_in_flight": 3})
     );
     let (status, reset) = post(&format!("{}/stats/reset", mock.base_url()), "").await;
     assert_eq!(status, 200);
     assert_eq!(
         reset,
-        json!({"requests": 3, "faults": crate::no_faults(), "in_flight": 0, "max_in_flight": 0})
+        json!({"requests": 3, "faults": crate::no_faults(), "batches": {"created": 0, "requests": 0}, "in_flight": 0, "max_in_flight": 0})
     );
     assert_eq!(mock.max_in_flight(), 0);
 }
