@@ -130,7 +130,7 @@ impl Default for ClientOptions {
 /// runtime that opened them. Redirects are not followed: reqwest drops `Authorization` on a
 /// redirect to another host but keeps `x-api-key` and `api-key`, so a followed redirect
 /// would hand an Anthropic or Azure key to wherever the endpoint points.
-fn build_http_client() -> Result<reqwest::Client, LlmError> {
+pub(crate) fn build_http_client() -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .user_agent(concat!("skill-factory/", env!("CARGO_PKG_VERSION")))
         .redirect(reqwest::redirect::Policy::none())

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod anthropic;
+pub mod batch;
 pub mod budget;
 pub mod cache;
 pub mod cost;

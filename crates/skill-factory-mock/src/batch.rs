@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::{Multipart, Path, State};
-use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::server::{Shared, answer};
+use crate::server::{Shared, answer, refuse_key};
 use crate::wire::{ErrorKind, Format, error_body};
 
 /// How batches behave: how long one takes, and which of its requests fail.
@@ -179,8 +179,15 @@ fn count(outcomes: &[Outcome], which: fn(&Outcome) -> bool) -> usize {
 // ---------------------------------------------------------------- Anthropic Message Batches
 
 /// `POST /v1/messages/batches`: `{"requests": [{"custom_id", "params"}]}`.
-pub(crate) async fn anthropic_create(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+pub(crate) async fn anthropic_create(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let format = Format::Anthropic;
+    if let Some(refused) = refuse_key(format, &shared.config, &headers) {
+        return refused;
+    }
     let Ok(json) = serde_json::from_slice::<Value>(&body) else {
         return invalid(format, StatusCode::BAD_REQUEST, "the body is not JSON");
     };
@@ -253,17 +260,25 @@ fn anthropic_status(shared: &Shared, id: &str) -> Response {
 /// `GET /v1/messages/batches/{id}`.
 pub(crate) async fn anthropic_get(
     State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
+    if let Some(refused) = refuse_key(Format::Anthropic, &shared.config, &headers) {
+        return refused;
+    }
     anthropic_status(&shared, &id)
 }
 
 /// `GET /v1/messages/batches/{id}/results`: one JSON line per request, once ended.
 pub(crate) async fn anthropic_results(
     State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
     let format = Format::Anthropic;
+    if let Some(refused) = refuse_key(format, &shared.config, &headers) {
+        return refused;
+    }
     let mut batches = lock(&shared.batches);
     let Some(batch) = batches.batches.get_mut(&id) else {
         return invalid(format, StatusCode::NOT_FOUND, "no such batch");
@@ -292,8 +307,15 @@ pub(crate) async fn anthropic_results(
 // ---------------------------------------------------------------- OpenAI Files and Batches
 
 /// `POST /v1/files`: a multipart upload with `purpose` and `file`.
-pub(crate) async fn upload(State(shared): State<Arc<Shared>>, mut form: Multipart) -> Response {
+pub(crate) async fn upload(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    mut form: Multipart,
+) -> Response {
     let format = Format::OpenAi;
+    if let Some(refused) = refuse_key(format, &shared.config, &headers) {
+        return refused;
+    }
     let mut file = None;
     let mut purpose = None;
     while let Ok(Some(field)) = form.next_field().await {
@@ -323,8 +345,15 @@ pub(crate) async fn upload(State(shared): State<Arc<Shared>>, mut form: Multipar
 
 /// `POST /v1/batches`: `{"input_file_id", "endpoint", "completion_window"}`; the file holds one
 /// `{"custom_id", "method", "url", "body"}` per line.
-pub(crate) async fn openai_create(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+pub(crate) async fn openai_create(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let format = Format::OpenAi;
+    if let Some(refused) = refuse_key(format, &shared.config, &headers) {
+        return refused;
+    }
     let Ok(json) = serde_json::from_slice::<Value>(&body) else {
         return invalid(format, StatusCode::BAD_REQUEST, "the body is not JSON");
     };
@@ -431,16 +460,24 @@ fn openai_status(shared: &Shared, id: &str) -> Response {
 /// `GET /v1/batches/{id}`.
 pub(crate) async fn openai_get(
     State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
+    if let Some(refused) = refuse_key(Format::OpenAi, &shared.config, &headers) {
+        return refused;
+    }
     openai_status(&shared, &id)
 }
 
 /// `GET /v1/files/{id}/content`.
 pub(crate) async fn file_content(
     State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
+    if let Some(refused) = refuse_key(Format::OpenAi, &shared.config, &headers) {
+        return refused;
+    }
     match lock(&shared.batches).files.get(&id) {
         Some(bytes) => ([(CONTENT_TYPE, "application/jsonl")], bytes.clone()).into_response(),
         None => invalid(Format::OpenAi, StatusCode::NOT_FOUND, "no such file"),

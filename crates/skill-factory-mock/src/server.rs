@@ -259,6 +259,27 @@ fn error(format: Format, status: StatusCode, kind: ErrorKind, message: &str) -> 
     (status, axum::Json(error_body(format, kind, message))).into_response()
 }
 
+/// The 401 for a request without the key the server requires, if it lacks it.
+pub(crate) fn refuse_key(
+    format: Format,
+    config: &MockConfig,
+    headers: &HeaderMap,
+) -> Option<Response> {
+    let expected = config.require_api_key.as_ref()?;
+    let presented = presented_key(headers).unwrap_or_default();
+    if &presented == expected {
+        return None;
+    }
+    // The presented key is echoed on purpose: clients must redact it themselves.
+    let message = format!("Incorrect API key provided: {presented}");
+    Some(error(
+        format,
+        StatusCode::UNAUTHORIZED,
+        ErrorKind::Authentication,
+        &message,
+    ))
+}
+
 /// The key a client presented, in whichever header its format uses.
 fn presented_key(headers: &HeaderMap) -> Option<String> {
     let text = |name: &str| {
@@ -303,18 +324,8 @@ async fn handle(
     if fault != Some(Fault::Hang) && !config.latency.is_zero() {
         tokio::time::sleep(config.latency).await;
     }
-    if let Some(expected) = &config.require_api_key {
-        let presented = presented_key(&headers).unwrap_or_default();
-        if &presented != expected {
-            // The presented key is echoed on purpose: clients must redact it themselves.
-            let message = format!("Incorrect API key provided: {presented}");
-            return error(
-                format,
-                StatusCode::UNAUTHORIZED,
-                ErrorKind::Authentication,
-                &message,
-            );
-        }
+    if let Some(refused) = refuse_key(format, config, &headers) {
+        return refused;
     }
     if let Some(target) = &config.redirect_to {
         let location = format!("{}{}", target.trim_end_matches('/'), uri.path());
