@@ -49,6 +49,30 @@ pub enum BatchProgress {
     Ended,
 }
 
+/// How [`BatchApi::wait`] polls: the first pause, the longest, and how many failed looks in a
+/// row it puts up with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Polls {
+    /// The pause after the first look.
+    pub first: std::time::Duration,
+    /// The longest pause.
+    pub longest: std::time::Duration,
+    /// Failed looks in a row that are tried again.
+    pub failures: u32,
+}
+
+impl Default for Polls {
+    /// A batch takes minutes to hours: from 5 s up to a minute between looks, and ten failed
+    /// looks in a row put up with.
+    fn default() -> Self {
+        Polls {
+            first: std::time::Duration::from_secs(5),
+            longest: std::time::Duration::from_secs(60),
+            failures: 10,
+        }
+    }
+}
+
 /// What became of one request of an ended batch.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchAnswer {
@@ -185,6 +209,40 @@ impl BatchApi {
                 },
             },
         })
+    }
+
+    /// Polls the batch `id` until it has ended, waiting `polls.first` after the first look and
+    /// half as long again after each next one, up to `polls.longest`, and telling `seen` the
+    /// progress of every look. A look that fails to reach the provider (a connection, a
+    /// timeout, a 5xx or 429) is tried again at the next poll, up to `polls.failures` in a
+    /// row; any other error ends the wait.
+    pub async fn wait(
+        &self,
+        id: &str,
+        polls: Polls,
+        mut seen: impl FnMut(&BatchProgress),
+    ) -> Result<(), LlmError> {
+        let mut pause = polls.first;
+        let mut failures = 0;
+        loop {
+            match self.progress(id).await {
+                Ok(BatchProgress::Ended) => {
+                    seen(&BatchProgress::Ended);
+                    return Ok(());
+                }
+                Ok(progress) => {
+                    failures = 0;
+                    seen(&progress);
+                }
+                Err(error) if transient(&error) && failures < polls.failures => {
+                    failures += 1;
+                    tracing::debug!("batch {id}: a poll failed ({error}); trying again");
+                }
+                Err(error) => return Err(error),
+            }
+            tokio::time::sleep(pause).await;
+            pause = pause.mul_f64(1.5).min(polls.longest);
+        }
     }
 
     /// The answers of the ended batch `id`, each under its `custom_id`.
@@ -332,6 +390,16 @@ impl BatchApi {
                 provider: self.provider.clone(),
                 detail: format!("a batch answer without `{name}`"),
             })
+    }
+}
+
+/// A failed look that the next one may not repeat: no connection, no answer in time, a body
+/// cut short, a 429 or a 5xx. A 4xx (no such batch, a rejected key) will not change.
+fn transient(error: &LlmError) -> bool {
+    match error {
+        LlmError::Connect { .. } | LlmError::Timeout { .. } | LlmError::Malformed { .. } => true,
+        LlmError::Status { status, .. } => *status == 429 || *status >= 500,
+        _ => false,
     }
 }
 

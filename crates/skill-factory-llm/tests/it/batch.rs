@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use skill_factory_llm::batch::{BatchAnswer, BatchApi, BatchProgress, BatchRequest, BatchWire};
+use skill_factory_llm::batch::{
+    BatchAnswer, BatchApi, BatchProgress, BatchRequest, BatchWire, Polls,
+};
 use skill_factory_llm::{
     AnthropicClient, ApiKey, ChatModel, ChatRequest, ClientOptions, OpenAiClient,
 };
@@ -149,4 +151,54 @@ async fn a_wrong_key_is_an_error_that_does_not_show_it() {
         assert!(error.contains("401"), "{wire:?}: {error}");
         assert!(!error.contains(wrong), "{wire:?}: {error}");
     }
+}
+
+#[tokio::test]
+async fn waiting_polls_with_back_off_until_the_batch_has_ended() {
+    for wire in [BatchWire::Anthropic, BatchWire::OpenAi] {
+        let mock = mock(BatchPlan {
+            delay: Duration::from_millis(400),
+            ..BatchPlan::default()
+        })
+        .await;
+        let api = api(wire, &mock);
+        let id = api.submit(&requests()).await.unwrap();
+        let started = std::time::Instant::now();
+        let mut looks = Vec::new();
+        let polls = Polls {
+            first: Duration::from_millis(50),
+            longest: Duration::from_millis(150),
+            failures: 2,
+        };
+        api.wait(&id, polls, |progress| looks.push(progress.clone()))
+            .await
+            .unwrap();
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(400), "{wire:?}: {waited:?}");
+        assert!(waited < Duration::from_secs(2), "{wire:?}: {waited:?}");
+        assert_eq!(looks.last(), Some(&BatchProgress::Ended), "{wire:?}");
+        // 50, 75, 112, 150, 150 ms: the pauses grow, so a few looks, not one per 50 ms.
+        assert!((3..=8).contains(&looks.len()), "{wire:?}: {looks:?}");
+        assert!(
+            looks[..looks.len() - 1]
+                .iter()
+                .all(|p| *p == BatchProgress::Running { done: 0, total: 20 }),
+            "{wire:?}: {looks:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn waiting_for_a_batch_that_does_not_exist_fails_at_once() {
+    let mock = mock(BatchPlan::default()).await;
+    let api = api(BatchWire::Anthropic, &mock);
+    let error = api
+        .wait("msgbatch_nope", Polls::default(), |_| {})
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("404") && error.contains("no such batch"),
+        "{error}"
+    );
 }
