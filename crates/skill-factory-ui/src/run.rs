@@ -112,6 +112,10 @@ pub struct RunPage {
 impl RunPage {
     /// Reads the run folder `dir` (named `path` relative to the root).
     pub fn load(dir: &Path, path: &str, scrub: &Scrubber) -> Result<RunPage, RunError> {
+        // Made canonical once, so that every file of the run is checked against it.
+        let dir = &dir
+            .canonicalize()
+            .map_err(|_| RunError::NotARun(path.into()))?;
         let file = dir.join(RESULT_FILE);
         let text = std::fs::read_to_string(&file).map_err(|_| RunError::NotARun(path.into()))?;
         let summary = RunSummary::parse(path, &file, &text)
@@ -481,9 +485,9 @@ pub fn read_events(file: &Path) -> (Vec<Value>, usize) {
 /// The text of `relative` inside the run folder `dir`, if it is a file there: a run folder
 /// may come from anyone (a cloned repository, a CI artifact), so a candidate's `file` in
 /// `events.jsonl` or a symlink that points outside it is not followed (see [`guard::resolve`]).
+/// `dir` is canonical ([`RunPage::load`] makes it so).
 fn read_text(dir: &Path, relative: &str) -> Option<String> {
-    let root = dir.canonicalize().ok()?;
-    std::fs::read_to_string(guard::resolve(&root, relative).ok()?).ok()
+    std::fs::read_to_string(guard::resolve(dir, relative).ok()?).ok()
 }
 
 fn strings(value: &Value) -> Vec<String> {
