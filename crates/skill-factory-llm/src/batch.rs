@@ -87,8 +87,8 @@ pub enum BatchAnswer {
 pub struct BatchApi {
     wire: BatchWire,
     provider: String,
-    /// The provider's base, ending in `/v1`.
-    base: String,
+    /// The provider's base, ending in `/v1` (shown with its credentials redacted).
+    base: EndpointUrl,
     model: String,
     headers: HeaderMap,
     key: ApiKey,
@@ -126,7 +126,7 @@ impl BatchApi {
         Ok(BatchApi {
             wire,
             provider: provider.to_string(),
-            base,
+            base: EndpointUrl::new(base),
             model: model.to_string(),
             headers,
             key,
@@ -146,8 +146,7 @@ impl BatchApi {
                     })
                     .collect();
                 let body = json!({"requests": requests}).to_string();
-                self.send(self.http.post(self.url("messages/batches")).body(body))
-                    .await?
+                self.send(self.post_json("messages/batches", body)).await?
             }
             BatchWire::OpenAi => {
                 let mut lines = String::new();
@@ -170,7 +169,7 @@ impl BatchApi {
                 let file_id = self.field(&file, "id")?;
                 let body = json!({"input_file_id": file_id, "endpoint": "/v1/chat/completions",
                                   "completion_window": "24h"});
-                self.send(self.http.post(self.url("batches")).body(body.to_string()))
+                self.send(self.post_json("batches", body.to_string()))
                     .await?
             }
         };
@@ -329,29 +328,31 @@ impl BatchApi {
     }
 
     fn url(&self, path: &str) -> String {
-        format!("{}/{path}", self.base)
+        format!("{}/{path}", self.base.url())
+    }
+
+    fn post_json(&self, path: &str, body: String) -> reqwest::RequestBuilder {
+        self.http
+            .post(self.url(path))
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
     }
 
     /// A response body as text, or the error the status means.
     async fn text(&self, request: reqwest::RequestBuilder) -> Result<String, LlmError> {
-        let shown = EndpointUrl::new(self.base.clone());
+        let connect = |e: reqwest::Error| LlmError::Connect {
+            provider: self.provider.clone(),
+            url: self.base.shown().to_string(),
+            detail: self.key.redact(&crate::http::error_chain(&e)),
+        };
         let response = request
             .headers(self.headers.clone())
-            .header(CONTENT_TYPE, "application/json")
             .send()
             .await
-            .map_err(|e| LlmError::Connect {
-                provider: self.provider.clone(),
-                url: shown.shown().to_string(),
-                detail: self.key.redact(&crate::http::error_chain(&e)),
-            })?;
+            .map_err(connect)?;
         let status = response.status();
         let location = crate::http::location(response.headers());
-        let text = response.text().await.map_err(|e| LlmError::Connect {
-            provider: self.provider.clone(),
-            url: shown.shown().to_string(),
-            detail: self.key.redact(&crate::http::error_chain(&e)),
-        })?;
+        let text = response.text().await.map_err(connect)?;
         if status.is_success() {
             return Ok(text);
         }

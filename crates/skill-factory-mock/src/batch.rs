@@ -12,11 +12,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use axum::Router;
 use axum::body::Bytes;
+use axum::extract::Request;
 use axum::extract::{Multipart, Path, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -176,18 +180,37 @@ fn count(outcomes: &[Outcome], which: fn(&Outcome) -> bool) -> usize {
     outcomes.iter().filter(|o| which(o)).count()
 }
 
+/// The batch routes of both providers, each requiring the server's key (if it has one) as the
+/// chat routes do, in the error shape of its provider.
+pub(crate) fn routes(shared: Arc<Shared>) -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/v1/messages/batches", post(anthropic_create))
+        .route("/v1/messages/batches/{id}", get(anthropic_get))
+        .route("/v1/messages/batches/{id}/results", get(anthropic_results))
+        .route("/v1/files", post(upload))
+        .route("/v1/files/{id}/content", get(file_content))
+        .route("/v1/batches", post(openai_create))
+        .route("/v1/batches/{id}", get(openai_get))
+        .route_layer(middleware::from_fn_with_state(shared, require_key))
+}
+
+async fn require_key(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let format = if request.uri().path().starts_with("/v1/messages") {
+        Format::Anthropic
+    } else {
+        Format::OpenAi
+    };
+    match refuse_key(format, &shared.config, request.headers()) {
+        Some(refused) => refused,
+        None => next.run(request).await,
+    }
+}
+
 // ---------------------------------------------------------------- Anthropic Message Batches
 
 /// `POST /v1/messages/batches`: `{"requests": [{"custom_id", "params"}]}`.
-pub(crate) async fn anthropic_create(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn anthropic_create(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let format = Format::Anthropic;
-    if let Some(refused) = refuse_key(format, &shared.config, &headers) {
-        return refused;
-    }
     let Ok(json) = serde_json::from_slice::<Value>(&body) else {
         return invalid(format, StatusCode::BAD_REQUEST, "the body is not JSON");
     };
@@ -258,27 +281,13 @@ fn anthropic_status(shared: &Shared, id: &str) -> Response {
 }
 
 /// `GET /v1/messages/batches/{id}`.
-pub(crate) async fn anthropic_get(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    if let Some(refused) = refuse_key(Format::Anthropic, &shared.config, &headers) {
-        return refused;
-    }
+async fn anthropic_get(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
     anthropic_status(&shared, &id)
 }
 
 /// `GET /v1/messages/batches/{id}/results`: one JSON line per request, once ended.
-pub(crate) async fn anthropic_results(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
+async fn anthropic_results(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
     let format = Format::Anthropic;
-    if let Some(refused) = refuse_key(format, &shared.config, &headers) {
-        return refused;
-    }
     let mut batches = lock(&shared.batches);
     let Some(batch) = batches.batches.get_mut(&id) else {
         return invalid(format, StatusCode::NOT_FOUND, "no such batch");
@@ -307,14 +316,15 @@ pub(crate) async fn anthropic_results(
 // ---------------------------------------------------------------- OpenAI Files and Batches
 
 /// `POST /v1/files`: a multipart upload with `purpose` and `file`.
-pub(crate) async fn upload(
+async fn upload(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     mut form: Multipart,
 ) -> Response {
     let format = Format::OpenAi;
-    if let Some(refused) = refuse_key(format, &shared.config, &headers) {
-        return refused;
+    // Strict, as a real server may be: a body has one type.
+    if headers.get_all(CONTENT_TYPE).iter().count() != 1 {
+        return invalid(format, StatusCode::BAD_REQUEST, "give one Content-Type");
     }
     let mut file = None;
     let mut purpose = None;
@@ -345,15 +355,8 @@ pub(crate) async fn upload(
 
 /// `POST /v1/batches`: `{"input_file_id", "endpoint", "completion_window"}`; the file holds one
 /// `{"custom_id", "method", "url", "body"}` per line.
-pub(crate) async fn openai_create(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn openai_create(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let format = Format::OpenAi;
-    if let Some(refused) = refuse_key(format, &shared.config, &headers) {
-        return refused;
-    }
     let Ok(json) = serde_json::from_slice::<Value>(&body) else {
         return invalid(format, StatusCode::BAD_REQUEST, "the body is not JSON");
     };
@@ -458,26 +461,12 @@ fn openai_status(shared: &Shared, id: &str) -> Response {
 }
 
 /// `GET /v1/batches/{id}`.
-pub(crate) async fn openai_get(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    if let Some(refused) = refuse_key(Format::OpenAi, &shared.config, &headers) {
-        return refused;
-    }
+async fn openai_get(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
     openai_status(&shared, &id)
 }
 
 /// `GET /v1/files/{id}/content`.
-pub(crate) async fn file_content(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    if let Some(refused) = refuse_key(Format::OpenAi, &shared.config, &headers) {
-        return refused;
-    }
+async fn file_content(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
     match lock(&shared.batches).files.get(&id) {
         Some(bytes) => ([(CONTENT_TYPE, "application/jsonl")], bytes.clone()).into_response(),
         None => invalid(Format::OpenAi, StatusCode::NOT_FOUND, "no such file"),

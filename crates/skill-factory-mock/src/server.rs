@@ -124,16 +124,7 @@ impl MockServer {
                 post(openai),
             )
             .route("/v1/messages", post(anthropic))
-            .route("/v1/messages/batches", post(batch::anthropic_create))
-            .route("/v1/messages/batches/{id}", get(batch::anthropic_get))
-            .route(
-                "/v1/messages/batches/{id}/results",
-                get(batch::anthropic_results),
-            )
-            .route("/v1/files", post(batch::upload))
-            .route("/v1/files/{id}/content", get(batch::file_content))
-            .route("/v1/batches", post(batch::openai_create))
-            .route("/v1/batches/{id}", get(batch::openai_get))
+            .merge(batch::routes(Arc::clone(&shared)))
             .route(
                 "/health",
                 get(|| async { axum::Json(json!({"status": "ok"})) }),
