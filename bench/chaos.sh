@@ -133,12 +133,7 @@ stop_all() {
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
-    stop_mocks
-    if [[ -n "$KEEP_WORK" ]]; then
-        echo "kept $WORK" >&2
-    else
-        bench_cleanup
-    fi
+    bench_finish
 }
 trap stop_all EXIT
 # A signal ends the script through `exit`, so the EXIT trap still stops what it started.

@@ -79,15 +79,7 @@ REPO=$(pwd)
 
 bench_workdir kills
 MOCK_PIDS=()
-stop_all() {
-    stop_mocks
-    if [[ -n "$KEEP_WORK" ]]; then
-        echo "kept $WORK" >&2
-    else
-        bench_cleanup
-    fi
-}
-trap stop_all EXIT
+trap bench_finish EXIT
 # A signal ends the script through `exit`, so the EXIT trap still stops the mocks.
 trap 'exit 130' INT
 trap 'exit 143' TERM

@@ -11,6 +11,8 @@
 #   start_mock DIR ARGS..        bench_start_mock for a script that runs several mocks: each one
 #                                is remembered in MOCK_PIDS for stop_mocks
 #   stop_mocks                   stops every mock start_mock started
+#   bench_finish                 stop_mocks, then the work folder removed, or kept (and said)
+#                                when KEEP_WORK is set: an EXIT trap's ending
 #   bench_requests               requests the mock has received so far (GET /stats: chat
 #                                requests, or System One requests under --systemone)
 #   bench_median                 the median of the numbers on stdin, 3 decimals
@@ -97,6 +99,15 @@ stop_mocks() {
     done
     MOCK_PIDS=()
     MOCK_PID=""
+}
+
+bench_finish() {
+    stop_mocks
+    if [[ -n "${KEEP_WORK:-}" ]]; then
+        echo "kept $WORK" >&2
+    else
+        bench_cleanup
+    fi
 }
 
 bench_requests() {
