@@ -120,6 +120,11 @@ pub struct OptimizeArgs {
     /// for CI.
     #[arg(long, value_name = "X")]
     pub min_improvement: Option<f64>,
+    /// Send the target's and the judge's calls as provider batches (Anthropic's Message
+    /// Batches, OpenAI's Batch API): half price, answers within 24 hours; as `batch: true` in
+    /// their provider blocks.
+    #[arg(long)]
+    pub batch: bool,
     /// Neither read nor write the model cache: every call goes to the model.
     #[arg(long)]
     pub no_cache: bool,
@@ -155,6 +160,11 @@ pub struct EvaluateArgs {
     /// How many worst tasks to show with their feedback.
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub worst: usize,
+    /// Send the target's and the judge's calls as provider batches (Anthropic's Message
+    /// Batches, OpenAI's Batch API): half price, answers within 24 hours; as `batch: true` in
+    /// their provider blocks.
+    #[arg(long)]
+    pub batch: bool,
     /// Neither read nor write the model cache: every call goes to the model.
     #[arg(long)]
     pub no_cache: bool,

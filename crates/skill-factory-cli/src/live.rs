@@ -60,6 +60,11 @@ impl LiveDisplay {
         }
     }
 
+    /// The bar, when one is drawn, to print lines above.
+    pub fn bar(&self) -> Option<&ProgressBar> {
+        self.bar.as_ref()
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         self.state
             .lock()

@@ -4,9 +4,11 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use skill_factory::evaluate::EvalObserver;
+use skill_factory::session::Session;
 use skill_factory_core::TaskEvaluation;
+use skill_factory_llm::batch::BatchEvent;
 
-use crate::output::printable;
+use crate::output::{errln, printable};
 
 /// A progress bar on stderr that advances once per finished task.
 pub struct TaskBar {
@@ -35,6 +37,52 @@ impl TaskBar {
     /// Removes the bar from the terminal.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+
+    /// The bar, to print lines above.
+    pub fn bar(&self) -> &ProgressBar {
+        &self.bar
+    }
+}
+
+/// When the session batches calls, prints a line on stderr for every look at its batches
+/// (above `bar` when one is drawn): a batch takes minutes to hours, and the line says it is
+/// moving. Builds the session's model layers to reach their batch board.
+pub fn watch_batches(session: &Session, bar: Option<ProgressBar>) -> anyhow::Result<()> {
+    if !(session.batched("target") || session.batched("judge")) {
+        return Ok(());
+    }
+    session.layers()?.batches().watch(move |event| {
+        let line = batch_event_line(event);
+        match &bar {
+            Some(bar) if !bar.is_hidden() => bar.suspend(|| errln!("{line}")),
+            _ => errln!("{line}"),
+        }
+    });
+    Ok(())
+}
+
+fn batch_event_line(event: &BatchEvent) -> String {
+    match event {
+        BatchEvent::Submitted { id, requests } => format!(
+            "Batch {}: submitted, {requests} requests (a rerun after a kill polls it again)",
+            printable(id)
+        ),
+        BatchEvent::Resumed { id, requests } => format!(
+            "Batch {}: submitted by an earlier run, {requests} requests; polling it again",
+            printable(id)
+        ),
+        BatchEvent::Running { id, done, total } => {
+            format!("Batch {}: {done}/{total} requests done", printable(id))
+        }
+        BatchEvent::Read {
+            id,
+            answered,
+            failed,
+        } => format!(
+            "Batch {}: ended, {answered} answered, {failed} to ask directly",
+            printable(id)
+        ),
     }
 }
 

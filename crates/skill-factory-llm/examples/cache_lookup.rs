@@ -59,6 +59,7 @@ fn answer(i: u64) -> ChatResponse {
         model: "gpt-bench-2026".into(),
         latency: Duration::ZERO,
         cached: false,
+        batch: false,
     }
 }
 

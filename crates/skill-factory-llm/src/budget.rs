@@ -13,6 +13,11 @@
 //!   already in flight when the limit is reached may overshoot it by at most their own size.
 //! * `max_minutes` is measured from the ledger's creation (the start of the run).
 //!
+//! * A batched client's calls ([`BudgetedModel::reserving`]) are all in flight at once, so
+//!   each holds the most it may cost (its prompt's bytes and `max_tokens`, at the batch
+//!   price) against `max_tokens` and `max_usd` from its admission until it is booked: a batch
+//!   is never submitted with more than the budget has room for.
+//!
 //! Answers replayed from a cache (`ChatResponse::cached`) cost nothing: their slot is given
 //! back and neither tokens nor dollars are booked; they are counted apart as cached calls.
 
@@ -124,6 +129,42 @@ struct Books {
     by_role: BTreeMap<String, Spend>,
     total: Spend,
     unpriced_models: BTreeSet<String>,
+    /// What the calls admitted with a reserve may still cost.
+    held: Reserve,
+}
+
+/// The most one call may cost, held against `max_tokens` and `max_usd` while it is in flight
+/// ([`Ledger::admit_reserving`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Reserve {
+    /// Tokens, prompt and completion.
+    pub tokens: u64,
+    /// Dollars (0 when the price is unknown).
+    pub usd: f64,
+}
+
+impl Reserve {
+    /// The most `request` may cost at `pricing`: a token is at least a byte of its text,
+    /// plus a few for each message's framing, and the completion at most `max_tokens`.
+    pub fn of(request: &ChatRequest, pricing: Option<Pricing>) -> Reserve {
+        let prompt: u64 = request
+            .system
+            .iter()
+            .chain(request.messages.iter().map(|m| &m.content))
+            .map(|text| text.len() as u64 + 16)
+            .sum();
+        let completion = u64::from(request.max_tokens);
+        let usd = pricing.map_or(0.0, |price| {
+            price.cost(crate::request::TokenUsage {
+                input_tokens: prompt,
+                output_tokens: completion,
+            })
+        });
+        Reserve {
+            tokens: prompt + completion,
+            usd,
+        }
+    }
 }
 
 /// The shared account of a run's spending, and its limits.
@@ -251,6 +292,56 @@ impl Ledger {
         Ok(())
     }
 
+    /// Admits one call as [`Ledger::admit`] does, and holds `reserve` against `max_tokens`
+    /// and `max_usd` until [`Ledger::release`]: a call whose reserve does not fit beside what
+    /// was spent and what calls in flight hold is refused, and the ledger is exhausted.
+    pub fn admit_reserving(&self, reserve: Reserve) -> Result<(), LlmError> {
+        self.admit()?;
+        let mut books = self.books();
+        let tokens = books.total.tokens() + books.held.tokens + reserve.tokens;
+        let usd = books.total.usd + books.held.usd + reserve.usd;
+        let refusal = if let Some(limit) = self.limits.max_tokens.filter(|l| tokens > *l) {
+            Some((
+                BudgetLimit::MaxTokens,
+                format!(
+                    "max_tokens reached: {} tokens used and {} held by batched calls in flight, of {limit}; the next batched call may take {}",
+                    books.total.tokens(),
+                    books.held.tokens,
+                    reserve.tokens
+                ),
+            ))
+        } else {
+            self.limits.max_usd.filter(|l| usd > *l).map(|limit| {
+                (
+                    BudgetLimit::MaxUsd,
+                    format!(
+                        "max_usd reached: ${:.4} spent and ${:.4} held by batched calls in flight, of ${}; the next batched call may cost ${:.4}",
+                        books.total.usd,
+                        books.held.usd,
+                        trim_float(limit),
+                        reserve.usd
+                    ),
+                )
+            })
+        };
+        if let Some((limit, detail)) = refusal {
+            drop(books);
+            // The call is not made: its slot of `max_calls` is given back.
+            self.reserved.fetch_sub(1, Ordering::SeqCst);
+            return Err(self.exhaust(limit, detail));
+        }
+        books.held.tokens += reserve.tokens;
+        books.held.usd += reserve.usd;
+        Ok(())
+    }
+
+    /// Gives back what a call admitted with `reserve` held (call it when the call is booked).
+    pub fn release(&self, reserve: Reserve) {
+        let mut books = self.books();
+        books.held.tokens = books.held.tokens.saturating_sub(reserve.tokens);
+        books.held.usd = (books.held.usd - reserve.usd).max(0.0);
+    }
+
     /// Marks the ledger exhausted (the first reason sticks) and returns the refusal.
     fn exhaust(&self, limit: BudgetLimit, detail: String) -> LlmError {
         let first = self.exhausted.get_or_init(|| Exhaustion { limit, detail });
@@ -351,6 +442,8 @@ pub struct BudgetedModel {
     role: String,
     pricing: Option<Pricing>,
     label: String,
+    /// Whether each call holds its most at the batch price while in flight.
+    reserving: bool,
 }
 
 impl BudgetedModel {
@@ -368,7 +461,15 @@ impl BudgetedModel {
             role: role.into(),
             pricing,
             label,
+            reserving: false,
         }
+    }
+
+    /// The same wrapper for a batched client: each call holds what it may cost at the batch
+    /// price from its admission until it is booked ([`Ledger::admit_reserving`]).
+    pub fn reserving(mut self) -> Self {
+        self.reserving = true;
+        self
     }
 
     /// The price charged for this client's calls.
@@ -392,10 +493,24 @@ impl ChatModel for BudgetedModel {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.ledger.admit()?;
+        let reserve = self
+            .reserving
+            .then(|| Reserve::of(request, self.pricing.map(Pricing::batch)));
+        match reserve {
+            Some(reserve) => self.ledger.admit_reserving(reserve)?,
+            None => self.ledger.admit()?,
+        }
         let outcome = self.inner.chat(request).await;
+        // A batch answered at the batch price; what it did not answer was asked directly.
+        let pricing = match &outcome {
+            Ok(response) if response.batch => self.pricing.map(Pricing::batch),
+            _ => self.pricing,
+        };
         self.ledger
-            .book(&self.role, &self.label, self.pricing, outcome.as_ref());
+            .book(&self.role, &self.label, pricing, outcome.as_ref());
+        if let Some(reserve) = reserve {
+            self.ledger.release(reserve);
+        }
         outcome
     }
 }
@@ -437,6 +552,90 @@ mod tests {
         assert_eq!(
             ledger.exhausted().map(|e| e.limit),
             Some(BudgetLimit::MaxCalls)
+        );
+    }
+
+    #[test]
+    fn batched_calls_hold_their_most_until_booked_and_none_past_the_budget_is_admitted() {
+        let price = Pricing {
+            input_per_mtok: 1_000.0,
+            output_per_mtok: 1_000.0,
+        };
+        let reserve = Reserve::of(&ask(), Some(price.batch()));
+        // "one two three" (13 bytes + 16) and 10 completion tokens, at $500 per million.
+        assert_eq!(reserve.tokens, 39);
+        assert!((reserve.usd - 39.0 * 500.0 / 1e6).abs() < 1e-12);
+        let ledger = Ledger::new(BudgetLimits {
+            max_usd: Some(reserve.usd * 3.5),
+            ..BudgetLimits::default()
+        });
+        for _ in 0..3 {
+            ledger.admit_reserving(reserve).unwrap();
+        }
+        let refused = ledger.admit_reserving(reserve).unwrap_err().to_string();
+        assert!(
+            refused.contains("held by batched calls in flight"),
+            "{refused}"
+        );
+        assert_eq!(
+            ledger.exhausted().map(|e| e.limit),
+            Some(BudgetLimit::MaxUsd)
+        );
+        // The refused call gave its slot back; the three admitted ones are booked and release.
+        assert_eq!(ledger.reserved.load(Ordering::SeqCst), 3);
+        for _ in 0..3 {
+            ledger.book_call("target", "m", Call::Cached);
+            ledger.release(reserve);
+        }
+        assert_eq!(ledger.books().held, Reserve::default());
+    }
+
+    /// Answers as a batch would: the fake's answer, marked as a batch's.
+    struct Batched(Arc<dyn ChatModel>);
+
+    #[async_trait]
+    impl ChatModel for Batched {
+        fn provider(&self) -> &str {
+            "fake"
+        }
+        fn model(&self) -> &str {
+            "m"
+        }
+        fn endpoint(&self) -> &str {
+            ""
+        }
+        async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+            let mut response = self.0.chat(request).await?;
+            response.batch = true;
+            Ok(response)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_batch_answer_is_booked_at_half_price_and_a_direct_one_at_full() {
+        let price = Pricing {
+            input_per_mtok: 2.0,
+            output_per_mtok: 4.0,
+        };
+        let ledger = Arc::new(Ledger::unlimited());
+        let direct = BudgetedModel::new(fake("four five"), ledger.clone(), "target", Some(price));
+        let answer = direct.chat(&ask()).await.unwrap();
+        let full = price.cost(answer.usage);
+        assert!(full > 0.0);
+        assert!((ledger.total().usd - full).abs() < 1e-12);
+        let batched = BudgetedModel::new(
+            Arc::new(Batched(fake("four five"))),
+            ledger.clone(),
+            "target",
+            Some(price),
+        )
+        .reserving();
+        batched.chat(&ask()).await.unwrap();
+        assert!((ledger.total().usd - full * 1.5).abs() < 1e-12);
+        assert_eq!(
+            ledger.books().held,
+            Reserve::default(),
+            "released once booked"
         );
     }
 
@@ -532,6 +731,7 @@ mod tests {
                 model: "gpt-4o".into(),
                 latency: Duration::ZERO,
                 cached: true,
+                batch: false,
             })
         }
     }

@@ -36,6 +36,14 @@ impl Pricing {
             / 1_000_000.0
     }
 
+    /// The price of the same model through a provider's batch API: half, at both providers.
+    pub fn batch(self) -> Pricing {
+        Pricing {
+            input_per_mtok: self.input_per_mtok / 2.0,
+            output_per_mtok: self.output_per_mtok / 2.0,
+        }
+    }
+
     /// Why a price from a config cannot be used, if it cannot.
     pub fn check(&self) -> Result<(), String> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;

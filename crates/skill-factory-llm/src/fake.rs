@@ -243,6 +243,7 @@ impl ChatModel for FakeModel {
             model: self.model.clone(),
             latency: started.elapsed(),
             cached: false,
+            batch: false,
         })
     }
 }

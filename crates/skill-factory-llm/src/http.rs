@@ -396,6 +396,7 @@ pub(crate) fn wire_response(
             .unwrap_or_else(|| requested_model.to_string()),
         latency: Duration::default(),
         cached: false,
+        batch: false,
     }
 }
 

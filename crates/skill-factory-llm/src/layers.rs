@@ -7,7 +7,9 @@
 //! RecordingModel (SKILL_FACTORY_RECORD,   every exchange appended to a JSONL file
 //!   or optimize --record)
 //!   CachedModel (cache.mode)              answered from the SQLite cache when it can
-//!     the provider's client               HTTP through the run's scheduler (run-wide cap,
+//!     BatchedModel (batch: true)          gathered into provider batches; what a batch
+//!                                         did not answer is asked directly
+//!       the provider's client             HTTP through the run's scheduler (run-wide cap,
 //!                                         provider gates, retries, timeouts)
 //! ```
 //!
@@ -18,8 +20,11 @@
 
 use std::sync::Arc;
 
+use std::path::Path;
+
+use crate::batch::{BatchBoard, BatchedModel, Journal};
 use crate::cache::{CacheMode, CacheStore, CachedModel};
-use crate::providers::{WireFormat, build_client_in, find_provider};
+use crate::providers::{WireFormat, build_batch_api, build_client_in, find_provider};
 use crate::record::{Recorder, RecordingModel, Replay, ReplayModel};
 use crate::request::{ChatModel, LlmError};
 use crate::schedule::Scheduler;
@@ -33,6 +38,8 @@ pub struct ModelLayers {
     cache: Option<Arc<CacheStore>>,
     recorder: Option<Arc<Recorder>>,
     replay: Option<Arc<Replay>>,
+    batches: Arc<BatchBoard>,
+    journal: Option<Journal>,
 }
 
 impl ModelLayers {
@@ -61,6 +68,18 @@ impl ModelLayers {
     pub fn with_replay(mut self, replay: Arc<Replay>) -> Self {
         self.replay = Some(replay);
         self
+    }
+
+    /// The same layers, keeping the ids of the batches their batched clients submit in
+    /// `folder`'s journal (and polling again the batches it owes).
+    pub fn with_batch_journal(mut self, folder: &Path) -> Self {
+        self.journal = Some(Journal::in_folder(folder));
+        self
+    }
+
+    /// What the run's batched clients did, and the watcher of their progress.
+    pub fn batches(&self) -> &Arc<BatchBoard> {
+        &self.batches
     }
 
     /// The run's scheduler.
@@ -124,7 +143,18 @@ impl ModelLayers {
                 Arc::new(ReplayModel::new(replaced.as_ref(), replay.clone()))
             }
             None => {
-                let client = build_client_in(settings, default_model, env, &self.scheduler)?;
+                let mut client = build_client_in(settings, default_model, env, &self.scheduler)?;
+                if settings.batch == Some(true) {
+                    let (api, options) =
+                        build_batch_api(settings, default_model, env, &self.scheduler)?;
+                    client = Arc::new(BatchedModel::new(
+                        client,
+                        api,
+                        self.journal.clone(),
+                        self.batches.clone(),
+                        options,
+                    ));
+                }
                 match &self.cache {
                     Some(store) if !fake => Arc::new(CachedModel::new(client, store.clone())),
                     _ => client,

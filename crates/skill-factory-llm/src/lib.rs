@@ -41,7 +41,9 @@ pub mod systemone;
 pub mod url;
 
 pub use anthropic::AnthropicClient;
-pub use budget::{BudgetLimit, BudgetLimits, BudgetedModel, Call, Exhaustion, Ledger, Spend};
+pub use budget::{
+    BudgetLimit, BudgetLimits, BudgetedModel, Call, Exhaustion, Ledger, Reserve, Spend,
+};
 pub use cache::{CacheError, CacheKey, CacheMode, CacheStats, CacheStore, CachedModel};
 pub use cost::{Pricing, known_pricing, pricing_for};
 pub use fake::{FakeModel, FakeScript};

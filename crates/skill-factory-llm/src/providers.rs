@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use crate::anthropic::{AnthropicClient, DEFAULT_ANTHROPIC_BASE_URL};
+use crate::batch::{BatchApi, BatchOptions, BatchWire};
 use crate::fake::{FakeModel, FakeScript};
 use crate::http::{ApiKey, ClientOptions};
 use crate::openai::{DEFAULT_AZURE_API_VERSION, OpenAiClient};
@@ -280,6 +281,45 @@ pub fn build_client_in(
         }
     };
     Ok(client)
+}
+
+/// The providers whose batch API batch mode speaks, for messages.
+const BATCH_PROVIDERS: &str = "anthropic, openai and openai-compatible";
+
+/// The batch API of the provider a block with `batch: true` names, and how to gather and
+/// poll its batches; an error for a provider without one.
+pub fn build_batch_api(
+    settings: &ProviderSettings,
+    default_model: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    scheduler: &Scheduler,
+) -> Result<(BatchApi, BatchOptions), LlmError> {
+    let name = settings
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(DEFAULT_PROVIDER);
+    let info = find_provider(name)?;
+    let wire = match (info.wire, info.name) {
+        (WireFormat::Anthropic, _) => BatchWire::Anthropic,
+        (WireFormat::OpenAi, "openai" | "openai-compatible") => BatchWire::OpenAi,
+        _ => {
+            return Err(LlmError::Config(format!(
+                "`batch: true`, but {} has no batch API that batch mode speaks (it speaks those of {BATCH_PROVIDERS}): remove `batch`, or use one of those providers",
+                info.name
+            )));
+        }
+    };
+    let model = non_empty(settings.model.as_deref()).or_else(|| non_empty(Some(default_model)));
+    let http = HttpParts::resolve(info, settings, model, env, scheduler)?;
+    let mut options = BatchOptions::default();
+    if let Some(seconds) = settings.batch_poll {
+        options.polls.first = seconds_key("batch_poll", seconds)?;
+        options.polls.longest = options.polls.longest.max(options.polls.first);
+    }
+    let api = BatchApi::new(wire, info.name, &http.base_url, http.key, http.model)?;
+    Ok((api, options))
 }
 
 /// What every HTTP client needs, resolved and checked from a provider block.

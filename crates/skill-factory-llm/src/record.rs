@@ -320,6 +320,7 @@ impl Replay {
             latency: Duration::ZERO,
             // As recorded, so a replayed run books (and is budgeted) exactly as the original.
             cached: response.cached,
+            batch: false,
         })
     }
 }

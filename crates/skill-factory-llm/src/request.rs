@@ -122,6 +122,10 @@ pub struct ChatResponse {
     /// the model: it cost nothing.
     #[serde(default)]
     pub cached: bool,
+    /// True when a provider's batch API answered it, at the batch price (half the direct
+    /// one); false for a direct call, and for a cached or replayed answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
 }
 
 /// Why a call failed, after any retries.

@@ -52,6 +52,15 @@ pub struct ProviderSettings {
     /// [`crate::cost`] (for budgets and cost reports).
     #[serde(default)]
     pub pricing: Option<crate::cost::Pricing>,
+    /// Send the calls of this block as provider batches (Anthropic's Message Batches,
+    /// OpenAI's Batch API), at half price and within a day, instead of one request each
+    /// (default false).
+    #[serde(default)]
+    pub batch: Option<bool>,
+    /// Batch mode: seconds between the first looks at a running batch (default 5); the
+    /// pause grows by half each look, up to a minute.
+    #[serde(default)]
+    pub batch_poll: Option<f64>,
     /// Local provider: seed of the random draw at temperature > 0, combined with each
     /// request's sample index (default 0), so sampled runs repeat exactly.
     #[serde(default)]

@@ -38,7 +38,15 @@ pub struct SessionOptions {
     /// Record every model exchange, into a file named once the run has a folder
     /// ([`crate::run::optimize`] puts it there); `SKILL_FACTORY_RECORD` names one instead.
     pub record: bool,
+    /// `--batch`: the target's and the judge's calls go as provider batches, as if their
+    /// blocks said `batch: true`.
+    pub batch: bool,
 }
+
+/// Rollouts in flight at once in batch mode: as many as a batch takes
+/// ([`skill_factory_llm::batch::BatchOptions`]), so an evaluation's calls make one batch
+/// instead of one per `max_workers`.
+const BATCH_IN_FLIGHT: usize = 10_000;
 
 /// Everything a command needs to evaluate or optimize: the loaded config, the seed skill, the
 /// dataset, and the ledger and model layers every client of the run shares.
@@ -60,6 +68,8 @@ pub struct Session {
     cache_off: bool,
     /// [`SessionOptions::record`].
     record: bool,
+    /// [`SessionOptions::batch`].
+    batch: bool,
     /// The scheduler, cache and recording every client of the run shares; set up when the
     /// first client is built.
     layers: OnceLock<ModelLayers>,
@@ -95,6 +105,7 @@ impl Session {
             ledger: Arc::new(ledger),
             cache_off: options.no_cache,
             record: options.record,
+            batch: options.batch,
             layers: OnceLock::new(),
         };
         session.check_config_outputs()?;
@@ -202,7 +213,8 @@ impl Session {
     fn build_layers(&self) -> Result<ModelLayers, EngineError> {
         let run = &self.config.config;
         let in_flight = run.max_workers().saturating_mul(2);
-        let mut layers = ModelLayers::new(Scheduler::new(Some(in_flight)));
+        let mut layers = ModelLayers::new(Scheduler::new(Some(in_flight)))
+            .with_batch_journal(&self.config.runs_dir());
         if let Some(path) = self.config.env(REPLAY_ENV) {
             layers = layers.with_replay(Arc::new(Replay::load(path)?));
         } else {
@@ -237,12 +249,52 @@ impl Session {
             })
     }
 
+    /// Whether the calls of `role` (`target`, `judge`, `optimizer`) go as provider batches:
+    /// its block says `batch: true`, or `--batch` asks it of the target and the judge.
+    pub fn batched(&self, role: &str) -> bool {
+        let roles = self.config.config.roles(&|key| self.config.env(key));
+        let settings = match role {
+            "target" => &roles.target,
+            "judge" => &roles.judge,
+            _ => &roles.optimizer,
+        };
+        self.role_settings(role, settings).batch == Some(true)
+    }
+
+    /// Rollouts (with their scoring) in flight at once: `max_workers`, or in batch mode as
+    /// many as a batch takes, when the `api` harness's calls or the judge's are batched
+    /// (a process harness keeps its `max_workers`: its rollouts are processes).
+    pub fn workers(&self, workers: usize) -> usize {
+        let api = self.config.config.harness.harness_type == crate::config::HarnessType::Api;
+        if api && (self.batched("target") || self.batched("judge")) {
+            workers.max(BATCH_IN_FLIGHT)
+        } else {
+            workers
+        }
+    }
+
+    /// A role's settings with `--batch` applied.
+    fn role_settings<'a>(
+        &self,
+        role: &str,
+        settings: &'a ProviderSettings,
+    ) -> std::borrow::Cow<'a, ProviderSettings> {
+        if self.batch && role != "optimizer" && settings.batch.is_none() {
+            let mut batched = settings.clone();
+            batched.batch = Some(true);
+            std::borrow::Cow::Owned(batched)
+        } else {
+            std::borrow::Cow::Borrowed(settings)
+        }
+    }
+
     /// Builds the model client of one role, booked in the run's ledger.
     pub fn client(
         &self,
         role: &'static str,
         settings: &ProviderSettings,
     ) -> Result<Arc<dyn ChatModel>, EngineError> {
+        let settings = &*self.role_settings(role, settings);
         let model = settings.model.clone().unwrap_or_default();
         let env = |key: &str| self.config.env(key);
         let client = self
@@ -284,12 +336,12 @@ impl Session {
                 client.model()
             )));
         }
-        Ok(Arc::new(BudgetedModel::new(
-            client,
-            self.ledger.clone(),
-            role,
-            pricing,
-        )))
+        let budgeted = BudgetedModel::new(client, self.ledger.clone(), role, pricing);
+        Ok(Arc::new(if settings.batch == Some(true) {
+            budgeted.reserving()
+        } else {
+            budgeted
+        }))
     }
 
     /// The variables a child process gets on top of the inherited environment: the `.env`

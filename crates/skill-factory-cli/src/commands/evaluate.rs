@@ -29,13 +29,15 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
             no_cache: args.no_cache,
             budgeted: false,
             record: false,
+            batch: args.batch,
         },
     )?;
     let tasks = select_tasks(&session, args.split)?;
     let harness = harness::from_config(&session)?;
     let metric = metric::from_config(&session)?;
-    let workers = session.config.config.harness.max_workers.max(1);
+    let workers = session.workers(session.config.config.harness.max_workers.max(1));
     let bar = Arc::new(TaskBar::new(tasks.len(), "evaluate"));
+    crate::progress::watch_batches(&session, Some(bar.bar().clone()))?;
     let skill = Arc::new(session.skill.clone());
     // The JSON report lists every task; the text one only the worst, so it keeps no other.
     let summary = if args.json {
@@ -75,7 +77,10 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_model_calls(session: &Session) {
-    if let Some(line) = super::model_calls_line(session) {
+    for line in [super::model_calls_line(session), super::batch_line(session)]
+        .into_iter()
+        .flatten()
+    {
         errln!("{line}");
     }
 }
@@ -134,6 +139,7 @@ fn json_report(
         "tasks": evaluation.size(),
         "failed": evaluation.failed(),
         "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        "cost_usd": session.ledger().total().usd,
         "items": evaluation.items.iter().map(|item| json!({
             "id": item.task_id(),
             "score": item.score(),

@@ -19,6 +19,26 @@ pub mod validate;
 /// every request to the optimizer model, so its score measures nothing.
 pub const NOTHING_WORKED: u8 = 3;
 
+/// What the run's provider batches did, and its cost at their price, for stderr; nothing when
+/// no call was batched.
+pub fn batch_line(session: &Session) -> Option<String> {
+    let counts = session.layers_in_use()?.batches().counts();
+    if counts.submitted + counts.resumed == 0 && counts.direct == 0 {
+        return None;
+    }
+    let resumed = match counts.resumed {
+        0 => String::new(),
+        n => format!(", {n} of an earlier run polled again"),
+    };
+    Some(format!(
+        "Batches: {} submitted{resumed}; {} requests answered by a batch at half price, {} asked directly; cost ${:.4}",
+        counts.submitted,
+        counts.answered,
+        counts.direct,
+        session.ledger().total().usd
+    ))
+}
+
 /// How many calls went to the models and how many the cache answered, for stderr (stdout
 /// stays the score and the report); nothing when no model was called over the network.
 pub fn model_calls_line(session: &Session) -> Option<String> {

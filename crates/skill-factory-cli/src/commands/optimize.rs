@@ -36,6 +36,7 @@ fn refuse_skill_flags(args: &OptimizeArgs) -> anyhow::Result<()> {
         ("--record", args.record),
         ("--min-improvement", args.min_improvement.is_some()),
         ("--no-cache", args.no_cache),
+        ("--batch", args.batch),
     ];
     let given: Vec<&str> = given
         .iter()
@@ -78,6 +79,7 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
             no_cache: args.no_cache,
             budgeted: true,
             record: args.record,
+            batch: args.batch,
         },
     )?;
     let seed_file = session
@@ -103,6 +105,7 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         session.config.config.optimizer.name
     );
     let display = Arc::new(LiveDisplay::new(session.ledger().clone(), heading));
+    crate::progress::watch_batches(&session, display.bar().cloned())?;
     let cancel = CancelToken::new();
     let interrupts = watch_interrupts(cancel.clone());
     let outcome = run::optimize(
@@ -131,7 +134,13 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         "Report: {}",
         outcome.folder.latest_file(run::REPORT_FILE).display()
     );
-    if let Some(line) = super::model_calls_line(&session) {
+    for line in [
+        super::model_calls_line(&session),
+        super::batch_line(&session),
+    ]
+    .into_iter()
+    .flatten()
+    {
         errln!("{line}");
     }
 

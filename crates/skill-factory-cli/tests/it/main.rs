@@ -4,6 +4,7 @@
 mod common;
 
 mod agent_skills;
+mod batch;
 mod cache;
 mod chaos;
 mod classifier;

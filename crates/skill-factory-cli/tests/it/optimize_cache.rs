@@ -236,3 +236,55 @@ async fn a_killed_optimize_reruns_to_the_same_result_without_repeating_a_finishe
     );
     assert_eq!(result_without_timestamps(&killed), expected);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn optimize_in_batch_mode_finds_what_direct_calls_find() {
+    let server = mock(Duration::ZERO, FaultPlan::default()).await;
+    let direct_dir = tempfile::tempdir().unwrap();
+    let priced = ", pricing: {input_per_mtok: 3, output_per_mtok: 15}";
+    let direct = write_config(direct_dir.path(), &server.base_url(), priced);
+    optimize(&direct).await;
+    let direct_calls = server.request_count();
+    let batch_dir = tempfile::tempdir().unwrap();
+    let batched = write_config(
+        batch_dir.path(),
+        &server.base_url(),
+        &format!("{priced}, batch_poll: 0.05"),
+    );
+    let mut cmd = optimize_command(&batched);
+    cmd.arg("--batch");
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The configs' folders (and so their names) differ; nothing else may.
+    let unnamed = |config: &Path| {
+        let mut result = result_without_timestamps(config);
+        result.as_object_mut().unwrap().remove("config_name");
+        result
+    };
+    assert_eq!(unnamed(&batched), unnamed(&direct));
+    assert_edits_were_accepted_and_rejected(&batched);
+    // The optimizer's proposals are asked directly; the rollouts and their scoring go in
+    // batches, so the direct requests are the optimizer's alone.
+    let proposals = server.request_count() - direct_calls;
+    assert!(
+        proposals > 0 && proposals < direct_calls / 2,
+        "{proposals} of {direct_calls}"
+    );
+    assert!(
+        stderr.contains("Batches: ") && stderr.contains(" submitted; "),
+        "{stderr}"
+    );
+    let result =
+        crate::common::read_json(&batched.parent().unwrap().join("runs/latest/result.json"));
+    let direct_result =
+        crate::common::read_json(&direct.parent().unwrap().join("runs/latest/result.json"));
+    assert!(
+        result["cost_usd"].as_f64() < direct_result["cost_usd"].as_f64(),
+        "batched {} against direct {}",
+        result["cost_usd"],
+        direct_result["cost_usd"]
+    );
+}

@@ -319,6 +319,7 @@ impl CacheStore {
                                 model: row.get(4)?,
                                 latency: Duration::ZERO,
                                 cached: true,
+                                batch: false,
                             },
                             last_used_at: row.get(5)?,
                         })
@@ -980,6 +981,7 @@ mod tests {
             model: "m".into(),
             latency: Duration::ZERO,
             cached: false,
+            batch: false,
         }
     }
 

@@ -310,6 +310,7 @@ mod imp {
                 model: self.name.clone(),
                 latency: started.elapsed(),
                 cached: false,
+                batch: false,
             })
         }
     }

@@ -23,7 +23,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -413,9 +412,11 @@ impl AnswerCache {
             text.push_str(&format_line(key, answer));
             text.push('\n');
         }
-        append_locked(path, &text).map_err(|e| SystemOneError::CacheIo {
-            path: path.clone(),
-            source: Arc::new(e),
+        crate::disk::append_locked(path, &text, |tail| parse_line(tail).is_ok()).map_err(|e| {
+            SystemOneError::CacheIo {
+                path: path.clone(),
+                source: Arc::new(e),
+            }
         })?;
         Ok(())
     }
@@ -889,57 +890,6 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// Appends whole lines under an exclusive lock. A last line left without its newline by a
-/// process that died mid-write is cut first (one that is a whole answer gets its newline), so
-/// the new lines never glue onto it; and lines the disk had no room for are cut off again, so
-/// a full disk leaves the file as it was.
-fn append_locked(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir)?;
-    }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .open(path)?;
-    file.lock()?;
-    let len = file.seek(SeekFrom::End(0))?;
-    let mut prefix = "";
-    if len > 0 {
-        // The tail since the last newline: at most one line, read backwards in blocks.
-        let mut tail = Vec::new();
-        let mut position = len;
-        while position > 0 {
-            let step = position.min(4096);
-            position -= step;
-            let mut block = vec![0; step as usize];
-            file.seek(SeekFrom::Start(position))?;
-            file.read_exact(&mut block)?;
-            block.extend_from_slice(&tail);
-            tail = block;
-            if let Some(newline) = tail.iter().rposition(|b| *b == b'\n') {
-                tail.drain(..=newline);
-                position += newline as u64 + 1;
-                break;
-            }
-        }
-        if !tail.is_empty() {
-            if parse_line(&tail).is_ok() {
-                prefix = "\n";
-            } else {
-                tracing::warn!(path = %path.display(), "dropping a half-written last line of the answer cache");
-                file.set_len(position)?;
-            }
-        }
-    }
-    let before = file.seek(SeekFrom::End(0))?;
-    let written = file.write_all(format!("{prefix}{text}").as_bytes());
-    if written.is_err() {
-        let _ = file.set_len(before);
-    }
-    written
-}
-
 /// A line as Python's `json.dumps` writes it: `, ` and `: ` separators, non-ASCII escaped,
 /// the probability as Python's `repr` writes a float (`1.0`, `1e-05`).
 fn format_line(key: &AnswerKey, answer: &CachedAnswer) -> String {
@@ -961,6 +911,7 @@ fn format_line(key: &AnswerKey, answer: &CachedAnswer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     fn key(s: &str, q: &str) -> AnswerKey {
         AnswerKey::new(s, q, "jev-latest")

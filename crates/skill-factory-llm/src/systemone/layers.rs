@@ -77,6 +77,7 @@ fn encode(answers: &Answers) -> ChatResponse {
         model: answers.served_model.clone(),
         latency: std::time::Duration::ZERO,
         cached: false,
+        batch: false,
     }
 }
 

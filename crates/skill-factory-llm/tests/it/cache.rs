@@ -69,6 +69,7 @@ impl ChatModel for Counting {
             model: "m-2026-01".into(),
             latency: Duration::from_millis(5),
             cached: false,
+            batch: false,
         })
     }
 }
@@ -265,6 +266,7 @@ fn answer(text: &str) -> ChatResponse {
         model: "m".into(),
         latency: Duration::ZERO,
         cached: false,
+        batch: false,
     }
 }
 

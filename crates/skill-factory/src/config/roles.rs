@@ -87,12 +87,24 @@ impl RunConfig {
 
     /// The optimizer's settings (see the module doc of [`crate::config`] for the rules).
     pub fn optimizer_provider(&self, env: EnvLookup) -> ProviderSettings {
-        self.role(
+        let mut settings = self.role(
             self.optimizer_provider.as_ref(),
             OPTIMIZER_MODEL_ENV,
             Fallback::Fixed(DEFAULT_OPTIMIZER_MODEL),
             env,
-        )
+        );
+        // Batch mode is for the rollouts and their grading; a proposal is needed at once,
+        // so the optimizer batches only when its own block says so.
+        if self
+            .optimizer_provider
+            .as_ref()
+            .and_then(|b| b.batch)
+            .is_none()
+        {
+            settings.batch = None;
+            settings.batch_poll = None;
+        }
+        settings
     }
 
     /// The judge's settings (see the module doc of [`crate::config`] for the rules).
@@ -216,6 +228,8 @@ fn inherit_connection(settings: &mut ProviderSettings, target: &ProviderSettings
         &target.requests_per_minute,
     );
     fill(&mut settings.call_timeout, &target.call_timeout);
+    fill(&mut settings.batch, &target.batch);
+    fill(&mut settings.batch_poll, &target.batch_poll);
     fill(&mut settings.responses, &target.responses);
     fill(&mut settings.rules, &target.rules);
     fill(&mut settings.script, &target.script);

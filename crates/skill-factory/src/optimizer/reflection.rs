@@ -612,6 +612,7 @@ mod tests {
             model: "m".into(),
             latency: Duration::ZERO,
             cached: false,
+            batch: false,
         })
     }
 

@@ -255,7 +255,7 @@ fn open_folder(
     ));
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![recorder.clone()];
     sinks.extend(options.display.clone());
-    let workers = session.config.config.max_workers();
+    let workers = session.workers(session.config.config.max_workers());
     let context = RunContext::new(
         parts.harness.clone(),
         parts.metric.clone(),

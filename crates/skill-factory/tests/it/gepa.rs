@@ -133,6 +133,7 @@ impl ChatModel for Reflective {
             model: "reflective".into(),
             latency: Duration::ZERO,
             cached: false,
+            batch: false,
         })
     }
 }
@@ -443,6 +444,7 @@ async fn unusable_replies_are_rejected_with_their_reason_and_end_the_search() {
                 model: "garbage".into(),
                 latency: Duration::ZERO,
                 cached: false,
+                batch: false,
             })
         }
     }

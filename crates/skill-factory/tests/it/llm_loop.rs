@@ -401,6 +401,7 @@ impl ChatModel for Scripted {
             model: "scripted".into(),
             latency: Duration::ZERO,
             cached: false,
+            batch: false,
         })
     }
 }
@@ -617,6 +618,7 @@ impl ChatModel for SlowProposer {
             model: "slow".into(),
             latency: Duration::ZERO,
             cached: false,
+            batch: false,
         })
     }
 }

@@ -78,6 +78,7 @@ impl ChatModel for CannedJudge {
             model: "canned-judge".to_string(),
             latency: Duration::ZERO,
             cached: false,
+            batch: false,
         })
     }
 }

@@ -1,5 +1,5 @@
-//! The providers' batch APIs, which answer many requests at half price within a day:
-//! Anthropic's Message Batches (`POST /v1/messages/batches`, then its status and results) and
+//! The HTTP client of the providers' batch APIs, which answer many requests at half price
+//! within a day: Anthropic's Message Batches (`POST /v1/messages/batches`, then its status and results) and
 //! OpenAI's Batch API (a JSONL file uploaded to `/v1/files`, `POST /v1/batches`, then the
 //! output and error files).
 //!
