@@ -15,9 +15,11 @@ use crate::output::errln;
 /// The exit status of a command ended by Ctrl-C (128 + SIGINT, as shells report it).
 pub const INTERRUPTED: u8 = 130;
 
-/// Kills the children still running, stops the local model engines, and exits with `code`.
+/// Kills the children still running, stops the run's Ray jobs and the local model engines,
+/// and exits with `code`.
 pub fn quit(code: i32) -> ! {
     skill_factory::process::kill_running_children();
+    skill_factory::ray::stop_running_jobs();
     skill_factory_llm::local::shutdown();
     crate::output::flush_log();
     std::process::exit(code)

@@ -102,6 +102,23 @@ impl Captured {
         }
     }
 
+    /// A stream kept elsewhere (by the job of a rollout on a Ray cluster): its `head` and
+    /// `tail` as that side kept them within `limits` (stdout keeps a head, stderr none), and
+    /// `total`, the bytes it produced in all.
+    pub fn from_parts(
+        head: Vec<u8>,
+        tail: Vec<u8>,
+        total: u64,
+        head_limit: usize,
+        tail_limit: usize,
+    ) -> Self {
+        let mut captured = Captured::new(head_limit, tail_limit);
+        captured.push(&head);
+        captured.push(&tail);
+        captured.total = total;
+        captured
+    }
+
     /// Bytes the stream produced in total.
     pub fn total_bytes(&self) -> u64 {
         self.total

@@ -261,15 +261,18 @@ impl Session {
         self.role_settings(role, settings).batch == Some(true)
     }
 
-    /// Rollouts (with their scoring) in flight at once: `max_workers`, or in batch mode as
-    /// many as a batch takes, when the `api` harness's calls or the judge's are batched
-    /// (a process harness keeps its `max_workers`: its rollouts are processes).
+    /// Rollouts (with their scoring) in flight at once: `max_workers`; in batch mode as many
+    /// as a batch takes, when the `api` harness's calls or the judge's are batched (a process
+    /// harness keeps its `max_workers`: its rollouts are processes); with a Ray executor, its
+    /// `max_workers` when larger.
     pub fn workers(&self, workers: usize) -> usize {
-        let api = self.config.config.harness.harness_type == crate::config::HarnessType::Api;
+        let harness = &self.config.config.harness;
+        let api = harness.harness_type == crate::config::HarnessType::Api;
         if api && (self.batched("target") || self.batched("judge")) {
             workers.max(BATCH_IN_FLIGHT)
         } else {
-            workers
+            // A Ray executor's own `max_workers` may let more jobs run than rollouts here.
+            workers.max(harness.executor.max_workers.unwrap_or(0))
         }
     }
 

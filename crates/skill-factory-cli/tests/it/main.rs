@@ -13,6 +13,8 @@ mod closed_output;
 mod disk;
 #[cfg(feature = "e2e")]
 mod e2e_local;
+#[cfg(feature = "e2e")]
+mod e2e_ray;
 mod env_example;
 mod error_paths;
 mod errors;

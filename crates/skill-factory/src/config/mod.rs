@@ -92,8 +92,8 @@ pub use roles::{
 };
 pub use schema::{
     BudgetConfig, CacheConfig, Check, Command, CommandMetricConfig, ComponentSelector, ConfigKind,
-    Criterion, GoldenConfig, GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig,
-    MetricConfig, OptimizerConfig, OptimizerParams, OutputConfig, ProgrammaticConfig,
-    ReflectionStyle, RunConfig, SkillMode, SystemOneCheck, SystemOneConfig,
+    Criterion, ExecutorConfig, ExecutorType, GoldenConfig, GoldenMode, HarnessConfig, HarnessType,
+    InputVia, JudgeConfig, MetricConfig, OptimizerConfig, OptimizerParams, OutputConfig,
+    ProgrammaticConfig, ReflectionStyle, RunConfig, SkillMode, SystemOneCheck, SystemOneConfig,
 };
 pub use suggest::closest;

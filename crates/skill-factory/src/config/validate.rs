@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::error::{ConfigError, Place};
 use super::locate::{Locator, Step, render_path};
-use super::schema::{Command, HarnessType, InputVia, RunConfig, SkillMode};
+use super::schema::{Command, ExecutorType, HarnessType, InputVia, RunConfig, SkillMode};
 
 /// The most rollouts a config may put in flight at once.
 const MAX_WORKERS: usize = 65_536;
@@ -389,6 +389,59 @@ fn harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
     process_harness(config, check)
 }
 
+/// The rules of `harness.executor`: a Ray cluster runs processes, so it needs a process
+/// harness and an address; `local` takes no Ray keys.
+fn executor(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let h = &config.harness;
+    let e = &h.executor;
+    match e.executor_type {
+        ExecutorType::Local => {
+            let ray_keys = [
+                ("address", e.address.is_some()),
+                ("max_workers", e.max_workers.is_some()),
+                ("num_cpus", e.num_cpus.is_some()),
+            ];
+            if let Some((key, _)) = ray_keys.iter().find(|(_, set)| *set) {
+                return Err(check.invalid(
+                    at(&["harness", "executor", key]),
+                    format!("the local executor runs rollouts on this machine and has no '{key}'"),
+                    "set 'type: ray' to run them on a Ray cluster, or remove the key",
+                ));
+            }
+        }
+        ExecutorType::Ray => {
+            if h.harness_type == HarnessType::Api {
+                return Err(check.invalid(
+                    at(&["harness", "executor", "type"]),
+                    "the api harness makes a model call and runs no process for a cluster to run".to_owned(),
+                    "remove 'executor' (batch mode, 'batch: true' in the provider block, is the way to scale model calls), or use a process harness (subprocess, claude_code, codex, gemini_cli)",
+                ));
+            }
+            let address = e.address.as_deref().map(str::trim).unwrap_or_default();
+            if !(address.starts_with("http://") || address.starts_with("https://")) {
+                return Err(check.invalid(
+                    at(&["harness", "executor", if e.address.is_some() { "address" } else { "type" }]),
+                    format!("a Ray executor needs the address of the cluster's dashboard, got {:?}", e.address.as_deref().unwrap_or("none")),
+                    "add 'address: http://127.0.0.1:8265' (the dashboard of `ray start --head`; its Job Submission API takes the jobs)",
+                ));
+            }
+            if let Some(workers) = e.max_workers {
+                check.workers(at(&["harness", "executor", "max_workers"]), workers)?;
+            }
+            if let Some(cpus) = e.num_cpus
+                && !(cpus.is_finite() && cpus >= 0.0)
+            {
+                return Err(check.invalid(
+                    at(&["harness", "executor", "num_cpus"]),
+                    format!("{cpus} is not 0 or more"),
+                    "use e.g. 1 (a core per rollout) or 0 (no reservation)",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The rules of the harnesses that run a child process, and of keys that only some of them
 /// read (a key that would be silently ignored is an error, as unknown keys are).
 fn process_harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
@@ -417,6 +470,7 @@ fn process_harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigErro
             "remove 'skill_mode', or use an agent harness (type: claude_code, codex, gemini_cli or subprocess)",
         ));
     }
+    executor(config, check)?;
     if h.skill_mode == SkillMode::Installed && h.cwd.is_some() {
         return Err(check.invalid(
             at(&["harness", "cwd"]),

@@ -6,7 +6,8 @@
 //! 2. the skill reaches the child through placeholders (`subprocess`), the preset's flags and
 //!    prompt (`skill_mode: prompt`), or as a real skill folder in a fresh workspace that
 //!    becomes the child's working directory (`skill_mode: installed`);
-//! 3. the child runs under [`crate::process::run`]: argv executed directly (no shell), stdin
+//! 3. the child runs under [`crate::process::run`] (or, with `executor: {type: ray}`, as a
+//!    job on a Ray cluster that runs it the same way: [`crate::ray`]): argv executed directly (no shell), stdin
 //!    the task input or `/dev/null`, the environment laid over the parent's, the whole process
 //!    group killed at the deadline;
 //! 4. the outcome becomes the rollout: output = trimmed stdout; a non-zero exit, a timeout or
@@ -26,6 +27,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -37,10 +39,11 @@ use super::Harness;
 use super::agent::{AgentCli, AgentOptions, Invocation};
 use super::template::{self, Values};
 use super::workspace::RolloutDir;
-use crate::config::{HarnessConfig, InputVia, SkillMode};
+use crate::config::{ExecutorType, HarnessConfig, InputVia, SkillMode};
 use crate::error::EngineError;
 use crate::metric::text::py_strip;
 use crate::process::{self, ChildSpec, Limits, Outcome, Output};
+use crate::ray::RayExecutor;
 use crate::session::Session;
 
 /// The harness name of a user's command.
@@ -111,12 +114,14 @@ impl ProcessSettings {
     }
 }
 
-/// Runs a child process per rollout (see the module documentation).
+/// Runs a child process per rollout (see the module documentation), here or, with a Ray
+/// executor, as a job on a cluster.
 #[derive(Debug, Clone)]
 pub struct SubprocessHarness {
     program: Program,
     settings: ProcessSettings,
     limits: Limits,
+    ray: Option<Arc<RayExecutor>>,
 }
 
 impl SubprocessHarness {
@@ -148,14 +153,38 @@ impl SubprocessHarness {
             env: session.child_env(&config.env),
             skill_mode: config.skill_mode,
         };
-        SubprocessHarness::new(program, settings).map_err(|e| {
+        let harness = SubprocessHarness::new(program, settings).map_err(|e| {
             let key = if config.command.is_some() {
                 "harness.command"
             } else {
                 "harness.type"
             };
             session.block_error(key, e)
-        })
+        })?;
+        if config.executor.executor_type != ExecutorType::Ray {
+            return Ok(harness);
+        }
+        // The runs and the cache grow inside a project folder; neither is the rollout's.
+        let skip = vec![
+            session.config.runs_dir(),
+            session
+                .config
+                .config
+                .cache
+                .path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+        ];
+        let ray = RayExecutor::new(config, skip)
+            .map_err(|e| session.block_error("harness.executor", e))?;
+        Ok(harness.on_ray(ray))
+    }
+
+    /// The same harness running its rollouts as jobs on a Ray cluster.
+    pub fn on_ray(mut self, ray: RayExecutor) -> Self {
+        self.ray = Some(Arc::new(ray));
+        self
     }
 
     /// A harness for `program`. Fails on an empty argv, and in `input_via: arg` mode when no
@@ -179,6 +208,7 @@ impl SubprocessHarness {
             program,
             settings,
             limits: Limits::default(),
+            ray: None,
         })
     }
 
@@ -389,15 +419,18 @@ impl Harness for SubprocessHarness {
                 ),
             ),
             Ok((invocation, cwd)) => {
-                let outcome = process::run(ChildSpec {
+                let spec = ChildSpec {
                     argv: &invocation.argv,
                     stdin: invocation.stdin.as_deref().map(str::as_bytes),
                     cwd: cwd.as_deref(),
                     env: &self.settings.env,
                     timeout: self.settings.timeout,
                     limits: self.limits,
-                })
-                .await;
+                };
+                let outcome = match &self.ray {
+                    Some(ray) => ray.run(spec, dir.path()).await,
+                    None => process::run(spec).await,
+                };
                 let argv0 = invocation.argv.first().map_or("", String::as_str);
                 self.rollout(task, argv0, outcome)
             }

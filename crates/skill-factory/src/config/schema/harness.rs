@@ -55,6 +55,40 @@ pub struct HarnessConfig {
     /// finished ones.
     #[serde(default = "default_max_workers")]
     pub max_workers: usize,
+    /// Every harness but `api`: where each rollout's process runs (default: on this machine).
+    #[serde(default)]
+    pub executor: ExecutorConfig,
+}
+
+/// Where the process of a rollout runs: here, or as a job on a Ray cluster.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutorConfig {
+    /// `local` (the default) or `ray`.
+    #[serde(rename = "type", default)]
+    pub executor_type: ExecutorType,
+    /// `ray`: the cluster's dashboard, whose Job Submission API takes the jobs
+    /// (`http://127.0.0.1:8265` for `ray start --head` on this machine).
+    #[serde(default)]
+    pub address: Option<String>,
+    /// `ray`: jobs in flight at once (default: `harness.max_workers`).
+    #[serde(default)]
+    pub max_workers: Option<usize>,
+    /// `ray`: CPUs each job reserves on the node it runs on (default 1), so the cluster
+    /// places jobs where cores are free; 0 runs them all on the head node.
+    #[serde(default)]
+    pub num_cpus: Option<f64>,
+}
+
+/// The executors a config may name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutorType {
+    /// A child process of Skill Factory.
+    #[default]
+    Local,
+    /// A job on a Ray cluster, through its Job Submission REST API.
+    Ray,
 }
 
 impl Default for HarnessConfig {
@@ -73,6 +107,7 @@ impl Default for HarnessConfig {
             cwd: None,
             env: BTreeMap::new(),
             max_workers: default_max_workers(),
+            executor: ExecutorConfig::default(),
         }
     }
 }

@@ -19,7 +19,9 @@ use skill_factory_llm::ProviderSettings;
 
 pub use cache::CacheConfig;
 pub use check::Check;
-pub use harness::{Command, HarnessConfig, HarnessType, InputVia, SkillMode};
+pub use harness::{
+    Command, ExecutorConfig, ExecutorType, HarnessConfig, HarnessType, InputVia, SkillMode,
+};
 pub use metric::{
     CommandMetricConfig, Criterion, GoldenConfig, GoldenMode, JudgeConfig, MetricConfig,
     ProgrammaticConfig, SystemOneCheck, SystemOneConfig,

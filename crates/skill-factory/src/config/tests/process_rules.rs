@@ -128,3 +128,58 @@ fn the_command_metric_cwd_resolves_against_the_config_directory() {
         Some(tmp.path().join("ex/scripts"))
     );
 }
+
+#[test]
+fn a_ray_executor_needs_a_process_harness_and_the_dashboard_address() {
+    let ray = |rest: &str| {
+        format!("harness: {{type: subprocess, command: [x], executor: {{type: ray{rest}}}}}\n")
+    };
+    let (e, m) = error_of(&ray(""));
+    assert_eq!(
+        e.key_path().as_deref(),
+        Some("harness.executor.type"),
+        "{m}"
+    );
+    assert_mentions(
+        &m,
+        &[
+            "address of the cluster's dashboard",
+            "http://127.0.0.1:8265",
+        ],
+    );
+    let (e, m) = error_of(&ray(", address: 127.0.0.1:8265"));
+    assert_eq!(
+        e.key_path().as_deref(),
+        Some("harness.executor.address"),
+        "{m}"
+    );
+    let (e, m) = error_of(&ray(", address: \"http://h:8265\", num_cpus: -1"));
+    assert_eq!(
+        e.key_path().as_deref(),
+        Some("harness.executor.num_cpus"),
+        "{m}"
+    );
+    let (e, m) = error_of("harness: {executor: {type: ray, address: \"http://h:8265\"}}\n");
+    assert_eq!(
+        e.key_path().as_deref(),
+        Some("harness.executor.type"),
+        "{m}"
+    );
+    assert_mentions(&m, &["api harness", "batch: true"]);
+    let (e, m) = error_of(
+        "harness: {type: subprocess, command: [x], executor: {address: \"http://h:8265\"}}\n",
+    );
+    assert_eq!(
+        e.key_path().as_deref(),
+        Some("harness.executor.address"),
+        "{m}"
+    );
+    assert_mentions(&m, &["local executor", "type: ray"]);
+    let c = parse(&format!(
+        "{BASE}{}",
+        ray(", address: \"http://127.0.0.1:8265\", max_workers: 32, num_cpus: 0.5")
+    ))
+    .unwrap();
+    assert_eq!(c.harness.executor.max_workers, Some(32));
+    assert_eq!(c.harness.executor.num_cpus, Some(0.5));
+}

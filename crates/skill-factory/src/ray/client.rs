@@ -1,0 +1,144 @@
+//! The Job Submission REST API of a Ray cluster's dashboard: upload a working_dir package,
+//! submit a job, read its status and logs, stop and delete it.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use skill_factory_llm::http::error_chain;
+
+/// A job's state, as Ray names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobStatus {
+    /// `PENDING`, `RUNNING`, `STOPPED`, `SUCCEEDED` or `FAILED`.
+    pub status: String,
+    /// Ray's explanation, for a job that failed before its entrypoint ran.
+    pub message: String,
+}
+
+impl JobStatus {
+    /// True once the job will not change any more.
+    pub fn ended(&self) -> bool {
+        matches!(self.status.as_str(), "STOPPED" | "SUCCEEDED" | "FAILED")
+    }
+}
+
+/// A client of one cluster's dashboard.
+#[derive(Debug, Clone)]
+pub struct RayClient {
+    address: String,
+    http: reqwest::Client,
+}
+
+impl RayClient {
+    /// A client of the dashboard at `address` (`http://HOST:PORT`).
+    pub fn new(address: &str) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("skill-factory/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(120))
+            .build()
+            .map_err(|e| format!("could not start the HTTP client: {e}"))?;
+        Ok(RayClient {
+            address: address.trim().trim_end_matches('/').to_string(),
+            http,
+        })
+    }
+
+    /// The dashboard's address.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Uploads a working_dir package as `gcs://<name>` (`name` is `_ray_pkg_<hash>.zip`).
+    pub async fn upload(&self, name: &str, zip: Vec<u8>) -> Result<(), String> {
+        let url = format!("{}/api/packages/gcs/{name}", self.address);
+        self.send(self.http.put(url).body(zip)).await.map(drop)
+    }
+
+    /// Submits a job and returns its submission id (`id`, which the caller chose).
+    pub async fn submit(
+        &self,
+        id: &str,
+        entrypoint: &str,
+        package: &str,
+        num_cpus: f64,
+    ) -> Result<(), String> {
+        let body = json!({
+            "submission_id": id,
+            "entrypoint": entrypoint,
+            "runtime_env": {"working_dir": format!("gcs://{package}")},
+            "entrypoint_num_cpus": num_cpus,
+            "metadata": {"started_by": "skill-factory"},
+        });
+        let url = format!("{}/api/jobs/", self.address);
+        self.send(self.http.post(url).json(&body)).await.map(drop)
+    }
+
+    /// The job's status.
+    pub async fn status(&self, id: &str) -> Result<JobStatus, String> {
+        let text = self
+            .send(self.http.get(format!("{}/api/jobs/{id}", self.address)))
+            .await?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("the status of job {id} is not JSON ({e})"))?;
+        Ok(JobStatus {
+            status: value["status"].as_str().unwrap_or_default().to_string(),
+            message: value["message"].as_str().unwrap_or_default().to_string(),
+        })
+    }
+
+    /// Everything the job printed (with Ray's own lines).
+    pub async fn logs(&self, id: &str) -> Result<String, String> {
+        let text = self
+            .send(
+                self.http
+                    .get(format!("{}/api/jobs/{id}/logs", self.address)),
+            )
+            .await?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("the logs of job {id} are not JSON ({e})"))?;
+        Ok(value["logs"].as_str().unwrap_or_default().to_string())
+    }
+
+    /// Asks Ray to stop the job (SIGTERM, then SIGKILL after a few seconds).
+    pub async fn stop(&self, id: &str) -> Result<(), String> {
+        let url = format!("{}/api/jobs/{id}/stop", self.address);
+        self.send(self.http.post(url)).await.map(drop)
+    }
+
+    /// Deletes the record of an ended job, so a run's thousands of jobs do not pile up in the
+    /// dashboard.
+    pub async fn delete(&self, id: &str) -> Result<(), String> {
+        let url = format!("{}/api/jobs/{id}", self.address);
+        self.send(self.http.delete(url)).await.map(drop)
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<String, String> {
+        let response = request.send().await.map_err(|e| {
+            format!(
+                "could not reach the Ray dashboard at {} ({}): start the cluster (`ray start --head`) or fix harness.executor.address",
+                self.address,
+                error_chain(&e)
+            )
+        })?;
+        let status = response.status();
+        let text = response.text().await.map_err(|e| {
+            format!(
+                "the Ray dashboard at {} broke off its answer ({})",
+                self.address,
+                error_chain(&e)
+            )
+        })?;
+        if status.is_success() {
+            Ok(text)
+        } else {
+            let shown: String = text.chars().take(500).collect();
+            Err(format!(
+                "the Ray dashboard at {} answered HTTP {}: {}",
+                self.address,
+                status.as_u16(),
+                shown.trim()
+            ))
+        }
+    }
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs Ray (`ray[default]`, which carries the dashboard and its Job Submission API) in a
+# venv outside the clone, for the Ray executor's end-to-end test
+# (crates/skill-factory-cli/tests/it/e2e_ray.rs) and its benchmark (bench/ray.sh):
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/ray/bin/ray
+# Nothing to do when that version is there. Prints the `ray` command on stdout; everything
+# else goes to stderr. RAY_VENV overrides the place.
+#
+# A head on this machine, its dashboard on 127.0.0.1:8265, then `ray stop --force` to end it:
+#   RAY_USAGE_STATS_ENABLED=0 "$(scripts/setup-ray.sh)" start --head --node-ip-address 127.0.0.1 \
+#     --dashboard-host 127.0.0.1 --dashboard-port 8265 --disable-usage-stats
+set -euo pipefail
+
+VERSION=2.60.0
+VENV="${RAY_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/ray}"
+
+if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('ray') != '$VERSION')" 2>/dev/null; then
+  python3 -m venv "$VENV" >&2 || {
+    echo "error: python3 -m venv failed; install Python's venv module (Debian: apt-get install python3-venv)" >&2
+    exit 2
+  }
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "ray[default]==$VERSION" >&2
+fi
+echo "$VENV/bin/ray"
