@@ -159,6 +159,42 @@ async fn a_thousand_tasks_in_batch_mode_score_as_direct_calls_at_half_the_cost()
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_judge_batches_too_and_grades_as_it_does_directly() {
+    let direct_dir = tempfile::tempdir().unwrap();
+    let batch_dir = tempfile::tempdir().unwrap();
+    let server = mock(direct_dir.path(), 150, BatchPlan::default()).await;
+    common::labelled_tasks(batch_dir.path(), "Answer with the label.", 150);
+    let judge = "  judge:\n    criteria:\n      - {name: correctness, description: \"Is it right?\", weight: 1}\n";
+    let with_judge = |dir: &Path| {
+        let config = write_config(dir, &server, "openai", "");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(
+            &config,
+            text.replace("metric:\n", &format!("metric:\n{judge}")),
+        )
+        .unwrap();
+        config
+    };
+    let (direct, _) = evaluate(&with_judge(direct_dir.path()), &[]).await;
+    assert_eq!(server.request_count(), 300, "a rollout and a grade each");
+    let (batched, stderr) = evaluate(&with_judge(batch_dir.path()), &["--batch"]).await;
+    assert_eq!(
+        server.request_count(),
+        300,
+        "nothing asked directly: {stderr}"
+    );
+    assert_eq!(
+        batch_stats(&server).await,
+        (2, 300),
+        "one batch of rollouts, then one of grades: {stderr}"
+    );
+    assert_eq!(scores(&batched), scores(&direct));
+    let feedback = |report: &Value| report["items"][0]["feedback"].clone();
+    assert_eq!(feedback(&batched), feedback(&direct));
+    assert!(feedback(&direct).to_string().contains("judge"), "{direct}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_mixed_run_batches_only_what_direct_calls_did_not_cache() {
     let dir = tempfile::tempdir().unwrap();
     let server = mock(dir.path(), 120, BatchPlan::default()).await;
