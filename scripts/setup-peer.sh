@@ -11,11 +11,5 @@ VERSION=0.2.0
 VENV="${PEER_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer}"
 PY="$VENV/bin/python"
 
-if ! "$PY" -c "import importlib.metadata as m, sys; sys.exit(m.version('skill-factory') != '$VERSION')" 2>/dev/null; then
-  python3 -m venv "$VENV" >&2 || {
-    echo "error: python3 -m venv failed; install Python's venv module (Debian: apt-get install python3-venv)" >&2
-    exit 2
-  }
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "skill-factory[openai,anthropic]==$VERSION" >&2
-fi
+"$(dirname "$0")/pip-venv.sh" "$VENV" skill-factory "$VERSION" "skill-factory[openai,anthropic]==$VERSION"
 echo "$PY"

@@ -14,11 +14,5 @@ set -euo pipefail
 VERSION=2.60.0
 VENV="${RAY_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/ray}"
 
-if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('ray') != '$VERSION')" 2>/dev/null; then
-  python3 -m venv "$VENV" >&2 || {
-    echo "error: python3 -m venv failed; install Python's venv module (Debian: apt-get install python3-venv)" >&2
-    exit 2
-  }
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "ray[default]==$VERSION" >&2
-fi
+"$(dirname "$0")/pip-venv.sh" "$VENV" ray "$VERSION" "ray[default]==$VERSION"
 echo "$VENV/bin/ray"

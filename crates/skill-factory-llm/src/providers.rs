@@ -235,14 +235,8 @@ pub fn build_client_in(
     env: &dyn Fn(&str) -> Option<String>,
     scheduler: &Scheduler,
 ) -> Result<Arc<dyn ChatModel>, LlmError> {
-    let name = settings
-        .name
-        .as_deref()
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .unwrap_or(DEFAULT_PROVIDER);
-    let info = find_provider(name)?;
-    let model = non_empty(settings.model.as_deref()).or_else(|| non_empty(Some(default_model)));
+    let info = block_provider(settings)?;
+    let model = block_model(settings, default_model);
     let client: Arc<dyn ChatModel> = match info.wire {
         WireFormat::Fake => Arc::new(build_fake(settings, model.unwrap_or("fake"))?),
         WireFormat::Local => crate::local::build_local(settings, model)?,
@@ -283,6 +277,22 @@ pub fn build_client_in(
     Ok(client)
 }
 
+/// The provider a block names (`anthropic` when it names none).
+fn block_provider(settings: &ProviderSettings) -> Result<&'static ProviderInfo, LlmError> {
+    let name = settings
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(DEFAULT_PROVIDER);
+    find_provider(name)
+}
+
+/// The model a block names, else `default_model`, when either is not blank.
+fn block_model<'a>(settings: &'a ProviderSettings, default_model: &'a str) -> Option<&'a str> {
+    non_empty(settings.model.as_deref()).or_else(|| non_empty(Some(default_model)))
+}
+
 /// The providers whose batch API batch mode speaks, for messages.
 const BATCH_PROVIDERS: &str = "anthropic, openai and openai-compatible";
 
@@ -294,13 +304,7 @@ pub fn build_batch_api(
     env: &dyn Fn(&str) -> Option<String>,
     scheduler: &Scheduler,
 ) -> Result<(BatchApi, BatchOptions), LlmError> {
-    let name = settings
-        .name
-        .as_deref()
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .unwrap_or(DEFAULT_PROVIDER);
-    let info = find_provider(name)?;
+    let info = block_provider(settings)?;
     let wire = match (info.wire, info.name) {
         (WireFormat::Anthropic, _) => BatchWire::Anthropic,
         (WireFormat::OpenAi, "openai" | "openai-compatible") => BatchWire::OpenAi,
@@ -311,8 +315,13 @@ pub fn build_batch_api(
             )));
         }
     };
-    let model = non_empty(settings.model.as_deref()).or_else(|| non_empty(Some(default_model)));
-    let http = HttpParts::resolve(info, settings, model, env, scheduler)?;
+    let http = HttpParts::resolve(
+        info,
+        settings,
+        block_model(settings, default_model),
+        env,
+        scheduler,
+    )?;
     let mut options = BatchOptions::default();
     if let Some(seconds) = settings.batch_poll {
         options.polls.first = seconds_key("batch_poll", seconds)?;

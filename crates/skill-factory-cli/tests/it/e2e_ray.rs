@@ -9,7 +9,6 @@
 //! test at a time (`--test-threads=1`): the tests count the cluster's jobs.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -51,43 +50,21 @@ fn ray_executor(extra: &str) -> String {
     )
 }
 
-fn run(args: &[&str], config: &Path) -> Output {
-    crate::common::process()
-        .args(args)
-        .arg("-c")
-        .arg(config)
-        .output()
-        .unwrap()
-}
-
-fn succeeded(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+/// `evaluate --json -c CONFIG`'s report, which must be printed whatever the exit code.
+fn report(config: &Path) -> Value {
+    let ran = crate::common::run(
+        crate::common::bin()
+            .args(["evaluate", "--json", "-c"])
+            .arg(config),
     );
-    out
+    serde_json::from_str(&ran.stdout).unwrap_or_else(|_| panic!("no report: {}", ran.stderr))
 }
 
-/// The newest run's `result.json` without what differs between equal runs.
+/// The newest run's `result.json` without what differs between equal runs (the configs'
+/// folders, and so their names, differ too).
 fn result(runs: &Path) -> Value {
-    let text = std::fs::read_to_string(runs.join("latest/result.json")).unwrap();
-    let mut result: Value = serde_json::from_str(&text).unwrap();
-    let object = result.as_object_mut().unwrap();
-    for key in [
-        "run_id",
-        "started_at",
-        "finished_at",
-        "elapsed_seconds",
-        "usage",
-        "cost_usd",
-        "unpriced_models",
-        "config_name",
-    ] {
-        object.remove(key);
-    }
+    let mut result = crate::common::artifacts::comparable_result(&runs.join("latest"));
+    result.as_object_mut().unwrap().remove("config_name");
     result
 }
 
@@ -120,17 +97,15 @@ fn an_optimization_of_shell_agent_on_ray_ends_as_the_local_one() {
     let ray = shell_agent(ray_dir.path(), &ray_executor(""));
     let local_runs = local_dir.path().join("out");
     let ray_runs = ray_dir.path().join("out");
-    succeeded(run(
-        &["optimize", "-o", local_runs.to_str().unwrap()],
-        &local,
-    ));
-    let out = succeeded(run(&["optimize", "-o", ray_runs.to_str().unwrap()], &ray));
+    for (config, runs) in [(&local, &local_runs), (&ray, &ray_runs)] {
+        let ran = crate::common::optimize(&[], config, runs);
+        assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    }
     let (local, ray) = (result(&local_runs), result(&ray_runs));
     assert_eq!(ray, local);
     assert!(
         ray["best_score"].as_f64() > ray["baseline_score"].as_f64(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+        "{ray}"
     );
     let rollouts = std::fs::read_to_string(ray_runs.join("latest/rollouts.jsonl")).unwrap();
     assert!(rollouts.lines().count() > 20, "{rollouts}");
@@ -167,11 +142,6 @@ fn failed_rollouts_on_ray_read_as_local_ones_and_a_timeout_stops_the_job() {
     for command in ["[sh, -c, \"{input}\"]", "[no-such-program-here]"] {
         let local = config("local.yaml", command, "");
         let ray = config("ray.yaml", command, &ray_executor(", num_cpus: 0"));
-        let report = |config: &Path| -> Value {
-            let out = run(&["evaluate", "--json"], config);
-            serde_json::from_slice(&out.stdout)
-                .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&out.stderr)))
-        };
         let started = Instant::now();
         let on_ray = report(&ray);
         let took = started.elapsed();

@@ -61,25 +61,9 @@ async fn optimize(config: &Path) -> Output {
     out
 }
 
-/// The newest run's `result.json` without what differs between equal runs: ids, timestamps,
-/// durations and the spending (a replayed call is counted as cached, not as paid).
+/// The newest run's `result.json` without what differs between equal runs.
 fn result_without_timestamps(config: &Path) -> Value {
-    let latest = config.parent().unwrap().join("runs/latest/result.json");
-    let mut result: Value =
-        serde_json::from_str(&std::fs::read_to_string(&latest).unwrap()).unwrap();
-    let object = result.as_object_mut().unwrap();
-    for key in [
-        "run_id",
-        "started_at",
-        "finished_at",
-        "elapsed_seconds",
-        "usage",
-        "cost_usd",
-        "unpriced_models",
-    ] {
-        object.remove(key);
-    }
-    result
+    crate::common::artifacts::comparable_result(&config.parent().unwrap().join("runs/latest"))
 }
 
 /// Asserts that the search of the newest run of `config` went somewhere: an edit beat the

@@ -56,10 +56,7 @@ fn walk(
     children.sort_by_key(|entry| entry.file_name());
     for child in children {
         let path = child.path();
-        if child.file_name() == ".git"
-            || path
-                .canonicalize()
-                .is_ok_and(|real| skip.contains(&real))
+        if child.file_name() == ".git" || path.canonicalize().is_ok_and(|real| skip.contains(&real))
         {
             continue;
         }
