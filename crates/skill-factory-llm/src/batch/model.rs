@@ -31,6 +31,9 @@ pub struct BatchOptions {
     pub gather: Duration,
     /// A batch is submitted once it holds this many requests.
     pub max_requests: usize,
+    /// A batch is submitted once its requests' text reaches this many bytes (Anthropic takes
+    /// 256 MB a batch, OpenAI 200 MB a file; the JSON around the text adds some).
+    pub max_bytes: usize,
     /// How its batches are polled.
     pub polls: Polls,
 }
@@ -43,6 +46,7 @@ impl Default for BatchOptions {
         BatchOptions {
             gather: Duration::from_millis(500),
             max_requests: 10_000,
+            max_bytes: 100 * 1024 * 1024,
             polls: Polls::default(),
         }
     }
@@ -71,6 +75,8 @@ struct Hub {
 struct State {
     /// Requests gathered for the next batch, in arrival order.
     gathering: Vec<BatchRequest>,
+    /// The bytes of their text.
+    gathered_bytes: usize,
     /// Requests that joined since the gatherer last looked.
     joined: usize,
     /// Whether a gatherer is running (at most one is).
@@ -207,6 +213,7 @@ impl Hub {
                 tokio::spawn(self.clone().poll(batch, ids, true));
             }
         } else {
+            state.gathered_bytes += text_bytes(request);
             state.gathering.push(BatchRequest {
                 custom_id: id.to_string(),
                 request: request.clone(),
@@ -229,11 +236,26 @@ impl Hub {
                 let mut state = self.lock();
                 let quiet = state.joined == 0;
                 state.joined = 0;
-                if !quiet && state.gathering.len() < self.options.max_requests {
+                let full = state.gathering.len() >= self.options.max_requests
+                    || state.gathered_bytes >= self.options.max_bytes;
+                if !quiet && !full {
                     continue;
                 }
-                let take = state.gathering.len().min(self.options.max_requests);
+                // As many as fit, and at least one (a request bigger than the cap goes alone).
+                let mut take = 0;
+                let mut bytes = 0;
+                for request in &state.gathering {
+                    let size = text_bytes(&request.request);
+                    if take == self.options.max_requests
+                        || (take > 0 && bytes + size > self.options.max_bytes)
+                    {
+                        break;
+                    }
+                    take += 1;
+                    bytes += size;
+                }
                 let requests: Vec<BatchRequest> = state.gathering.drain(..take).collect();
+                state.gathered_bytes -= bytes;
                 let more = !state.gathering.is_empty();
                 state.gatherer = more;
                 (requests, more)
@@ -300,6 +322,18 @@ impl Hub {
                 tracing::warn!(
                     "batch {batch} could not be read ({error}); asking its requests directly"
                 );
+                // A batch the provider does not know (gone after its retention, another
+                // account's) will not come back: the journal owes it no more.
+                if matches!(
+                    error,
+                    LlmError::Status {
+                        status: 400..=499,
+                        ..
+                    }
+                ) && let Some(journal) = &self.journal
+                {
+                    let _ = journal.read(&batch);
+                }
                 let reason = format!("batch {batch} could not be read: {error}");
                 return self.fail(&ids, &reason, owed.then_some(&batch));
             }
@@ -352,6 +386,16 @@ impl Hub {
             forget_owed(&mut state, batch, ids);
         }
     }
+}
+
+/// The bytes of a request's text, which is most of its size in a batch.
+fn text_bytes(request: &ChatRequest) -> usize {
+    request.system.as_ref().map_or(0, String::len)
+        + request
+            .messages
+            .iter()
+            .map(|m| m.content.len())
+            .sum::<usize>()
 }
 
 fn forget_owed(state: &mut State, batch: &str, ids: &[String]) {

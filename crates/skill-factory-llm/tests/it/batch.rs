@@ -1,12 +1,16 @@
 //! The batch client against the mock's batch routes, in both wire formats: a batch's answers
 //! are a direct call's, its failed requests come back as failures to make up for, and the
-//! key stays out of every error.
+//! key stays out of every error. Then the batching layer: calls gathered into batches within
+//! their caps, identical calls sharing a request, and the journal's owed batches polled again
+//! (or forgotten when the provider has lost them).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use skill_factory_llm::batch::{
-    BatchAnswer, BatchApi, BatchProgress, BatchRequest, BatchWire, Polls,
+    BatchAnswer, BatchApi, BatchBoard, BatchOptions, BatchProgress, BatchRequest, BatchWire,
+    BatchedModel, Journal, Polls,
 };
 use skill_factory_llm::{
     AnthropicClient, ApiKey, ChatModel, ChatRequest, ClientOptions, OpenAiClient,
@@ -201,4 +205,132 @@ async fn waiting_for_a_batch_that_does_not_exist_fails_at_once() {
         error.contains("404") && error.contains("no such batch"),
         "{error}"
     );
+}
+
+/// Batched calls of the OpenAI client to `mock`, gathered for 50 ms, polled every 10 ms.
+fn batched(
+    mock: &MockServer,
+    journal: Option<Journal>,
+    max_requests: usize,
+    max_bytes: usize,
+) -> (Arc<BatchedModel>, Arc<BatchBoard>) {
+    let board = BatchBoard::new();
+    let direct: Arc<dyn ChatModel> = Arc::from(direct(BatchWire::OpenAi, mock));
+    let options = BatchOptions {
+        gather: Duration::from_millis(50),
+        max_requests,
+        max_bytes,
+        polls: Polls {
+            first: Duration::from_millis(10),
+            longest: Duration::from_millis(50),
+            failures: 3,
+        },
+    };
+    let model = BatchedModel::new(
+        direct,
+        api(BatchWire::OpenAi, mock),
+        journal,
+        board.clone(),
+        options,
+    );
+    (Arc::new(model), board)
+}
+
+/// Asks every request of `requests` at once (twice each when `twice`), in dataset order.
+async fn ask_all(model: &Arc<BatchedModel>, requests: &[BatchRequest], twice: bool) -> Vec<String> {
+    let calls = requests.iter().flat_map(|r| {
+        let copies = if twice { 2 } else { 1 };
+        std::iter::repeat_n(r.request.clone(), copies)
+    });
+    let handles: Vec<_> = calls
+        .map(|request| {
+            let model = model.clone();
+            tokio::spawn(async move { model.chat(&request).await.unwrap() })
+        })
+        .collect();
+    let mut texts = Vec::new();
+    for handle in handles {
+        let response = handle.await.unwrap();
+        assert!(response.batch && !response.cached);
+        texts.push(response.text);
+    }
+    texts
+}
+
+async fn created(mock: &MockServer) -> (u64, u64) {
+    let stats: serde_json::Value = reqwest::get(format!("{}/stats", mock.base_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let count = |key: &str| stats["batches"][key].as_u64().unwrap();
+    (count("created"), count("requests"))
+}
+
+#[tokio::test]
+async fn concurrent_calls_make_one_batch_and_identical_ones_share_a_request() {
+    let mock = mock(BatchPlan::default()).await;
+    let (model, board) = batched(&mock, None, 10_000, usize::MAX);
+    let texts = ask_all(&model, &requests(), true).await;
+    assert_eq!(created(&mock).await, (1, 20), "40 calls, 20 distinct");
+    assert_eq!(texts[0], texts[1]);
+    assert!(texts[0].contains("answer 0"), "{}", texts[0]);
+    assert_eq!(board.counts().answered, 20);
+    assert_eq!(mock.request_count(), 0, "nothing asked directly");
+}
+
+#[tokio::test]
+async fn a_batch_holds_at_most_max_requests_and_max_bytes() {
+    let mock = mock(BatchPlan::default()).await;
+    let (model, _) = batched(&mock, None, 8, usize::MAX);
+    ask_all(&model, &requests(), false).await;
+    assert_eq!(created(&mock).await, (3, 20), "8 + 8 + 4");
+    let mock = self::mock(BatchPlan::default()).await;
+    // "Be brief." and "question N" are 19 or 20 bytes: three fit in 60.
+    let (model, _) = batched(&mock, None, 10_000, 60);
+    ask_all(&model, &requests(), false).await;
+    let (batches, requests) = created(&mock).await;
+    assert_eq!(requests, 20);
+    assert!((7..=10).contains(&batches), "{batches} batches");
+}
+
+#[tokio::test]
+async fn an_owed_batch_is_polled_again_and_one_the_provider_lost_is_forgotten() {
+    let mock = mock(BatchPlan::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::in_folder(dir.path());
+    let (first, _) = batched(&mock, Some(journal.clone()), 10_000, usize::MAX);
+    let expected = ask_all(&first, &requests(), false).await;
+    assert_eq!(created(&mock).await, (1, 20));
+    // As if the first run had been killed before reading its batch: the read line goes.
+    let text = std::fs::read_to_string(journal.path()).unwrap();
+    let submitted = text.lines().next().unwrap().to_string();
+    std::fs::write(journal.path(), format!("{submitted}\n")).unwrap();
+
+    let (second, board) = batched(&mock, Some(journal.clone()), 10_000, usize::MAX);
+    assert_eq!(ask_all(&second, &requests(), false).await, expected);
+    assert_eq!(created(&mock).await, (1, 20), "nothing submitted again");
+    assert_eq!(board.counts().resumed, 1);
+    assert_eq!(mock.request_count(), 0);
+
+    // A batch id the provider does not know: its requests are asked directly, and the
+    // journal owes it no more.
+    let lost = submitted.replace("batch_mock", "batch_gone");
+    std::fs::write(journal.path(), format!("{lost}\n")).unwrap();
+    let (third, board) = batched(&mock, Some(journal.clone()), 10_000, usize::MAX);
+    let calls: Vec<_> = requests()
+        .into_iter()
+        .map(|r| {
+            let third = third.clone();
+            tokio::spawn(async move { third.chat(&r.request).await.unwrap() })
+        })
+        .collect();
+    for call in calls {
+        assert!(!call.await.unwrap().batch, "asked directly");
+    }
+    assert_eq!(board.counts().direct, 20);
+    assert_eq!(mock.request_count(), 20);
+    let owed = journal.owed(third.provider(), third.endpoint(), third.model());
+    assert!(owed.is_empty(), "{owed:?}");
 }
