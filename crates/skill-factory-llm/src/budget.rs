@@ -14,9 +14,11 @@
 //! * `max_minutes` is measured from the ledger's creation (the start of the run).
 //!
 //! * A batched client's calls ([`BudgetedModel::reserving`]) are all in flight at once, so
-//!   each holds the most it may cost (its prompt's bytes and `max_tokens`, at the batch
-//!   price) against `max_tokens` and `max_usd` from its admission until it is booked: a batch
-//!   is never submitted with more than the budget has room for.
+//!   each holds the most it may cost (its prompt's bytes and `max_tokens`, at the direct
+//!   price, since a request a batch does not answer is asked directly) against `max_tokens`
+//!   and `max_usd` from its admission until it is booked; a call that does not fit waits for
+//!   the calls in flight to be booked. A batch is never submitted with more than the budget
+//!   has room for.
 //!
 //! Answers replayed from a cache (`ChatResponse::cached`) cost nothing: their slot is given
 //! back and neither tokens nor dollars are booked; they are counted apart as cached calls.
@@ -174,6 +176,8 @@ pub struct Ledger {
     started: Instant,
     /// Calls admitted and not given back (cache hits give theirs back).
     reserved: AtomicU64,
+    /// Woken whenever a held reserve is given back.
+    released: tokio::sync::Notify,
     books: Mutex<Books>,
     exhausted: OnceLock<Exhaustion>,
 }
@@ -185,6 +189,7 @@ impl Ledger {
             limits,
             started: Instant::now(),
             reserved: AtomicU64::new(0),
+            released: tokio::sync::Notify::new(),
             books: Mutex::new(Books::default()),
             exhausted: OnceLock::new(),
         }
@@ -292,54 +297,37 @@ impl Ledger {
         Ok(())
     }
 
-    /// Admits one call as [`Ledger::admit`] does, and holds `reserve` against `max_tokens`
-    /// and `max_usd` until [`Ledger::release`]: a call whose reserve does not fit beside what
-    /// was spent and what calls in flight hold is refused, and the ledger is exhausted.
-    pub fn admit_reserving(&self, reserve: Reserve) -> Result<(), LlmError> {
-        self.admit()?;
-        let mut books = self.books();
-        let tokens = books.total.tokens() + books.held.tokens + reserve.tokens;
-        let usd = books.total.usd + books.held.usd + reserve.usd;
-        let refusal = if let Some(limit) = self.limits.max_tokens.filter(|l| tokens > *l) {
-            Some((
-                BudgetLimit::MaxTokens,
-                format!(
-                    "max_tokens reached: {} tokens used and {} held by batched calls in flight, of {limit}; the next batched call may take {}",
-                    books.total.tokens(),
-                    books.held.tokens,
-                    reserve.tokens
-                ),
-            ))
-        } else {
-            self.limits.max_usd.filter(|l| usd > *l).map(|limit| {
-                (
-                    BudgetLimit::MaxUsd,
-                    format!(
-                        "max_usd reached: ${:.4} spent and ${:.4} held by batched calls in flight, of ${}; the next batched call may cost ${:.4}",
-                        books.total.usd,
-                        books.held.usd,
-                        trim_float(limit),
-                        reserve.usd
-                    ),
-                )
-            })
-        };
-        if let Some((limit, detail)) = refusal {
-            drop(books);
-            // The call is not made: its slot of `max_calls` is given back.
+    /// Admits one call as [`Ledger::admit`] does, then holds `reserve` against `max_tokens`
+    /// and `max_usd` until the returned [`Holding`] is dropped (once the call is booked).
+    /// While the reserve does not fit beside what was spent and what calls in flight hold,
+    /// the call waits, its `max_calls` slot given back, for one of those to be booked (it
+    /// may cost less than it held), and is then admitted anew: so the calls of a batch never
+    /// hold more than the budget has room for, and the rest wait for the next batch. With
+    /// nothing held it goes in as an unreserved call would.
+    pub async fn admit_reserving(&self, reserve: Reserve) -> Result<Holding<'_>, LlmError> {
+        loop {
+            self.admit()?;
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            {
+                let mut books = self.books();
+                let tokens = books.total.tokens() + books.held.tokens + reserve.tokens;
+                let usd = books.total.usd + books.held.usd + reserve.usd;
+                let fits = self.limits.max_tokens.is_none_or(|limit| tokens <= limit)
+                    && self.limits.max_usd.is_none_or(|limit| usd <= limit);
+                if fits || books.held.tokens == 0 {
+                    books.held.tokens += reserve.tokens;
+                    books.held.usd += reserve.usd;
+                    return Ok(Holding {
+                        ledger: self,
+                        reserve,
+                    });
+                }
+            }
             self.reserved.fetch_sub(1, Ordering::SeqCst);
-            return Err(self.exhaust(limit, detail));
+            released.await;
         }
-        books.held.tokens += reserve.tokens;
-        books.held.usd += reserve.usd;
-        Ok(())
-    }
-
-    /// Gives back what a call admitted with `reserve` held (call it when the call is booked).
-    pub fn release(&self, reserve: Reserve) {
-        let mut books = self.books();
-        books.held.tokens = books.held.tokens.saturating_sub(reserve.tokens);
-        books.held.usd = (books.held.usd - reserve.usd).max(0.0);
     }
 
     /// Marks the ledger exhausted (the first reason sticks) and returns the refusal.
@@ -410,6 +398,25 @@ impl Ledger {
     }
 }
 
+/// A reserve held by an admitted call ([`Ledger::admit_reserving`]), given back when dropped:
+/// after the call is booked, or when the call is abandoned.
+#[derive(Debug)]
+pub struct Holding<'a> {
+    ledger: &'a Ledger,
+    reserve: Reserve,
+}
+
+impl Drop for Holding<'_> {
+    fn drop(&mut self) {
+        {
+            let mut books = self.ledger.books();
+            books.held.tokens = books.held.tokens.saturating_sub(self.reserve.tokens);
+            books.held.usd = (books.held.usd - self.reserve.usd).max(0.0);
+        }
+        self.ledger.released.notify_waiters();
+    }
+}
+
 /// What became of one admitted call, for [`Ledger::book_call`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Call {
@@ -465,8 +472,8 @@ impl BudgetedModel {
         }
     }
 
-    /// The same wrapper for a batched client: each call holds what it may cost at the batch
-    /// price from its admission until it is booked ([`Ledger::admit_reserving`]).
+    /// The same wrapper for a batched client: each call holds the most it may cost from its
+    /// admission until it is booked ([`Ledger::admit_reserving`]).
     pub fn reserving(mut self) -> Self {
         self.reserving = true;
         self
@@ -493,13 +500,18 @@ impl ChatModel for BudgetedModel {
     }
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let reserve = self
-            .reserving
-            .then(|| Reserve::of(request, self.pricing.map(Pricing::batch)));
-        match reserve {
-            Some(reserve) => self.ledger.admit_reserving(reserve)?,
-            None => self.ledger.admit()?,
-        }
+        // At the direct price: a request a batch does not answer is asked directly.
+        let holding = match self.reserving {
+            true => Some(
+                self.ledger
+                    .admit_reserving(Reserve::of(request, self.pricing))
+                    .await?,
+            ),
+            false => {
+                self.ledger.admit()?;
+                None
+            }
+        };
         let outcome = self.inner.chat(request).await;
         // A batch answered at the batch price; what it did not answer was asked directly.
         let pricing = match &outcome {
@@ -508,9 +520,8 @@ impl ChatModel for BudgetedModel {
         };
         self.ledger
             .book(&self.role, &self.label, pricing, outcome.as_ref());
-        if let Some(reserve) = reserve {
-            self.ledger.release(reserve);
-        }
+        // Given back once booked, so a call waiting for room sees what this one cost.
+        drop(holding);
         outcome
     }
 }
@@ -555,39 +566,50 @@ mod tests {
         );
     }
 
-    #[test]
-    fn batched_calls_hold_their_most_until_booked_and_none_past_the_budget_is_admitted() {
+    #[tokio::test]
+    async fn batched_calls_hold_their_most_and_one_that_does_not_fit_waits_for_room() {
         let price = Pricing {
             input_per_mtok: 1_000.0,
             output_per_mtok: 1_000.0,
         };
-        let reserve = Reserve::of(&ask(), Some(price.batch()));
-        // "one two three" (13 bytes + 16) and 10 completion tokens, at $500 per million.
+        let reserve = Reserve::of(&ask(), Some(price));
+        // "one two three" (13 bytes + 16) and 10 completion tokens, at $1,000 per million.
         assert_eq!(reserve.tokens, 39);
-        assert!((reserve.usd - 39.0 * 500.0 / 1e6).abs() < 1e-12);
-        let ledger = Ledger::new(BudgetLimits {
+        assert!((reserve.usd - 39.0 * 1_000.0 / 1e6).abs() < 1e-12);
+        let ledger = Arc::new(Ledger::new(BudgetLimits {
             max_usd: Some(reserve.usd * 3.5),
             ..BudgetLimits::default()
-        });
+        }));
+        let mut held = Vec::new();
         for _ in 0..3 {
-            ledger.admit_reserving(reserve).unwrap();
+            held.push(ledger.admit_reserving(reserve).await.unwrap());
         }
-        let refused = ledger.admit_reserving(reserve).unwrap_err().to_string();
-        assert!(
-            refused.contains("held by batched calls in flight"),
-            "{refused}"
-        );
-        assert_eq!(
-            ledger.exhausted().map(|e| e.limit),
-            Some(BudgetLimit::MaxUsd)
-        );
-        // The refused call gave its slot back; the three admitted ones are booked and release.
+        // A fourth does not fit beside the three: it waits, holding no call slot meanwhile.
+        let waiting = {
+            let ledger = ledger.clone();
+            tokio::spawn(async move {
+                let holding = ledger.admit_reserving(reserve).await.is_ok();
+                (holding, ledger.total().calls)
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "it waited");
         assert_eq!(ledger.reserved.load(Ordering::SeqCst), 3);
-        for _ in 0..3 {
-            ledger.book_call("target", "m", Call::Cached);
-            ledger.release(reserve);
-        }
-        assert_eq!(ledger.books().held, Reserve::default());
+        assert!(ledger.exhausted().is_none(), "waiting is not refusing");
+        // One is booked for less than it held, and given back: the fourth goes in.
+        ledger.book_call(
+            "target",
+            "m",
+            Call::Answered {
+                input_tokens: 5,
+                output_tokens: 5,
+                usd: Some(reserve.usd / 4.0),
+            },
+        );
+        held.pop();
+        assert_eq!(waiting.await.unwrap(), (true, 1));
+        drop(held);
+        assert_eq!(ledger.books().held.tokens, 0, "every reserve given back");
     }
 
     /// Answers as a batch would: the fake's answer, marked as a batch's.

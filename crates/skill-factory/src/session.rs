@@ -361,6 +361,24 @@ impl Session {
         env
     }
 
+    /// The variables a job on a cluster gets on top of its node's environment, which is not
+    /// this process's: every `.env` value (this process's own value of the variable when it
+    /// has one, as a local child would see it), then the block's own `env`, which wins.
+    /// Variables set only in this process's environment are not shipped.
+    pub fn shipped_env(&self, own: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        let mut env: BTreeMap<String, String> = self
+            .config
+            .dotenv_vars()
+            .iter()
+            .map(|(key, value)| {
+                let value = std::env::var(key).unwrap_or_else(|_| value.clone());
+                (key.clone(), value)
+            })
+            .collect();
+        env.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env
+    }
+
     /// Why the block at `key` (a key path such as `metric.command.command`) cannot be built,
     /// placed at its line in the config file.
     pub fn block_error(&self, key: &str, detail: impl Into<String>) -> EngineError {

@@ -17,6 +17,10 @@ use crate::request::{ChatRequest, ChatResponse, LlmError};
 use crate::url::EndpointUrl;
 use crate::{anthropic, openai};
 
+/// The longest one exchange with a batch API may take (an upload of a large batch, or a
+/// results file, takes a while; a look that hangs must not hold the run forever).
+const EXCHANGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Which provider's batch API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchWire {
@@ -347,6 +351,7 @@ impl BatchApi {
         };
         let response = request
             .headers(self.headers.clone())
+            .timeout(EXCHANGE_TIMEOUT)
             .send()
             .await
             .map_err(connect)?;
@@ -396,7 +401,7 @@ impl BatchApi {
 
 /// A failed look that the next one may not repeat: no connection, no answer in time, a body
 /// cut short, a 429 or a 5xx. A 4xx (no such batch, a rejected key) will not change.
-fn transient(error: &LlmError) -> bool {
+pub(crate) fn transient(error: &LlmError) -> bool {
     match error {
         LlmError::Connect { .. } | LlmError::Timeout { .. } | LlmError::Malformed { .. } => true,
         LlmError::Status { status, .. } => *status == 429 || *status >= 500,

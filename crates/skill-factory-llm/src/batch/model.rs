@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use tokio::sync::oneshot;
 
+use crate::batch::api::transient;
 use crate::batch::{BatchAnswer, BatchApi, BatchBoard, BatchEvent, BatchRequest, Journal, Polls};
-use crate::cache::CacheKey;
+use crate::cache::{CacheKey, CacheStore};
 use crate::request::{ChatModel, ChatRequest, ChatResponse, LlmError};
 
 /// How a [`BatchedModel`] gathers and polls.
@@ -68,6 +69,8 @@ struct Hub {
     journal: Option<Journal>,
     board: Arc<BatchBoard>,
     options: BatchOptions,
+    /// Where answers no caller took are kept (the run's cache, when it has one).
+    cache: Option<Arc<CacheStore>>,
     state: Mutex<State>,
 }
 
@@ -128,9 +131,21 @@ impl BatchedModel {
                 journal,
                 board,
                 options,
+                cache: None,
                 state: Mutex::new(state),
             }),
         }
+    }
+}
+
+impl BatchedModel {
+    /// The same client, keeping in `cache` the answers of its batches that no caller took,
+    /// under the key a direct call of theirs has.
+    pub fn with_cache(mut self, cache: Arc<CacheStore>) -> Self {
+        if let Some(hub) = Arc::get_mut(&mut self.hub) {
+            hub.cache = Some(cache);
+        }
+        self
     }
 }
 
@@ -313,7 +328,7 @@ impl Hub {
             .wait(&batch, self.options.polls, |p| board.progress(&batch, p))
             .await
         {
-            Ok(()) => self.api.results(&batch).await,
+            Ok(()) => self.read_results(&batch).await,
             Err(error) => Err(error),
         };
         let answers = match results {
@@ -323,11 +338,12 @@ impl Hub {
                     "batch {batch} could not be read ({error}); asking its requests directly"
                 );
                 // A batch the provider does not know (gone after its retention, another
-                // account's) will not come back: the journal owes it no more.
+                // account's) will not come back: the journal owes it no more. Any other
+                // failure leaves it owed, for a rerun to poll again.
                 if matches!(
                     error,
                     LlmError::Status {
-                        status: 400..=499,
+                        status: 404 | 410,
                         ..
                     }
                 ) && let Some(journal) = &self.journal
@@ -338,14 +354,6 @@ impl Hub {
                 return self.fail(&ids, &reason, owed.then_some(&batch));
             }
         };
-        if let Some(journal) = &self.journal
-            && let Err(error) = journal.read(&batch)
-        {
-            tracing::warn!(
-                "could not note in {} that batch {batch} was read ({error})",
-                journal.path().display()
-            );
-        }
         let failed = answers
             .iter()
             .filter(|(_, a)| matches!(a, BatchAnswer::Failed(_)))
@@ -355,18 +363,63 @@ impl Hub {
             answered: answers.len() - failed,
             failed,
         });
-        let mut state = self.lock();
-        let mut unanswered: HashSet<&String> = ids.iter().collect();
-        for (id, answer) in answers {
-            unanswered.remove(&id);
-            deliver(&mut state, &id, answer, owed);
+        let unclaimed = {
+            let mut state = self.lock();
+            let mut unanswered: HashSet<&String> = ids.iter().collect();
+            let mut unclaimed = Vec::new();
+            for (id, answer) in answers {
+                unanswered.remove(&id);
+                unclaimed.extend(deliver(&mut state, &id, answer, owed));
+            }
+            for id in unanswered {
+                let reason = format!("batch {batch} gave no result for it");
+                deliver(&mut state, id, BatchAnswer::Failed(reason), owed);
+            }
+            if owed {
+                forget_owed(&mut state, &batch, &ids);
+            }
+            unclaimed
+        };
+        // Answers paid for that nobody waits for (an earlier run's requests this one does
+        // not ask, or callers gone) go to the cache, before the journal lets the batch go.
+        if let Some(cache) = &self.cache {
+            for (id, response) in unclaimed {
+                let Some(key) = CacheKey::from_hex(&id) else {
+                    continue;
+                };
+                let stored = cache
+                    .put_in_background(key, self.provider.clone(), self.model.clone(), response)
+                    .await;
+                if let Err(error) = stored {
+                    tracing::warn!("could not cache an answer of batch {batch}: {error}");
+                }
+            }
         }
-        for id in unanswered {
-            let reason = format!("batch {batch} gave no result for it");
-            deliver(&mut state, id, BatchAnswer::Failed(reason), owed);
+        if let Some(journal) = &self.journal
+            && let Err(error) = journal.read(&batch)
+        {
+            tracing::warn!(
+                "could not note in {} that batch {batch} was read ({error})",
+                journal.path().display()
+            );
         }
-        if owed {
-            forget_owed(&mut state, &batch, &ids);
+    }
+
+    /// The results of the ended batch `batch`, tried again after a failure that may pass, as
+    /// its looks are: a results file already paid for is worth a few tries.
+    async fn read_results(&self, batch: &str) -> Result<Vec<(String, BatchAnswer)>, LlmError> {
+        let mut failures = 0;
+        loop {
+            match self.api.results(batch).await {
+                Err(error) if transient(&error) && failures < self.options.polls.failures => {
+                    failures += 1;
+                    tracing::debug!(
+                        "batch {batch}: reading its results failed ({error}); trying again"
+                    );
+                    tokio::time::sleep(self.options.polls.first).await;
+                }
+                read => return read,
+            }
         }
     }
 
@@ -406,18 +459,29 @@ fn forget_owed(state: &mut State, batch: &str, ids: &[String]) {
     }
 }
 
-/// Hands `answer` to every caller waiting for `id`; with none (an owed batch's request not
-/// asked for yet), an answer is kept for later.
-fn deliver(state: &mut State, id: &str, answer: BatchAnswer, keep: bool) {
-    match state.waiting.remove(id) {
-        Some(waiters) => {
-            for waiter in waiters {
-                let _ = waiter.send(answer.clone());
-            }
-        }
-        None if keep && matches!(answer, BatchAnswer::Answered(_)) => {
-            state.ready.insert(id.to_string(), answer);
-        }
-        None => {}
+/// Hands `answer` to every caller waiting for `id`. An answer no caller took (none waits, or
+/// all have gone) is returned, for the cache; with `keep` (an owed batch's request not asked
+/// for yet in this run) it is also kept for a caller to come.
+fn deliver(
+    state: &mut State,
+    id: &str,
+    answer: BatchAnswer,
+    keep: bool,
+) -> Option<(String, ChatResponse)> {
+    let mut taken = false;
+    for waiter in state.waiting.remove(id).unwrap_or_default() {
+        taken |= waiter.send(answer.clone()).is_ok();
     }
+    let BatchAnswer::Answered(response) = answer else {
+        return None;
+    };
+    if taken {
+        return None;
+    }
+    if keep {
+        state
+            .ready
+            .insert(id.to_string(), BatchAnswer::Answered(response.clone()));
+    }
+    Some((id.to_string(), response))
 }

@@ -96,6 +96,12 @@ impl CacheKey {
         &self.0
     }
 
+    /// The key written as [`CacheKey::to_hex`] writes it; `None` for other text.
+    pub fn from_hex(text: &str) -> Option<Self> {
+        let bytes: [u8; 32] = hex::decode(text).ok()?.try_into().ok()?;
+        Some(CacheKey(bytes))
+    }
+
     /// Lower-case hex, as shown in recordings and logs.
     pub fn to_hex(&self) -> String {
         hex::encode(self.0)

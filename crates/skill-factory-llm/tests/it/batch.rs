@@ -334,3 +334,55 @@ async fn an_owed_batch_is_polled_again_and_one_the_provider_lost_is_forgotten() 
     let owed = journal.owed(third.provider(), third.endpoint(), third.model());
     assert!(owed.is_empty(), "{owed:?}");
 }
+
+#[tokio::test]
+async fn a_budget_lets_no_batch_hold_more_than_it_has_room_for() {
+    use skill_factory_llm::batch::BatchEvent;
+    use skill_factory_llm::{BudgetLimits, BudgetedModel, Ledger, Pricing, Reserve};
+    let mock = mock(BatchPlan::default()).await;
+    let (model, board) = batched(&mock, None, 10_000, usize::MAX);
+    let sizes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = sizes.clone();
+    board.watch(move |event| {
+        if let BatchEvent::Submitted { requests, .. } = event {
+            seen.lock().unwrap().push(*requests);
+        }
+    });
+    let price = Pricing {
+        input_per_mtok: 1_000.0,
+        output_per_mtok: 1_000.0,
+    };
+    let most = Reserve::of(&requests()[0].request, Some(price)).usd;
+    // Room for five calls' worst case at a time, and for the twenty calls' real cost.
+    let ledger = Arc::new(Ledger::new(BudgetLimits {
+        max_usd: Some(most * 5.5),
+        ..BudgetLimits::default()
+    }));
+    let budgeted =
+        Arc::new(BudgetedModel::new(model, ledger.clone(), "target", Some(price)).reserving());
+    let calls: Vec<_> = requests()
+        .into_iter()
+        .map(|r| {
+            let budgeted = budgeted.clone();
+            tokio::spawn(async move { budgeted.chat(&r.request).await })
+        })
+        .collect();
+    let mut answered = 0;
+    for call in calls {
+        if call.await.unwrap().is_ok() {
+            answered += 1;
+        }
+    }
+    let sizes = sizes.lock().unwrap().clone();
+    assert!(sizes.iter().all(|n| *n <= 5), "batches of {sizes:?}");
+    assert!(
+        sizes.len() >= 2,
+        "the rest waited for the next batch: {sizes:?}"
+    );
+    assert_eq!(answered, sizes.iter().sum::<usize>());
+    assert!(
+        ledger.total().usd <= most * 5.5,
+        "${} spent",
+        ledger.total().usd
+    );
+}

@@ -150,7 +150,11 @@ impl SubprocessHarness {
         let settings = ProcessSettings {
             timeout: config.timeout_duration(),
             cwd: config.cwd.clone(),
-            env: session.child_env(&config.env),
+            // A job runs in its node's environment, not in this process's.
+            env: match config.executor.executor_type {
+                ExecutorType::Local => session.child_env(&config.env),
+                ExecutorType::Ray => session.shipped_env(&config.env),
+            },
             skill_mode: config.skill_mode,
         };
         let harness = SubprocessHarness::new(program, settings).map_err(|e| {
@@ -165,17 +169,13 @@ impl SubprocessHarness {
             return Ok(harness);
         }
         // The runs and the cache grow inside a project folder; neither is the rollout's.
-        let skip = vec![
-            session.config.runs_dir(),
-            session
-                .config
-                .config
-                .cache
-                .path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default(),
-        ];
+        let cache = &session.config.config.cache.path;
+        let mut skip = vec![session.config.runs_dir(), cache.clone()];
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut file = cache.clone().into_os_string();
+            file.push(suffix);
+            skip.push(file.into());
+        }
         let ray = RayExecutor::new(config, skip)
             .map_err(|e| session.block_error("harness.executor", e))?;
         Ok(harness.on_ray(ray))

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use skill_factory_llm::http::error_chain;
+use skill_factory_llm::url::EndpointUrl;
 
 /// A job's state, as Ray names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +26,8 @@ impl JobStatus {
 /// A client of one cluster's dashboard.
 #[derive(Debug, Clone)]
 pub struct RayClient {
-    address: String,
+    /// The dashboard (credentials in it are shown as `***`).
+    address: EndpointUrl,
     http: reqwest::Client,
 }
 
@@ -39,19 +41,23 @@ impl RayClient {
             .build()
             .map_err(|e| format!("could not start the HTTP client: {e}"))?;
         Ok(RayClient {
-            address: address.trim().trim_end_matches('/').to_string(),
+            address: EndpointUrl::new(address.trim().trim_end_matches('/')),
             http,
         })
     }
 
-    /// The dashboard's address.
+    /// The dashboard's address as shown (credentials redacted).
     pub fn address(&self) -> &str {
-        &self.address
+        self.address.shown()
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address.url())
     }
 
     /// Uploads a working_dir package as `gcs://<name>` (`name` is `_ray_pkg_<hash>.zip`).
     pub async fn upload(&self, name: &str, zip: Vec<u8>) -> Result<(), String> {
-        let url = format!("{}/api/packages/gcs/{name}", self.address);
+        let url = self.url(&format!("/api/packages/gcs/{name}"));
         self.send(self.http.put(url).body(zip)).await.map(drop)
     }
 
@@ -70,14 +76,14 @@ impl RayClient {
             "entrypoint_num_cpus": num_cpus,
             "metadata": {"started_by": "skill-factory"},
         });
-        let url = format!("{}/api/jobs/", self.address);
+        let url = self.url("/api/jobs/");
         self.send(self.http.post(url).json(&body)).await.map(drop)
     }
 
     /// The job's status.
     pub async fn status(&self, id: &str) -> Result<JobStatus, String> {
         let text = self
-            .send(self.http.get(format!("{}/api/jobs/{id}", self.address)))
+            .send(self.http.get(self.url(&format!("/api/jobs/{id}"))))
             .await?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| format!("the status of job {id} is not JSON ({e})"))?;
@@ -90,10 +96,7 @@ impl RayClient {
     /// Everything the job printed (with Ray's own lines).
     pub async fn logs(&self, id: &str) -> Result<String, String> {
         let text = self
-            .send(
-                self.http
-                    .get(format!("{}/api/jobs/{id}/logs", self.address)),
-            )
+            .send(self.http.get(self.url(&format!("/api/jobs/{id}/logs"))))
             .await?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| format!("the logs of job {id} are not JSON ({e})"))?;
@@ -102,14 +105,14 @@ impl RayClient {
 
     /// Asks Ray to stop the job (SIGTERM, then SIGKILL after a few seconds).
     pub async fn stop(&self, id: &str) -> Result<(), String> {
-        let url = format!("{}/api/jobs/{id}/stop", self.address);
+        let url = self.url(&format!("/api/jobs/{id}/stop"));
         self.send(self.http.post(url)).await.map(drop)
     }
 
     /// Deletes the record of an ended job, so a run's thousands of jobs do not pile up in the
     /// dashboard.
     pub async fn delete(&self, id: &str) -> Result<(), String> {
-        let url = format!("{}/api/jobs/{id}", self.address);
+        let url = self.url(&format!("/api/jobs/{id}"));
         self.send(self.http.delete(url)).await.map(drop)
     }
 
@@ -117,16 +120,16 @@ impl RayClient {
         let response = request.send().await.map_err(|e| {
             format!(
                 "could not reach the Ray dashboard at {} ({}): start the cluster (`ray start --head`) or fix harness.executor.address",
-                self.address,
-                error_chain(&e)
+                self.address(),
+                self.address.redact(&error_chain(&e))
             )
         })?;
         let status = response.status();
         let text = response.text().await.map_err(|e| {
             format!(
                 "the Ray dashboard at {} broke off its answer ({})",
-                self.address,
-                error_chain(&e)
+                self.address(),
+                self.address.redact(&error_chain(&e))
             )
         })?;
         if status.is_success() {
@@ -135,9 +138,9 @@ impl RayClient {
             let shown: String = text.chars().take(500).collect();
             Err(format!(
                 "the Ray dashboard at {} answered HTTP {}: {}",
-                self.address,
+                self.address(),
                 status.as_u16(),
-                shown.trim()
+                self.address.redact(shown.trim())
             ))
         }
     }

@@ -105,7 +105,13 @@ def main():
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    code = child.wait()
+    # The driver stops the job at the rollout's timeout; this is the limit should it not (it
+    # was killed, or lost the dashboard).
+    try:
+        code = child.wait(timeout=spec["deadline"])
+    except subprocess.TimeoutExpired:
+        stop(None, None)
+        code = child.wait()
     # What the program left running dies with it, and its end of the pipes with it.
     try:
         os.killpg(child.pid, signal.SIGKILL)

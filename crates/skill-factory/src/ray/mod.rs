@@ -17,7 +17,7 @@ pub mod package;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,10 @@ const MARKER: &str = "@@SKILL_FACTORY_ROLLOUT_RESULT@@ ";
 
 /// How long a stopped job is given to end (Ray sends SIGKILL 3 s after SIGTERM).
 const STOP_GRACE: Duration = Duration::from_secs(20);
+
+/// How long past the rollout's timeout a job ends itself, when nobody stopped it (the
+/// driver was killed, or lost the dashboard).
+const BACKSTOP: Duration = Duration::from_secs(60);
 
 /// How long after a job has ended its record is deleted from the cluster.
 const DELETE_AFTER: Duration = Duration::from_secs(10);
@@ -122,6 +126,10 @@ impl RayExecutor {
         let entrypoint = format!(
             "if command -v python3 >/dev/null 2>&1; then exec python3 {ROLLOUT_DIR}/job.py; else exec python {ROLLOUT_DIR}/job.py; fi"
         );
+        // Registered before it exists, so that quitting meanwhile stops it too.
+        let Some(_running) = Running::register(self.client.clone(), &id) else {
+            return launch_failed("Skill Factory is quitting".to_string());
+        };
         if let Err(error) = self
             .client
             .submit(&id, &entrypoint, &name, self.num_cpus)
@@ -129,7 +137,11 @@ impl RayExecutor {
         {
             return launch_failed(error);
         }
-        let _running = Running::register(self.client.clone(), &id);
+        if STOPPING.load(Ordering::SeqCst) {
+            // Quitting began while it was submitted, maybe after its stop was sent.
+            let _ = self.client.stop(&id).await;
+            return launch_failed("Skill Factory is quitting".to_string());
+        }
         let outcome = self.follow(&id, spec.timeout, spec.limits).await;
         // The record goes once its supervisor is surely gone: deleting a job that has just
         // ended kills the supervisor mid-exit and leaves a FAILED record behind instead.
@@ -175,6 +187,8 @@ impl RayExecutor {
             "cwd": cwd,
             "env": env,
             "stdin": spec.stdin.is_some(),
+            // The job's own limit, should this process die and not stop it at the timeout.
+            "deadline": spec.timeout.as_secs_f64() + BACKSTOP.as_secs_f64(),
             "stdout_head": spec.limits.stdout_head,
             "tail": spec.limits.tail,
             "root_token": ROOT_TOKEN,
@@ -238,15 +252,22 @@ impl RayExecutor {
                     failures += 1;
                     tracing::debug!("a look at Ray job {id} failed ({error}); trying again");
                 }
-                Err(error) => return launch_failed(error),
+                Err(error) => {
+                    // Given up on: it is stopped rather than left running unwatched.
+                    let _ = self.client.stop(id).await;
+                    return launch_failed(error);
+                }
             }
             let now = Instant::now();
             match (started, stopped_at) {
                 (Some(start), None) if now.duration_since(start) >= timeout => {
-                    if let Err(error) = self.client.stop(id).await {
-                        tracing::warn!("could not stop Ray job {id} at its timeout: {error}");
+                    // A stop that fails is tried again at the next look.
+                    match self.client.stop(id).await {
+                        Ok(()) => stopped_at = Some(now),
+                        Err(error) => {
+                            tracing::warn!("could not stop Ray job {id} at its timeout: {error}")
+                        }
                     }
-                    stopped_at = Some(now);
                 }
                 (_, Some(stop)) if now.duration_since(stop) >= STOP_GRACE => {
                     return Outcome::TimedOut {
@@ -336,22 +357,35 @@ fn last_lines(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// `text` with the path `from` (as a whole path or a prefix of one) written as `to`.
+/// `text` with the path `from` written as `to` wherever it stands as a whole path or the
+/// start of one: not preceded by a character of a path (so `/data/home/u` is not moved for
+/// `/home/u`) and followed by `/`, the end, or a character that cannot continue a name.
 fn move_path(text: &str, from: &Path, to: &str) -> String {
     let from = from.display().to_string();
     if from.is_empty() || from == "/" {
         return text.to_string();
     }
-    let mut moved = text.replace(&format!("{from}/"), &format!("{to}/"));
-    if moved.ends_with(&from) {
-        moved.truncate(moved.len() - from.len());
-        moved.push_str(to);
+    let in_path = |c: char| c.is_alphanumeric() || "/._-~+@".contains(c);
+    let mut moved = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(&from) {
+        let before = rest[..at].chars().last().or_else(|| moved.chars().last());
+        let after = rest[at + from.len()..].chars().next();
+        let whole =
+            before.is_none_or(|c| !in_path(c)) && after.is_none_or(|c| c == '/' || !in_path(c));
+        moved.push_str(&rest[..at]);
+        moved.push_str(if whole { to } else { &from });
+        rest = &rest[at + from.len()..];
     }
+    moved.push_str(rest);
     moved
 }
 
 /// The jobs of this process still running, for [`stop_running_jobs`].
 static RUNNING: Mutex<BTreeMap<String, RayClient>> = Mutex::new(BTreeMap::new());
+
+/// Set once [`stop_running_jobs`] has begun: no job is submitted after it.
+static STOPPING: AtomicBool = AtomicBool::new(false);
 
 fn running() -> std::sync::MutexGuard<'static, BTreeMap<String, RayClient>> {
     RUNNING
@@ -363,9 +397,14 @@ fn running() -> std::sync::MutexGuard<'static, BTreeMap<String, RayClient>> {
 struct Running(String);
 
 impl Running {
-    fn register(client: RayClient, id: &str) -> Running {
-        running().insert(id.to_string(), client);
-        Running(id.to_string())
+    /// Registers the job `id`, or refuses once quitting has begun.
+    fn register(client: RayClient, id: &str) -> Option<Running> {
+        let mut jobs = running();
+        if STOPPING.load(Ordering::SeqCst) {
+            return None;
+        }
+        jobs.insert(id.to_string(), client);
+        Some(Running(id.to_string()))
     }
 }
 
@@ -378,7 +417,11 @@ impl Drop for Running {
 /// Asks the cluster to stop every job of this process still running, for a process about to
 /// exit (Ctrl-C): waits at most a few seconds for the answers. Returns how many were asked.
 pub fn stop_running_jobs() -> usize {
-    let jobs = std::mem::take(&mut *running());
+    let jobs = {
+        let mut jobs = running();
+        STOPPING.store(true, Ordering::SeqCst);
+        std::mem::take(&mut *jobs)
+    };
     if jobs.is_empty() {
         return 0;
     }
@@ -423,6 +466,15 @@ mod tests {
             "/tmp/skill-factory-abcd/f"
         );
         assert_eq!(move_path("plain", from, "R"), "plain");
+        let home = Path::new("/home/u/proj");
+        assert_eq!(
+            move_path("/data/home/u/proj/x", home, "R"),
+            "/data/home/u/proj/x"
+        );
+        assert_eq!(
+            move_path("a=/home/u/proj/x:/home/u/proj", home, "R"),
+            "a=R/x:R"
+        );
     }
 
     #[test]

@@ -34,8 +34,9 @@ pub struct Entry {
     pub mode: u32,
 }
 
-/// The files of `folder`, relative to it, leaving out `.git` and the folders in `skip` (the
-/// runs folder and the cache, which grow with every run). Links are followed only to files.
+/// The files of `folder`, relative to it, leaving out `.git` and the paths in `skip` (the
+/// runs folder and the cache's files, which grow with every run). A link is followed only to
+/// a file: a linked folder (a virtualenv, `node_modules`, a loop) is left out.
 pub fn read_project(folder: &Path, skip: &[PathBuf]) -> Result<Vec<Entry>, String> {
     let mut entries = Vec::new();
     let mut total = 0u64;
@@ -60,9 +61,15 @@ fn walk(
         {
             continue;
         }
+        let Ok(own) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
         let Ok(meta) = std::fs::metadata(&path) else {
             continue;
         };
+        if own.file_type().is_symlink() && meta.is_dir() {
+            continue;
+        }
         if meta.is_dir() {
             walk(root, &path, skip, entries, total)?;
         } else if meta.is_file() {
@@ -152,9 +159,13 @@ mod tests {
             std::fs::create_dir_all(root.join(folder)).unwrap();
             std::fs::write(root.join(folder).join("f"), "x").unwrap();
         }
-        let entries = read_project(root, &[root.join("runs")]).unwrap();
+        std::fs::write(root.join("cache.sqlite"), "db").unwrap();
+        std::os::unix::fs::symlink(root.join("lib"), root.join("linked-folder")).unwrap();
+        std::os::unix::fs::symlink(root.join("lib/f"), root.join("linked-file")).unwrap();
+        let skip = [root.join("runs"), root.join("cache.sqlite")];
+        let entries = read_project(root, &skip).unwrap();
         let paths: Vec<&str> = entries.iter().map(|e| e.path.as_str()).collect();
-        assert_eq!(paths, ["agent.sh", "lib/f"]);
+        assert_eq!(paths, ["agent.sh", "lib/f", "linked-file"]);
         assert_eq!(entries[0].mode, 0o755);
         let (name, bytes) = zip(&entries.iter().collect::<Vec<_>>()).unwrap();
         assert!(
