@@ -4,7 +4,8 @@
 //! test with what to set.
 //!
 //! Built only with the cargo feature `e2e`: an optimization of `examples/shell-agent` on the
-//! cluster ends as the local one does, failed rollouts read as local ones, a rollout's timeout
+//! cluster ends as the local one does, failed rollouts read as local ones, a job gets the
+//! `.env` values, the harness's `env` and its files where the paths say, a rollout's timeout
 //! stops its job, `max_workers` bounds the jobs in flight, and Ctrl-C stops every job. Run one
 //! test at a time (`--test-threads=1`): the tests count the cluster's jobs.
 
@@ -248,4 +249,42 @@ fn max_workers_bounds_the_jobs_in_flight_and_ctrl_c_stops_every_job() {
         "Ctrl-C stopped them: {:?}",
         ours()
     );
+}
+
+#[test]
+fn a_job_gets_the_dotenv_values_and_the_harness_env_and_paths_into_its_package() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("skill.md"),
+        "---\nname: s\ndescription: d\n---\nbody\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(".env"), "SHIPPED=from-dotenv\n").unwrap();
+    std::fs::write(
+        dir.path().join("tool.sh"),
+        "printf '%s' \"$(cat \"$1\" | head -n 2 | tail -n 1)\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("data.jsonl"),
+        "{\"id\": \"a\", \"input\": \"x\", \"expected\": \"name: s|from-dotenv-mine\"}\n",
+    )
+    .unwrap();
+    let path = dir.path().join("config.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "skill: skill.md\ndataset: data.jsonl\nmetric: {{golden: {{mode: exact}}}}\n\
+             harness:\n  type: subprocess\n  cwd: .\n  env: {{OWN: mine}}\n\
+             \x20 command: [sh, -c, 'sh tool.sh \"$1\"; printf \"|%s-%s\" \"$SHIPPED\" \"$OWN\"', sh, \"{{skill_file}}\"]\n{}",
+            ray_executor(", num_cpus: 0")
+        ),
+    )
+    .unwrap();
+    let report = report(&path);
+    assert_eq!(
+        report["items"][0]["output"], "name: s|from-dotenv-mine",
+        "{report}"
+    );
+    assert_eq!(report["score"], 1.0, "{report}");
 }
