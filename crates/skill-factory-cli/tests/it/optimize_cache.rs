@@ -248,7 +248,18 @@ async fn optimize_in_batch_mode_finds_what_direct_calls_find() {
         result.as_object_mut().unwrap().remove("config_name");
         result
     };
-    assert_eq!(unnamed(&batched), unnamed(&direct));
+    let mut batched_result = unnamed(&batched);
+    let batches = batched_result
+        .as_object_mut()
+        .unwrap()
+        .remove("batches")
+        .expect("result.json counts the batches");
+    assert_eq!(batched_result, unnamed(&direct));
+    assert!(batches["submitted"].as_u64() > Some(1), "{batches}");
+    assert_eq!(batches["asked_directly"], 0, "{batches}");
+    let report =
+        std::fs::read_to_string(batched.parent().unwrap().join("runs/latest/report.md")).unwrap();
+    assert!(report.contains("Provider batches: "), "{report}");
     assert_edits_were_accepted_and_rejected(&batched);
     // The optimizer's proposals are asked directly; the rollouts and their scoring go in
     // batches, so the direct requests are the optimizer's alone.

@@ -39,6 +39,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{SecondsFormat, Utc};
 use serde_json::Value;
 use skill_factory_core::{Skill, Split};
+use skill_factory_llm::batch::BatchBoard;
 use skill_factory_llm::url::EndpointUrl;
 use skill_factory_llm::{Ledger, ProviderSettings};
 use skill_factory_package::output::{below, write_atomic};
@@ -248,6 +249,11 @@ fn open_folder(
         failed_rollouts: AtomicUsize::new(0),
         refused_copies: Mutex::new(Vec::new()),
         cleaned_repeats: Mutex::new(Vec::new()),
+        batches: ["target", "judge", "optimizer"]
+            .iter()
+            .any(|role| session.batched(role))
+            .then(|| session.layers_in_use().map(|l| l.batches().clone()))
+            .flatten(),
     });
     recorder.checkpoint(&OptimizationResult::starting(
         parts.optimizer.name(),
@@ -377,6 +383,8 @@ struct RunWriter {
     refused_copies: Mutex<Vec<usize>>,
     /// Candidates cleaned of repeated paragraphs.
     cleaned_repeats: Mutex<Vec<usize>>,
+    /// The run's batch counts, when any role batches its calls.
+    batches: Option<Arc<BatchBoard>>,
 }
 
 impl RunWriter {
@@ -389,6 +397,7 @@ impl RunWriter {
             failed_rollouts: self.failed_rollouts.load(Ordering::Relaxed),
             refused_copies: sorted(&self.refused_copies),
             cleaned_repeats: sorted(&self.cleaned_repeats),
+            batches: self.batches.as_ref().map(|board| board.counts()),
             ..self.base.clone()
         }
     }

@@ -128,6 +128,17 @@ pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> 
             numbers(&info.cleaned_repeats)
         );
     }
+    if let Some(batches) = &info.batches {
+        let resumed = match batches.resumed {
+            0 => String::new(),
+            n => format!(" and {n} of an earlier run polled again"),
+        };
+        let _ = write!(
+            text,
+            " Provider batches: {} submitted{resumed}; {} requests answered by a batch at half price, {} asked directly (errored, expired or not submitted).",
+            batches.submitted, batches.answered, batches.direct
+        );
+    }
     if !info.unpriced_models.is_empty() {
         let _ = write!(
             text,

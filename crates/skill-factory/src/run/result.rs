@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 use skill_factory_llm::Spend;
+use skill_factory_llm::batch::BatchCounts;
 use skill_factory_pycompat::json::dumps_pretty_ascii;
 
 use crate::optimizer::OptimizationResult;
@@ -77,6 +78,8 @@ pub struct RunInfo {
     pub refused_copies: Vec<usize>,
     /// Candidates whose repeated paragraphs were removed before scoring, by number.
     pub cleaned_repeats: Vec<usize>,
+    /// What the run's provider batches did (`None` when no call was batched).
+    pub batches: Option<BatchCounts>,
 }
 
 impl RunInfo {
@@ -201,6 +204,13 @@ pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
     map.insert("failed_rollouts".into(), json!(info.failed_rollouts));
     map.insert("refused_copies".into(), json!(info.refused_copies));
     map.insert("cleaned_repeats".into(), json!(info.cleaned_repeats));
+    if let Some(batches) = &info.batches {
+        map.insert(
+            "batches".into(),
+            json!({"submitted": batches.submitted, "resumed": batches.resumed,
+                   "answered": batches.answered, "asked_directly": batches.direct}),
+        );
+    }
     Value::Object(map)
 }
 
