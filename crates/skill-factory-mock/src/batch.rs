@@ -99,10 +99,16 @@ pub(crate) struct Batches {
     requests: u64,
 }
 
+/// Batches created and the requests in them.
+pub(crate) fn counts(batches: &Mutex<Batches>) -> (u64, u64) {
+    let batches = lock(batches);
+    (batches.created, batches.requests)
+}
+
 /// `{"created": batches, "requests": requests in them}`, for `GET /stats`.
 pub(crate) fn lock_stats(batches: &Mutex<Batches>) -> Value {
-    let batches = lock(batches);
-    json!({"created": batches.created, "requests": batches.requests})
+    let (created, requests) = counts(batches);
+    json!({"created": created, "requests": requests})
 }
 
 fn lock(batches: &Mutex<Batches>) -> MutexGuard<'_, Batches> {

@@ -178,6 +178,11 @@ impl MockServer {
         self.shared.received().clone()
     }
 
+    /// Batches created so far (both wire formats) and the requests in them.
+    pub fn batch_counts(&self) -> (u64, u64) {
+        crate::batch::counts(&self.shared.batches)
+    }
+
     /// The most chat requests in flight at once since the start (or the last
     /// `POST /stats/reset`).
     pub fn max_in_flight(&self) -> usize {

@@ -75,18 +75,6 @@ fn scores(report: &Value) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// The mock's batch counts: batches created and the requests in them.
-async fn batch_stats(server: &MockServer) -> (u64, u64) {
-    let stats: Value = reqwest::get(format!("{}/stats", server.base_url()))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let count = |key: &str| stats["batches"][key].as_u64().unwrap();
-    (count("created"), count("requests"))
-}
-
 /// The batch journal beside the config's runs (`runs/<config name>/`, the name of a
 /// `config.yaml` being its folder's).
 fn journal(dir: &Path) -> String {
@@ -121,7 +109,7 @@ async fn a_thousand_tasks_in_batch_mode_score_as_direct_calls_at_half_the_cost()
             1000,
             "{wire}: no direct call in batch mode"
         );
-        assert_eq!(batch_stats(&server).await, (1, 1000), "{wire}: one batch");
+        assert_eq!(server.batch_counts(), (1, 1000), "{wire}: one batch");
         assert_eq!(scores(&batched), scores(&direct), "{wire}");
         assert_eq!(batched["score"], direct["score"], "{wire}");
         assert!((direct["score"].as_f64().unwrap() - expected(1000)).abs() < 1e-9);
@@ -147,7 +135,7 @@ async fn a_thousand_tasks_in_batch_mode_score_as_direct_calls_at_half_the_cost()
 
         // Every answer went into the cache as a direct one would: the rerun asks nothing.
         let (again, stderr) = evaluate(&batch_config, &["--batch"]).await;
-        assert_eq!(batch_stats(&server).await, (1, 1000), "{wire}: {stderr}");
+        assert_eq!(server.batch_counts(), (1, 1000), "{wire}: {stderr}");
         assert_eq!(server.request_count(), 1000, "{wire}");
         assert!(
             stderr.contains("1000 answered from the cache, 0 asked"),
@@ -184,7 +172,7 @@ async fn the_judge_batches_too_and_grades_as_it_does_directly() {
         "nothing asked directly: {stderr}"
     );
     assert_eq!(
-        batch_stats(&server).await,
+        server.batch_counts(),
         (2, 300),
         "one batch of rollouts, then one of grades: {stderr}"
     );
@@ -203,7 +191,7 @@ async fn a_mixed_run_batches_only_what_direct_calls_did_not_cache() {
     let asked = server.request_count() as u64;
     assert_eq!(asked, val["tasks"].as_u64().unwrap());
     let (all, stderr) = evaluate(&config, &["--batch"]).await;
-    assert_eq!(batch_stats(&server).await, (1, 120 - asked), "{stderr}");
+    assert_eq!(server.batch_counts(), (1, 120 - asked), "{stderr}");
     assert!(
         stderr.contains(&format!(
             "{asked} answered from the cache, {} asked",
@@ -248,12 +236,12 @@ async fn a_run_killed_while_it_polls_resumes_the_same_batch_without_paying_again
         // SIGKILL while the batch is still running (it ends 3 s after its creation).
         child.kill().unwrap();
         child.wait().unwrap();
-        assert_eq!(batch_stats(&server).await, (1, 200), "{wire}");
+        assert_eq!(server.batch_counts(), (1, 200), "{wire}");
         assert!(!journal(dir.path()).contains("\"read\""), "{wire}");
 
         let (report, stderr) = evaluate(&config, &[]).await;
         assert_eq!(
-            batch_stats(&server).await,
+            server.batch_counts(),
             (1, 200),
             "{wire}: the rerun submitted nothing: {stderr}"
         );

@@ -257,23 +257,12 @@ async fn ask_all(model: &Arc<BatchedModel>, requests: &[BatchRequest], twice: bo
     texts
 }
 
-async fn created(mock: &MockServer) -> (u64, u64) {
-    let stats: serde_json::Value = reqwest::get(format!("{}/stats", mock.base_url()))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let count = |key: &str| stats["batches"][key].as_u64().unwrap();
-    (count("created"), count("requests"))
-}
-
 #[tokio::test]
 async fn concurrent_calls_make_one_batch_and_identical_ones_share_a_request() {
     let mock = mock(BatchPlan::default()).await;
     let (model, board) = batched(&mock, None, 10_000, usize::MAX);
     let texts = ask_all(&model, &requests(), true).await;
-    assert_eq!(created(&mock).await, (1, 20), "40 calls, 20 distinct");
+    assert_eq!(mock.batch_counts(), (1, 20), "40 calls, 20 distinct");
     assert_eq!(texts[0], texts[1]);
     assert!(texts[0].contains("answer 0"), "{}", texts[0]);
     assert_eq!(board.counts().answered, 20);
@@ -285,12 +274,12 @@ async fn a_batch_holds_at_most_max_requests_and_max_bytes() {
     let mock = mock(BatchPlan::default()).await;
     let (model, _) = batched(&mock, None, 8, usize::MAX);
     ask_all(&model, &requests(), false).await;
-    assert_eq!(created(&mock).await, (3, 20), "8 + 8 + 4");
+    assert_eq!(mock.batch_counts(), (3, 20), "8 + 8 + 4");
     let mock = self::mock(BatchPlan::default()).await;
     // "Be brief." and "question N" are 19 or 20 bytes: three fit in 60.
     let (model, _) = batched(&mock, None, 10_000, 60);
     ask_all(&model, &requests(), false).await;
-    let (batches, requests) = created(&mock).await;
+    let (batches, requests) = mock.batch_counts();
     assert_eq!(requests, 20);
     assert!((7..=10).contains(&batches), "{batches} batches");
 }
@@ -302,7 +291,7 @@ async fn an_owed_batch_is_polled_again_and_one_the_provider_lost_is_forgotten() 
     let journal = Journal::in_folder(dir.path());
     let (first, _) = batched(&mock, Some(journal.clone()), 10_000, usize::MAX);
     let expected = ask_all(&first, &requests(), false).await;
-    assert_eq!(created(&mock).await, (1, 20));
+    assert_eq!(mock.batch_counts(), (1, 20));
     // As if the first run had been killed before reading its batch: the read line goes.
     let text = std::fs::read_to_string(journal.path()).unwrap();
     let submitted = text.lines().next().unwrap().to_string();
@@ -310,7 +299,7 @@ async fn an_owed_batch_is_polled_again_and_one_the_provider_lost_is_forgotten() 
 
     let (second, board) = batched(&mock, Some(journal.clone()), 10_000, usize::MAX);
     assert_eq!(ask_all(&second, &requests(), false).await, expected);
-    assert_eq!(created(&mock).await, (1, 20), "nothing submitted again");
+    assert_eq!(mock.batch_counts(), (1, 20), "nothing submitted again");
     assert_eq!(board.counts().resumed, 1);
     assert_eq!(mock.request_count(), 0);
 

@@ -452,29 +452,29 @@ mod tests {
 
     #[test]
     fn paths_into_the_shipped_folders_move_and_others_stay() {
-        let from = Path::new("/tmp/skill-factory-abc");
-        assert_eq!(
-            move_path("/tmp/skill-factory-abc/SKILL.md", from, "R/x"),
-            "R/x/SKILL.md"
-        );
-        assert_eq!(
-            move_path("--dir=/tmp/skill-factory-abc", from, "R"),
-            "--dir=R"
-        );
-        assert_eq!(
-            move_path("/tmp/skill-factory-abcd/f", from, "R"),
-            "/tmp/skill-factory-abcd/f"
-        );
-        assert_eq!(move_path("plain", from, "R"), "plain");
-        let home = Path::new("/home/u/proj");
-        assert_eq!(
-            move_path("/data/home/u/proj/x", home, "R"),
-            "/data/home/u/proj/x"
-        );
-        assert_eq!(
-            move_path("a=/home/u/proj/x:/home/u/proj", home, "R"),
-            "a=R/x:R"
-        );
+        let cases = [
+            (
+                "/tmp/skill-factory-abc",
+                "/tmp/skill-factory-abc/SKILL.md",
+                "R/SKILL.md",
+            ),
+            (
+                "/tmp/skill-factory-abc",
+                "--dir=/tmp/skill-factory-abc",
+                "--dir=R",
+            ),
+            (
+                "/tmp/skill-factory-abc",
+                "/tmp/skill-factory-abcd/f",
+                "/tmp/skill-factory-abcd/f",
+            ),
+            ("/tmp/skill-factory-abc", "plain", "plain"),
+            ("/home/u/proj", "/data/home/u/proj/x", "/data/home/u/proj/x"),
+            ("/home/u/proj", "a=/home/u/proj/x:/home/u/proj", "a=R/x:R"),
+        ];
+        for (from, text, moved) in cases {
+            assert_eq!(move_path(text, Path::new(from), "R"), moved, "{text}");
+        }
     }
 
     #[test]
