@@ -296,6 +296,19 @@ fn block_model<'a>(settings: &'a ProviderSettings, default_model: &'a str) -> Op
 /// The providers whose batch API batch mode speaks, for messages.
 const BATCH_PROVIDERS: &str = "anthropic, openai and openai-compatible";
 
+/// Whether the provider a block names has a batch API that batch mode speaks.
+pub fn has_batch_api(settings: &ProviderSettings) -> bool {
+    block_provider(settings).is_ok_and(|info| batch_wire(info).is_some())
+}
+
+fn batch_wire(info: &ProviderInfo) -> Option<BatchWire> {
+    match (info.wire, info.name) {
+        (WireFormat::Anthropic, _) => Some(BatchWire::Anthropic),
+        (WireFormat::OpenAi, "openai" | "openai-compatible") => Some(BatchWire::OpenAi),
+        _ => None,
+    }
+}
+
 /// The batch API of the provider a block with `batch: true` names, and how to gather and
 /// poll its batches; an error for a provider without one.
 pub fn build_batch_api(
@@ -305,15 +318,11 @@ pub fn build_batch_api(
     scheduler: &Scheduler,
 ) -> Result<(BatchApi, BatchOptions), LlmError> {
     let info = block_provider(settings)?;
-    let wire = match (info.wire, info.name) {
-        (WireFormat::Anthropic, _) => BatchWire::Anthropic,
-        (WireFormat::OpenAi, "openai" | "openai-compatible") => BatchWire::OpenAi,
-        _ => {
-            return Err(LlmError::Config(format!(
-                "`batch: true`, but {} has no batch API that batch mode speaks (it speaks those of {BATCH_PROVIDERS}): remove `batch`, or use one of those providers",
-                info.name
-            )));
-        }
+    let Some(wire) = batch_wire(info) else {
+        return Err(LlmError::Config(format!(
+            "`batch: true`, but {} has no batch API that batch mode speaks (it speaks those of {BATCH_PROVIDERS}): remove `batch`, or use one of those providers",
+            info.name
+        )));
     };
     let http = HttpParts::resolve(
         info,

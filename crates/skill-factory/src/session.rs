@@ -39,7 +39,8 @@ pub struct SessionOptions {
     /// ([`crate::run::optimize`] puts it there); `SKILL_FACTORY_RECORD` names one instead.
     pub record: bool,
     /// `--batch`: the target's and the judge's calls go as provider batches, as if their
-    /// blocks said `batch: true`.
+    /// blocks said `batch: true`, where their provider has a batch API; neither having one
+    /// is an error ([`Session::open`]).
     pub batch: bool,
 }
 
@@ -109,6 +110,18 @@ impl Session {
             layers: OnceLock::new(),
         };
         session.check_config_outputs()?;
+        if session.batch && !(session.batched("target") || session.batched("judge")) {
+            let roles = session.config.config.roles(&|key| session.config.env(key));
+            return Err(EngineError::Block {
+                place: session.config.place_of("provider"),
+                key: "provider".to_string(),
+                detail: format!(
+                    "--batch, but neither the target's provider ({}) nor the judge's ({}) has a batch API that batch mode speaks (anthropic, openai, openai-compatible): run without --batch",
+                    roles.target.name.as_deref().unwrap_or("none"),
+                    roles.judge.name.as_deref().unwrap_or("none")
+                ),
+            });
+        }
         Ok(session)
     }
 
@@ -282,7 +295,13 @@ impl Session {
         role: &str,
         settings: &'a ProviderSettings,
     ) -> std::borrow::Cow<'a, ProviderSettings> {
-        if self.batch && role != "optimizer" && settings.batch.is_none() {
+        // `--batch` batches what can be: a judge on a server without a batch API (Ollama,
+        // say) stays direct while the target batches.
+        if self.batch
+            && role != "optimizer"
+            && settings.batch.is_none()
+            && skill_factory_llm::providers::has_batch_api(settings)
+        {
             let mut batched = settings.clone();
             batched.batch = Some(true);
             std::borrow::Cow::Owned(batched)

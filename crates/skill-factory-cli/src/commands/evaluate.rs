@@ -130,6 +130,9 @@ fn json_report(
     evaluation: &Evaluation,
 ) -> serde_json::Value {
     let usage = evaluation.usage();
+    // Unknown (null) when a model called has no price.
+    let spent = session.ledger().total();
+    let cost = (spent.unpriced_calls == 0).then_some(spent.usd);
     json!({
         "config": session.config.path.display().to_string(),
         "skill": session.skill_path.display().to_string(),
@@ -139,7 +142,7 @@ fn json_report(
         "tasks": evaluation.size(),
         "failed": evaluation.failed(),
         "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-        "cost_usd": session.ledger().total().usd,
+        "cost_usd": cost,
         "items": evaluation.items.iter().map(|item| json!({
             "id": item.task_id(),
             "score": item.score(),

@@ -317,3 +317,23 @@ async fn batch_mode_on_a_provider_without_a_batch_api_is_refused_before_any_requ
     );
     assert_eq!(server.request_count(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_batch_flag_with_no_provider_that_batches_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = mock(dir.path(), 3, BatchPlan::default()).await;
+    let config = write_config(dir.path(), &server, "ollama", "");
+    let out = bin()
+        .args(["evaluate", "--batch", "-c"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--batch, but neither the target's provider (ollama)")
+            && stderr.contains("run without --batch"),
+        "{stderr}"
+    );
+    assert_eq!(server.request_count(), 0);
+}
