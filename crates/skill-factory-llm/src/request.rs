@@ -181,6 +181,10 @@ pub enum LlmError {
     /// Replaying a recording (`SKILL_FACTORY_REPLAY`), and it holds no answer for this request.
     #[error("replay: {0}")]
     Replay(String),
+    /// The run stopped waiting for the batch that holds this request (Ctrl-C); the batch is
+    /// still owed, and a rerun polls it.
+    #[error("{0}")]
+    Abandoned(String),
     /// Every allowed attempt failed with a retryable error; `last` says how the final one failed.
     #[error("{provider} request failed after {attempts} {}: {last}", attempts_word(.attempts))]
     Exhausted {
@@ -216,6 +220,7 @@ impl LlmError {
             | LlmError::Script(_)
             | LlmError::Budget(_)
             | LlmError::Replay(_)
+            | LlmError::Abandoned(_)
             | LlmError::Exhausted { .. } => false,
         }
     }
@@ -236,6 +241,7 @@ impl LlmError {
             | LlmError::Script(_)
             | LlmError::Budget(_)
             | LlmError::Replay(_)
+            | LlmError::Abandoned(_)
             | LlmError::Exhausted { .. } => false,
         }
     }

@@ -17,6 +17,7 @@ use skill_factory::run::result::round4;
 use skill_factory::run::{self, RunOptions};
 use skill_factory::session::Session;
 use skill_factory::session::SessionOptions;
+use skill_factory_llm::batch::BatchBoard;
 use skill_factory_package::bundle::SkillBundle;
 use skill_factory_package::export::{check_destination, export_bundle, install_hint};
 use tokio::task::JoinHandle;
@@ -107,7 +108,8 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     let display = Arc::new(LiveDisplay::new(session.ledger().clone(), heading));
     crate::progress::watch_batches(&session, display.bar().cloned())?;
     let cancel = CancelToken::new();
-    let interrupts = watch_interrupts(cancel.clone());
+    let batches = session.layers_in_use().map(|l| l.batches().clone());
+    let interrupts = watch_interrupts(cancel.clone(), batches);
     let outcome = run::optimize(
         &session,
         RunOptions {
@@ -213,12 +215,16 @@ fn emit_target(
 }
 
 /// The first Ctrl-C asks the run to stop after the calls in flight; the second quits at once.
-fn watch_interrupts(cancel: CancelToken) -> JoinHandle<()> {
+fn watch_interrupts(cancel: CancelToken, batches: Option<Arc<BatchBoard>>) -> JoinHandle<()> {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_err() {
             return;
         }
         cancel.cancel();
+        // A batch may take hours: its calls stop waiting, and it stays owed to a rerun.
+        if let Some(batches) = batches {
+            batches.abandon();
+        }
         errln!(
             "\nStopping after the calls in flight; the report will still be written. Press Ctrl-C again to quit at once."
         );

@@ -283,3 +283,64 @@ async fn optimize_in_batch_mode_finds_what_direct_calls_find() {
         direct_result["cost_usd"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_ctrl_c_stops_waiting_for_a_batch_and_leaves_it_to_the_rerun() {
+    let server = MockServer::start(MockConfig {
+        answers: load_answers(&example().join("dataset.jsonl")).unwrap(),
+        answering: Answering::SkillSensitive,
+        batches: skill_factory_mock::BatchPlan {
+            delay: Duration::from_secs(600),
+            ..Default::default()
+        },
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        &server.base_url(),
+        ", batch: true, batch_poll: 0.05",
+    );
+    let journal = dir
+        .path()
+        .join("runs")
+        .join(dir.path().file_name().unwrap())
+        .join("batches.jsonl");
+    let child = optimize_command(&config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !std::fs::read_to_string(&journal)
+        .unwrap_or_default()
+        .contains("\"submitted\"")
+    {
+        assert!(start.elapsed() < Duration::from_secs(30), "no batch noted");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) sends SIGINT to the child this test spawned.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let stopped = Instant::now();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(20),
+        "it did not wait for the batch: {:?}",
+        stopped.elapsed()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let result = result_without_timestamps(&config);
+    assert_eq!(result["stop_reason"], "cancelled", "{result:#}");
+    // The batch is still owed: a rerun polls it instead of paying again.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(!text.contains("\"read\""), "{text}");
+    assert_eq!(server.batch_counts().0, 1);
+}

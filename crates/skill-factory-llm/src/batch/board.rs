@@ -67,6 +67,8 @@ pub struct BatchBoard {
     answered: AtomicU64,
     direct: AtomicU64,
     watcher: Mutex<Option<Watcher>>,
+    /// Set (and waiters woken) once the run stops waiting for its batches.
+    abandoned: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for BatchBoard {
@@ -120,6 +122,24 @@ impl BatchBoard {
                 total: *total,
             });
         }
+    }
+
+    /// Stops every wait for a batch of the run, now and later: the calls waiting fail with
+    /// [`crate::LlmError::Abandoned`], and their batches stay owed in the journal for a rerun
+    /// to poll (the first Ctrl-C of `optimize`, which would otherwise wait for them).
+    pub fn abandon(&self) {
+        self.abandoned.send_replace(true);
+    }
+
+    /// Whether [`BatchBoard::abandon`] has been called.
+    pub fn is_abandoned(&self) -> bool {
+        *self.abandoned.borrow()
+    }
+
+    /// Resolves once [`BatchBoard::abandon`] has been called.
+    pub(crate) async fn abandoned(&self) {
+        let mut seen = self.abandoned.subscribe();
+        let _ = seen.wait_for(|abandoned| *abandoned).await;
     }
 
     /// Counts one request a batch did not answer, asked directly instead.

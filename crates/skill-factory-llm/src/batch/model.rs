@@ -166,12 +166,18 @@ impl ChatModel for BatchedModel {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let started = Instant::now();
         let hub = &self.hub;
+        if hub.board.is_abandoned() {
+            return Err(abandoned());
+        }
         let id = CacheKey::new(&hub.provider, &hub.endpoint, &hub.model, request).to_hex();
         let answer = match hub.join(&id, request) {
             Joined::Ready(answer) => answer,
-            Joined::Waiting(receiver) => receiver
-                .await
-                .unwrap_or_else(|_| BatchAnswer::Failed("the batch's poller stopped".to_string())),
+            Joined::Waiting(receiver) => tokio::select! {
+                answer = receiver => answer.unwrap_or_else(|_| {
+                    BatchAnswer::Failed("the batch's poller stopped".to_string())
+                }),
+                () = hub.board.abandoned() => return Err(abandoned()),
+            },
         };
         match answer {
             BatchAnswer::Answered(mut response) => {
@@ -287,6 +293,10 @@ impl Hub {
     /// Submits one batch, notes it in the journal, and polls it.
     async fn submit(self: Arc<Self>, requests: Vec<BatchRequest>) {
         let ids: Vec<String> = requests.iter().map(|r| r.custom_id.clone()).collect();
+        if self.board.is_abandoned() {
+            // Nobody waits any more: nothing is paid for.
+            return self.fail(&ids, "the run stopped waiting", None);
+        }
         let batch = match self.api.submit(&requests).await {
             Ok(batch) => batch,
             Err(error) => {
@@ -439,6 +449,14 @@ impl Hub {
             forget_owed(&mut state, batch, ids);
         }
     }
+}
+
+/// Why a call stopped waiting for its batch.
+fn abandoned() -> LlmError {
+    LlmError::Abandoned(
+        "the run stopped waiting for this request's batch; rerun the command to poll it again"
+            .to_string(),
+    )
 }
 
 /// The bytes of a request's text, which is most of its size in a batch.
