@@ -194,6 +194,15 @@ pub fn provider_names() -> Vec<&'static str> {
     PROVIDERS.iter().map(|p| p.name).collect()
 }
 
+/// The providers whose batch API batch mode speaks (`batch: true`).
+pub fn batch_provider_names() -> Vec<&'static str> {
+    PROVIDERS
+        .iter()
+        .filter(|p| batch_wire(p).is_some())
+        .map(|p| p.name)
+        .collect()
+}
+
 /// The provider called `name` (case-insensitive, surrounding whitespace ignored).
 pub fn find_provider(name: &str) -> Result<&'static ProviderInfo, LlmError> {
     let wanted = name.trim().to_lowercase();
@@ -293,9 +302,6 @@ fn block_model<'a>(settings: &'a ProviderSettings, default_model: &'a str) -> Op
     non_empty(settings.model.as_deref()).or_else(|| non_empty(Some(default_model)))
 }
 
-/// The providers whose batch API batch mode speaks, for messages.
-const BATCH_PROVIDERS: &str = "anthropic, openai and openai-compatible";
-
 /// Whether the provider a block names has a batch API that batch mode speaks.
 pub fn has_batch_api(settings: &ProviderSettings) -> bool {
     block_provider(settings).is_ok_and(|info| batch_wire(info).is_some())
@@ -320,8 +326,9 @@ pub fn build_batch_api(
     let info = block_provider(settings)?;
     let Some(wire) = batch_wire(info) else {
         return Err(LlmError::Config(format!(
-            "`batch: true`, but {} has no batch API that batch mode speaks (it speaks those of {BATCH_PROVIDERS}): remove `batch`, or use one of those providers",
-            info.name
+            "`batch: true`, but {} has no batch API that batch mode speaks (it speaks those of {}): remove `batch`, or use one of those providers",
+            info.name,
+            batch_provider_names().join(", ")
         )));
     };
     let http = HttpParts::resolve(

@@ -116,9 +116,10 @@ impl Session {
                 place: session.config.place_of("provider"),
                 key: "provider".to_string(),
                 detail: format!(
-                    "--batch, but neither the target's provider ({}) nor the judge's ({}) has a batch API that batch mode speaks (anthropic, openai, openai-compatible): run without --batch",
+                    "--batch, but neither the target's provider ({}) nor the judge's ({}) has a batch API that batch mode speaks ({}): run without --batch",
                     roles.target.name.as_deref().unwrap_or("none"),
-                    roles.judge.name.as_deref().unwrap_or("none")
+                    roles.judge.name.as_deref().unwrap_or("none"),
+                    skill_factory_llm::providers::batch_provider_names().join(", ")
                 ),
             });
         }

@@ -18,10 +18,14 @@ pub fn run() -> anyhow::Result<ExitCode> {
     for (name, description) in skill_factory::optimizer::DESCRIPTIONS {
         outln!("  {name:<9} {description}");
     }
-    outln!("Providers:  {}", provider_names().join(", "));
+    outln!(
+        "Providers:  {} (batch: {})",
+        provider_names().join(", "),
+        skill_factory_llm::providers::batch_provider_names().join(", ")
+    );
     let harnesses: Vec<&str> = HarnessType::ALL.iter().map(|h| h.name()).collect();
     outln!(
-        "Harnesses:  {} (skill_mode: prompt, installed)",
+        "Harnesses:  {} (skill_mode: prompt, installed; executor: local, ray)",
         harnesses.join(", ")
     );
     let modes: Vec<&str> = GoldenMode::ALL.iter().map(|m| m.as_str()).collect();

@@ -213,8 +213,9 @@ fn list_shows_optimizers_and_every_provider() {
         .stdout(predicate::str::contains("  gepa      mutates one component at a time"))
         .stdout(predicate::str::contains("  skillopt  bounded edit patches"))
         .stdout(predicate::str::contains("anthropic, openai, openai-compatible, azure, openrouter, together, groq, deepseek, vllm, lmstudio, ollama"))
+        .stdout(predicate::str::contains("(batch: anthropic, openai, openai-compatible)"))
         .stdout(predicate::str::contains(
-            "Harnesses:  api, subprocess, claude_code, codex, gemini_cli (skill_mode: prompt, installed)",
+            "Harnesses:  api, subprocess, claude_code, codex, gemini_cli (skill_mode: prompt, installed; executor: local, ray)",
         ))
         .stdout(predicate::str::contains(
             "Metrics:    golden (exact, normalized, token_f1, json_equal, numeric), programmatic (is_valid_json, json_has_keys, matches_regex, contains, not_contains, max_length, json_schema), judge, systemone (",
