@@ -297,43 +297,46 @@ async fn requests_a_batch_did_not_answer_are_asked_directly_and_counted() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn batch_mode_on_a_provider_without_a_batch_api_is_refused_before_any_request() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = mock(dir.path(), 3, BatchPlan::default()).await;
-    let config = write_config(dir.path(), &server, "groq", ", batch: true");
-    let out = bin()
-        .arg("evaluate")
-        .arg("-c")
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("groq has no batch API that batch mode speaks")
-            && stderr.contains("remove `batch`")
-            && stderr.contains("config.yaml"),
-        "{stderr}"
-    );
-    assert_eq!(server.request_count(), 0);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_batch_flag_with_no_provider_that_batches_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = mock(dir.path(), 3, BatchPlan::default()).await;
-    let config = write_config(dir.path(), &server, "ollama", "");
-    let out = bin()
-        .args(["evaluate", "--batch", "-c"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--batch, but neither the target's provider (ollama)")
-            && stderr.contains("run without --batch"),
-        "{stderr}"
-    );
-    assert_eq!(server.request_count(), 0);
+async fn batch_mode_where_no_provider_has_a_batch_api_is_refused_before_any_request() {
+    let cases = [
+        // A block that asks for it on a provider without one.
+        (
+            "groq",
+            ", batch: true",
+            &[][..],
+            [
+                "groq has no batch API that batch mode speaks",
+                "remove `batch`",
+            ],
+        ),
+        // The flag, when neither the target nor the judge could batch.
+        (
+            "ollama",
+            "",
+            &["--batch"][..],
+            [
+                "--batch, but neither the target's provider (ollama)",
+                "run without --batch",
+            ],
+        ),
+    ];
+    for (provider, extra, flags, says) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let server = mock(dir.path(), 3, BatchPlan::default()).await;
+        let config = write_config(dir.path(), &server, provider, extra);
+        let out = bin()
+            .arg("evaluate")
+            .args(flags)
+            .arg("-c")
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            says.iter().all(|said| stderr.contains(said)) && stderr.contains("config.yaml"),
+            "{stderr}"
+        );
+        assert_eq!(server.request_count(), 0);
+    }
 }

@@ -69,6 +69,17 @@ fn result(runs: &Path) -> Value {
     result
 }
 
+/// A temporary folder holding `skill.md`, the skill of the hand-made configs.
+fn skill_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("skill.md"),
+        "---\nname: s\ndescription: d\n---\nbody\n",
+    )
+    .unwrap();
+    dir
+}
+
 /// The cluster's jobs whose submission id starts with `skill-factory-`, with their status.
 fn jobs() -> Vec<(String, String)> {
     let out = std::process::Command::new("curl")
@@ -114,12 +125,7 @@ fn an_optimization_of_shell_agent_on_ray_ends_as_the_local_one() {
 
 #[test]
 fn failed_rollouts_on_ray_read_as_local_ones_and_a_timeout_stops_the_job() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("skill.md"),
-        "---\nname: s\ndescription: d\n---\nbody\n",
-    )
-    .unwrap();
+    let dir = skill_folder();
     std::fs::write(
         dir.path().join("data.jsonl"),
         "{\"id\": \"a\", \"input\": \"exit 3\", \"expected\": \"x\"}\n\
@@ -188,12 +194,7 @@ fn failed_rollouts_on_ray_read_as_local_ones_and_a_timeout_stops_the_job() {
 
 #[test]
 fn max_workers_bounds_the_jobs_in_flight_and_ctrl_c_stops_every_job() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("skill.md"),
-        "---\nname: s\ndescription: d\n---\nbody\n",
-    )
-    .unwrap();
+    let dir = skill_folder();
     let dataset: String = (0..6)
         .map(|i| format!("{{\"id\": \"t{i}\", \"input\": \"{i}\", \"expected\": \"x\"}}\n"))
         .collect();
@@ -253,12 +254,7 @@ fn max_workers_bounds_the_jobs_in_flight_and_ctrl_c_stops_every_job() {
 
 #[test]
 fn a_job_gets_the_dotenv_values_and_the_harness_env_and_paths_into_its_package() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("skill.md"),
-        "---\nname: s\ndescription: d\n---\nbody\n",
-    )
-    .unwrap();
+    let dir = skill_folder();
     std::fs::write(dir.path().join(".env"), "SHIPPED=from-dotenv\n").unwrap();
     std::fs::write(
         dir.path().join("tool.sh"),
