@@ -129,8 +129,9 @@ impl Default for ClientOptions {
 /// each. It is not shared across model clients: pooled connections belong to the tokio
 /// runtime that opened them. Redirects are not followed: reqwest drops `Authorization` on a
 /// redirect to another host but keeps `x-api-key` and `api-key`, so a followed redirect
-/// would hand an Anthropic or Azure key to wherever the endpoint points.
-pub(crate) fn build_http_client() -> Result<reqwest::Client, LlmError> {
+/// would hand an Anthropic or Azure key to wherever the endpoint points. The engine's other
+/// HTTP clients (a Ray cluster's dashboard) are built here too, under the same policy.
+pub fn build_http_client() -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .user_agent(concat!("skill-factory/", env!("CARGO_PKG_VERSION")))
         .redirect(reqwest::redirect::Policy::none())

@@ -147,17 +147,14 @@ impl ModelLayers {
                 if settings.batch == Some(true) {
                     let (api, options) =
                         build_batch_api(settings, default_model, env, &self.scheduler)?;
-                    let batched = BatchedModel::new(
+                    client = Arc::new(BatchedModel::new(
                         client,
                         api,
                         self.journal.clone(),
+                        self.cache.clone(),
                         self.batches.clone(),
                         options,
-                    );
-                    client = Arc::new(match &self.cache {
-                        Some(store) => batched.with_cache(store.clone()),
-                        None => batched,
-                    });
+                    ));
                 }
                 match &self.cache {
                     Some(store) if !fake => Arc::new(CachedModel::new(client, store.clone())),

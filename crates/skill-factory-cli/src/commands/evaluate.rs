@@ -43,7 +43,7 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let summary = if args.json {
         let evaluation = evaluate(skill, &tasks, harness, metric, workers, bar.clone()).await;
         bar.finish();
-        print_model_calls(&session);
+        super::print_model_calls(&session);
         outln!(
             "{}",
             serde_json::to_string_pretty(&json_report(&session, args.split, &evaluation))?
@@ -61,7 +61,7 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         )
         .await;
         bar.finish();
-        print_model_calls(&session);
+        super::print_model_calls(&session);
         print_text(&summary, args.worst);
         summary
     };
@@ -74,15 +74,6 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(super::NOTHING_WORKED));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn print_model_calls(session: &Session) {
-    for line in [super::model_calls_line(session), super::batch_line(session)]
-        .into_iter()
-        .flatten()
-    {
-        errln!("{line}");
-    }
 }
 
 /// The tasks of the split asked for; the whole dataset is borrowed, not copied.

@@ -19,9 +19,21 @@ pub mod validate;
 /// every request to the optimizer model, so its score measures nothing.
 pub const NOTHING_WORKED: u8 = 3;
 
+/// Prints on stderr (stdout stays the score and the report) what went to the models and
+/// what the batches did: [`model_calls_line`] and [`batch_line`], each when it has something
+/// to say.
+pub fn print_model_calls(session: &Session) {
+    for line in [model_calls_line(session), batch_line(session)]
+        .into_iter()
+        .flatten()
+    {
+        crate::output::errln!("{line}");
+    }
+}
+
 /// What the run's provider batches did, and its cost at their price, for stderr; nothing when
 /// no call was batched.
-pub fn batch_line(session: &Session) -> Option<String> {
+fn batch_line(session: &Session) -> Option<String> {
     let counts = session.layers_in_use()?.batches().counts();
     if counts.submitted + counts.resumed == 0 && counts.direct == 0 {
         return None;

@@ -136,15 +136,7 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         "Report: {}",
         outcome.folder.latest_file(run::REPORT_FILE).display()
     );
-    for line in [
-        super::model_calls_line(&session),
-        super::batch_line(&session),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        errln!("{line}");
-    }
+    super::print_model_calls(&session);
 
     if let Some(Emit {
         dir,

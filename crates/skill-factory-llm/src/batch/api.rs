@@ -237,7 +237,7 @@ impl BatchApi {
                     failures = 0;
                     seen(&progress);
                 }
-                Err(error) if transient(&error) && failures < polls.failures => {
+                Err(error) if error.is_retryable() && failures < polls.failures => {
                     failures += 1;
                     tracing::debug!("batch {id}: a poll failed ({error}); trying again");
                 }
@@ -396,16 +396,6 @@ impl BatchApi {
                 provider: self.provider.clone(),
                 detail: format!("a batch answer without `{name}`"),
             })
-    }
-}
-
-/// A failed look that the next one may not repeat: no connection, no answer in time, a body
-/// cut short, a 429 or a 5xx. A 4xx (no such batch, a rejected key) will not change.
-pub(crate) fn transient(error: &LlmError) -> bool {
-    match error {
-        LlmError::Connect { .. } | LlmError::Timeout { .. } | LlmError::Malformed { .. } => true,
-        LlmError::Status { status, .. } => *status == 429 || *status >= 500,
-        _ => false,
     }
 }
 

@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use tokio::sync::oneshot;
 
-use crate::batch::api::transient;
 use crate::batch::{BatchAnswer, BatchApi, BatchBoard, BatchEvent, BatchRequest, Journal, Polls};
 use crate::cache::{CacheKey, CacheStore};
 use crate::request::{ChatModel, ChatRequest, ChatResponse, LlmError};
@@ -99,11 +98,13 @@ struct State {
 impl BatchedModel {
     /// Batches the calls of `direct` through `api` (the same provider, endpoint and model).
     /// `journal`, when given, keeps the ids of submitted batches, and its owed batches of
-    /// this client are polled again when their requests are asked for.
+    /// this client are polled again when their requests are asked for; `cache`, when given,
+    /// keeps the answers no caller took, under the key a direct call of theirs has.
     pub fn new(
         direct: Arc<dyn ChatModel>,
         api: BatchApi,
         journal: Option<Journal>,
+        cache: Option<Arc<CacheStore>>,
         board: Arc<BatchBoard>,
         options: BatchOptions,
     ) -> Self {
@@ -131,21 +132,10 @@ impl BatchedModel {
                 journal,
                 board,
                 options,
-                cache: None,
+                cache,
                 state: Mutex::new(state),
             }),
         }
-    }
-}
-
-impl BatchedModel {
-    /// The same client, keeping in `cache` the answers of its batches that no caller took,
-    /// under the key a direct call of theirs has.
-    pub fn with_cache(mut self, cache: Arc<CacheStore>) -> Self {
-        if let Some(hub) = Arc::get_mut(&mut self.hub) {
-            hub.cache = Some(cache);
-        }
-        self
     }
 }
 
@@ -421,7 +411,7 @@ impl Hub {
         let mut failures = 0;
         loop {
             match self.api.results(batch).await {
-                Err(error) if transient(&error) && failures < self.options.polls.failures => {
+                Err(error) if error.is_retryable() && failures < self.options.polls.failures => {
                     failures += 1;
                     tracing::debug!(
                         "batch {batch}: reading its results failed ({error}); trying again"

@@ -230,6 +230,7 @@ fn batched(
         direct,
         api(BatchWire::OpenAi, mock),
         journal,
+        None,
         board.clone(),
         options,
     );

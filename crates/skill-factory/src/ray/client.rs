@@ -4,8 +4,12 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use skill_factory_llm::http::error_chain;
+use skill_factory_llm::http::{build_http_client, error_chain};
 use skill_factory_llm::url::EndpointUrl;
+
+/// The longest one exchange with the dashboard may take (an upload of a project package
+/// included); a dashboard that hangs must not hold a rollout forever.
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A job's state, as Ray names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,12 +38,7 @@ pub struct RayClient {
 impl RayClient {
     /// A client of the dashboard at `address` (`http://HOST:PORT`).
     pub fn new(address: &str) -> Result<Self, String> {
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("skill-factory/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(120))
-            .build()
-            .map_err(|e| format!("could not start the HTTP client: {e}"))?;
+        let http = build_http_client().map_err(|e| e.to_string())?;
         Ok(RayClient {
             address: EndpointUrl::new(address.trim().trim_end_matches('/')),
             http,
@@ -117,7 +116,7 @@ impl RayClient {
     }
 
     async fn send(&self, request: reqwest::RequestBuilder) -> Result<String, String> {
-        let response = request.send().await.map_err(|e| {
+        let response = request.timeout(EXCHANGE_TIMEOUT).send().await.map_err(|e| {
             format!(
                 "could not reach the Ray dashboard at {} ({}): start the cluster (`ray start --head`) or fix harness.executor.address",
                 self.address(),
