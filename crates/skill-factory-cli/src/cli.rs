@@ -131,6 +131,10 @@ pub struct OptimizeArgs {
     /// The mode (default: classifier when the config says `kind: classifier`, else skill).
     #[arg(long, value_enum)]
     pub kind: Option<Kind>,
+    /// Samples of every task in the baseline and in a gate's first look (as
+    /// `noise.samples`; a noisy run's gates draw more while a decision is open).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub samples: Option<u32>,
 }
 
 /// What a config trains.
@@ -168,6 +172,16 @@ pub struct EvaluateArgs {
     /// Neither read nor write the model cache: every call goes to the model.
     #[arg(long)]
     pub no_cache: bool,
+    /// Samples of every task (as `noise.samples`): each its own draw and its own cache entry;
+    /// the score is then a mean over samples, its interval clustered by task, and the
+    /// variance split into sampling noise and the tasks' differences.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub samples: Option<u32>,
+    /// Compare two skills on the same tasks and samples instead: B against A, paired by task
+    /// (`none` for no skill at all, to measure what a skill buys). Prints B − A with its
+    /// interval and the verdict; exits 1 when B is detectably worse.
+    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "skill")]
+    pub compare: Option<Vec<PathBuf>>,
 }
 
 /// A part of the dataset.

@@ -14,6 +14,7 @@ pub mod rollout;
 pub mod score;
 pub mod skill;
 pub mod split;
+pub mod stats;
 pub mod summary;
 pub mod task;
 
@@ -22,5 +23,6 @@ pub use rollout::{Rollout, Usage};
 pub use score::{Evaluation, MetricResult, TaskEvaluation};
 pub use skill::{Skill, SkillError};
 pub use split::{Split, SplitError};
+pub use stats::{Aggregate, Estimate};
 pub use summary::Summary;
 pub use task::Task;

@@ -49,9 +49,19 @@ pub struct Rollout {
     /// Tokens spent by the rollout itself (not by its scoring).
     #[serde(default)]
     pub usage: Usage,
+    /// Which sample of the task this is (0 for the first): repeated samples of one task are
+    /// separate draws, each cached on its own.
+    #[serde(default, skip_serializing_if = "is_first")]
+    pub sample: u32,
     /// Harness-specific details (return code, stderr tail, model, ...).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
+}
+
+/// Whether a rollout is a task's first sample, which its record does not spell out (so a
+/// rollout of a run without repeated samples reads as before).
+fn is_first(sample: &u32) -> bool {
+    *sample == 0
 }
 
 impl Rollout {
@@ -63,6 +73,7 @@ impl Rollout {
             error: None,
             latency_ms: 0.0,
             usage: Usage::default(),
+            sample: 0,
             metadata: Map::new(),
         }
     }
@@ -75,6 +86,7 @@ impl Rollout {
             error: Some(error.into()),
             latency_ms: 0.0,
             usage: Usage::default(),
+            sample: 0,
             metadata: Map::new(),
         }
     }

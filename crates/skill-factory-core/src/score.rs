@@ -1,6 +1,6 @@
 //! Scores: of one metric on one rollout, of one task, and of a whole evaluation.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -81,21 +81,29 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    /// The report figures of the whole evaluation, keeping its `k` worst items.
+    /// The report figures of the whole evaluation, keeping its `k` worst tasks; the samples
+    /// of a task (items with its id) count as that task's.
     pub fn summary(&self, k: usize) -> Summary {
         let mut summary = Summary::new(k);
-        for (index, item) in self.items.iter().enumerate() {
-            summary.add(index, item);
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for item in &self.items {
+            let next = index.len();
+            let task = *index.entry(item.task_id()).or_insert(next);
+            summary.add(task, item);
         }
         summary
     }
 
-    /// Arithmetic mean of the task scores (0 when empty).
+    /// Arithmetic mean of the item scores (0 when empty): the mean of the task scores when
+    /// every task has as many samples.
     pub fn score(&self) -> f64 {
-        self.summary(0).score()
+        if self.items.is_empty() {
+            return 0.0;
+        }
+        self.items.iter().map(TaskEvaluation::score).sum::<f64>() / self.items.len() as f64
     }
 
-    /// Number of tasks evaluated.
+    /// Number of items evaluated (tasks times their samples).
     pub fn size(&self) -> usize {
         self.items.len()
     }

@@ -1,21 +1,26 @@
-//! An evaluation's report figures, gathered item by item as tasks finish, keeping only the
-//! worst items it will show: an evaluation of any size is summed up in constant memory.
+//! An evaluation's report figures, gathered item by item as rollouts finish, keeping only the
+//! worst items it will show and each task's sample scores: an evaluation of any size is
+//! summed up in memory that grows with its tasks, never with its outputs.
 
 use crate::rollout::Usage;
 use crate::score::TaskEvaluation;
 
-/// The score, failures, tokens and `k` worst items of an evaluation.
+/// The score, failures, tokens, each task's sample scores and the `k` worst tasks (each by
+/// its worst sample) of an evaluation.
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
     k: usize,
     size: usize,
+    /// The scores of each task's samples, by task index.
+    scores: Vec<Vec<f64>>,
     sum: f64,
     failed: usize,
     usage: Usage,
     any_reachable: bool,
     /// The error of the item first in dataset order, with its index.
     first: Option<(usize, Option<String>)>,
-    /// The `k` lowest-scoring items with their index, lowest first, ties in dataset order.
+    /// The `k` lowest-scoring items with their task index, lowest first, ties in dataset
+    /// order; one per task, its lowest-scoring sample.
     worst: Vec<(usize, TaskEvaluation)>,
 }
 
@@ -28,9 +33,14 @@ impl Summary {
         }
     }
 
-    /// Adds the item of task number `index` (its place in the dataset order).
+    /// Adds an item of task number `index` (its place in the dataset order); a task with
+    /// several samples is added once per sample.
     pub fn add(&mut self, index: usize, item: &TaskEvaluation) {
         self.size += 1;
+        if self.scores.len() <= index {
+            self.scores.resize_with(index + 1, Vec::new);
+        }
+        self.scores[index].push(item.score());
         self.sum += item.score();
         self.failed += usize::from(!item.rollout.ok());
         self.usage.add(item.rollout.usage);
@@ -41,6 +51,12 @@ impl Summary {
         }
         if self.k == 0 {
             return;
+        }
+        if let Some(at) = self.worst.iter().position(|(i, _)| *i == index) {
+            if self.worst[at].1.score() <= item.score() {
+                return;
+            }
+            self.worst.remove(at);
         }
         let rank = |(i, kept): &(usize, TaskEvaluation)| {
             kept.score()
@@ -63,9 +79,19 @@ impl Summary {
         self.sum / self.size as f64
     }
 
-    /// Number of tasks evaluated.
+    /// Number of rollouts evaluated (tasks times their samples).
     pub fn size(&self) -> usize {
         self.size
+    }
+
+    /// Number of tasks evaluated.
+    pub fn tasks(&self) -> usize {
+        self.scores.iter().filter(|s| !s.is_empty()).count()
+    }
+
+    /// The scores of each task's samples, by task index (a task not evaluated has none).
+    pub fn per_task(&self) -> &[Vec<f64>] {
+        &self.scores
     }
 
     /// Number of rollouts that failed (harness or model error).

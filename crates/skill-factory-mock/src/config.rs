@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::MockError;
-use crate::responder::Answering;
+use crate::responder::{Answering, Variation};
 
 /// A way a request can fail on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,6 +187,8 @@ pub struct MockConfig {
     pub answers: HashMap<String, String>,
     /// Whether a known answer depends on the skill in the system prompt.
     pub answering: Answering,
+    /// Outcomes that flip like a sampled model's, and decoy optimizer replies.
+    pub variation: Variation,
     /// When set, requests must carry this key (`Authorization: Bearer`, `x-api-key` or
     /// `api-key`); others get 401.
     pub require_api_key: Option<String>,

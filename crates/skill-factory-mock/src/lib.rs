@@ -30,7 +30,7 @@ pub mod wire;
 pub use batch::BatchPlan;
 pub use config::{Fault, FaultPlan, MockConfig, load_answers, parse_answers};
 pub use needs::{Needs, parse_needs};
-pub use responder::Answering;
+pub use responder::{Answering, Variation};
 pub use server::{MockServer, ReceivedRequest};
 pub use systemone::{StubOptions, StubRequest, SystemOneStub, hashed_probability};
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::Parser;
 use skill_factory_mock::{
     Answering, BatchPlan, FaultPlan, MockConfig, MockServer, Needs, StubOptions, SystemOneStub,
-    hashed_probability, load_answers, parse_needs,
+    Variation, hashed_probability, load_answers, parse_needs,
 };
 
 /// A mock model server speaking the OpenAI (`POST /v1/chat/completions`) and Anthropic
@@ -32,7 +32,7 @@ struct Args {
     /// apply.
     #[arg(long, conflicts_with_all = [
         "answers", "redirect_to", "batch_delay_ms", "batch_errored", "batch_expired",
-        "skill_sensitive", "require_api_key", "needs", "conflict",
+        "skill_sensitive", "require_api_key", "needs", "conflict", "noise", "decoys",
     ])]
     systemone: bool,
     /// Port to listen on (0 picks a free one; the line printed at start says which).
@@ -100,6 +100,15 @@ struct Args {
     /// Two groups (`A,B`) whose rules cancel each other under --needs; repeatable.
     #[arg(long, requires = "needs", value_name = "A,B")]
     conflict: Vec<String>,
+    /// The chance that a known-answer request's outcome flips (right becomes wrong, wrong
+    /// becomes right), drawn afresh for each request and unseeded, as a model sampled at a
+    /// temperature above 0 varies. The same server without it is the noise-free twin.
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    noise: f64,
+    /// The share of optimizer replies that only reword the skill, changing no task's
+    /// outcome (decoys), chosen by a hash of the prompt and the temperature.
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    decoys: f64,
     /// Require this API key (Bearer, x-api-key or api-key); others get 401.
     #[arg(long)]
     require_api_key: Option<String>,
@@ -120,6 +129,13 @@ async fn run(args: Args) -> Result<(), String> {
     if args.systemone {
         return run_systemone(&args).await;
     }
+    for (flag, value) in [("--noise", args.noise), ("--decoys", args.decoys)] {
+        if !(0.0..=1.0).contains(&value) {
+            return Err(format!(
+                "{flag} {value}: give a probability between 0 and 1"
+            ));
+        }
+    }
     let answers = match &args.answers {
         Some(path) => load_answers(path).map_err(|e| e.to_string())?,
         None => Default::default(),
@@ -137,6 +153,10 @@ async fn run(args: Args) -> Result<(), String> {
         faults: faults(&args),
         answers,
         answering,
+        variation: Variation {
+            flips: args.noise,
+            decoys: args.decoys,
+        },
         require_api_key: args.require_api_key,
         redirect_to: args.redirect_to,
         batches: BatchPlan {

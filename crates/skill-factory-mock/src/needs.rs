@@ -47,6 +47,9 @@ pub enum Revision {
     Swap(String, String),
     /// Append this line, which no task needs.
     Filler(String),
+    /// Append this rewording of what the skill already says, which changes nothing a task
+    /// needs (a decoy: an edit that looks like progress).
+    Reword(String),
 }
 
 impl Revision {
@@ -54,7 +57,7 @@ impl Revision {
     pub fn apply(&self, text: &str) -> String {
         match self {
             Revision::Add(lines) => append(text, &lines.join("\n")),
-            Revision::Filler(line) => append(text, line),
+            Revision::Filler(line) | Revision::Reword(line) => append(text, line),
             Revision::Swap(old, new) => text.replacen(old.as_str(), new, 1),
         }
     }
@@ -68,6 +71,10 @@ impl Revision {
             }
             Revision::Filler(_) => {
                 "Mock optimizer: no failure shown, added a general instruction.".to_string()
+            }
+            Revision::Reword(_) => {
+                "Mock optimizer: reworded the instructions so the failing cases read them right."
+                    .to_string()
             }
         }
     }

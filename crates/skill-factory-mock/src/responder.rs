@@ -55,6 +55,27 @@ const RULES: &[&str] = &[
     "Keep the answer on a single line.",
 ];
 
+/// Phrasings of a decoy edit: each says again what any skill already implies.
+const REWORDINGS: &[&str] = &[
+    "Read the whole request before you answer it.",
+    "Follow the instructions above exactly as written.",
+    "Make sure the answer addresses what was asked.",
+    "Take the input as given and answer it directly.",
+];
+
+/// How far the mock's answers stray on purpose: the noise of a sampled model, and an
+/// optimizer whose edits often change nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Variation {
+    /// The chance that a known-answer request's outcome flips (right becomes a canned wrong
+    /// line, wrong becomes the right answer), drawn afresh for every request, unseeded: what
+    /// a model sampled at a temperature above 0 does.
+    pub flips: f64,
+    /// The share of optimizer replies that only reword the skill (a line that changes no
+    /// task's outcome), chosen by a hash of the prompt and the temperature.
+    pub decoys: f64,
+}
+
 /// How the mock uses its known answers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Answering {
@@ -84,6 +105,7 @@ pub fn respond(
     conversation: &Conversation,
     answers: &HashMap<String, String>,
     answering: &Answering,
+    variation: &Variation,
 ) -> String {
     if let Some(answer) = answers
         .get(&conversation.user)
@@ -100,7 +122,8 @@ pub fn respond(
                 .answers_right(&conversation.system, &conversation.user)
                 .unwrap_or(true),
         };
-        if right {
+        let flipped = variation.flips > 0.0 && fastrand::f64() < variation.flips;
+        if right != flipped {
             return answer.clone();
         }
         return CANNED[usize::from(digest[2]) % CANNED.len()].to_string();
@@ -110,17 +133,40 @@ pub fn respond(
     }
     let user = &conversation.user;
     let temperature = conversation.temperature;
+    let optimizer = Optimizer {
+        answering,
+        decoys: variation.decoys,
+    };
     if is_gepa_prompt(user) {
-        return gepa_reply(user, temperature, answering);
+        return gepa_reply(user, temperature, &optimizer);
     }
     if is_patch_prompt(user) {
-        return patch_reply(user, temperature, answering);
+        return patch_reply(user, temperature, &optimizer);
     }
     if is_reflection_prompt(user) {
-        return proposal_reply(user, temperature, answering);
+        return proposal_reply(user, temperature, &optimizer);
     }
     let digest = sha256(&format!("{}\n{}", conversation.system, user));
     CANNED[usize::from(digest[0]) % CANNED.len()].to_string()
+}
+
+/// How the mock optimizer revises a skill: by the answering mode, and with the share of its
+/// replies that are decoys.
+#[derive(Debug, Clone, Copy)]
+pub struct Optimizer<'a> {
+    /// The mock's answering mode.
+    pub answering: &'a Answering,
+    /// [`Variation::decoys`].
+    pub decoys: f64,
+}
+
+impl<'a> From<&'a Answering> for Optimizer<'a> {
+    fn from(answering: &'a Answering) -> Self {
+        Optimizer {
+            answering,
+            decoys: 0.0,
+        }
+    }
 }
 
 /// Whether a user message is an LLM-judge prompt: it has the `TASK INPUT:`, `ASSISTANT OUTPUT:`
@@ -152,7 +198,7 @@ pub fn is_gepa_prompt(user: &str) -> bool {
 
 /// The `gepa` package's reply format: the instructions of the prompt's first fenced block,
 /// revised as [`proposal_reply`] revises a body, within ``` fences.
-pub fn gepa_reply(prompt: &str, temperature: Option<f64>, answering: &Answering) -> String {
+pub fn gepa_reply(prompt: &str, temperature: Option<f64>, optimizer: &Optimizer<'_>) -> String {
     let instructions = prompt
         .split_once("```")
         .and_then(|(_, rest)| rest.split_once("```"))
@@ -170,7 +216,7 @@ pub fn gepa_reply(prompt: &str, temperature: Option<f64>, answering: &Answering)
                 .trim()
         })
         .unwrap_or("");
-    let (revision, _) = revision(prompt, instructions, instructions, temperature, answering);
+    let (revision, _) = revision(prompt, instructions, instructions, temperature, optimizer);
     format!("```\n{}\n```", revision.apply(instructions))
 }
 
@@ -182,15 +228,17 @@ pub fn is_patch_prompt(user: &str) -> bool {
 
 /// A well-formed patch: one edit, `append` of the rule line [`proposal_reply`] would add, or
 /// the `replace` of a conflicting rule (with [`Answering::Needs`]).
-pub fn patch_reply(prompt: &str, temperature: Option<f64>, answering: &Answering) -> String {
+pub fn patch_reply(prompt: &str, temperature: Option<f64>, optimizer: &Optimizer<'_>) -> String {
     let (shown, whole) = shown_and_whole(prompt);
-    let (revision, rationale) = revision(prompt, shown, whole, temperature, answering);
+    let (revision, rationale) = revision(prompt, shown, whole, temperature, optimizer);
     let edits: Vec<_> = match &revision {
         Revision::Add(lines) => lines
             .iter()
             .map(|line| json!({"op": "append", "text": line}))
             .collect(),
-        Revision::Filler(line) => vec![json!({"op": "append", "text": line})],
+        Revision::Filler(line) | Revision::Reword(line) => {
+            vec![json!({"op": "append", "text": line})]
+        }
         Revision::Swap(old, new) => vec![json!({"op": "replace", "target": old, "text": new})],
     };
     format!(
@@ -214,19 +262,29 @@ fn shown_and_whole(prompt: &str) -> (&str, &str) {
     (shown, whole)
 }
 
-/// What the mock optimizer does to `shown`, and the rationale it gives: with
-/// [`Answering::Needs`], the rule the shown failures need; otherwise one rule line picked by a
-/// hash of the prompt and the temperature, so that the proposals of one round differ and
-/// identical requests agree.
+/// What the mock optimizer does to `shown`, and the rationale it gives: a decoy (a rewording
+/// that changes nothing) for [`Optimizer::decoys`] of the prompts, by a hash of the prompt and
+/// the temperature; else with [`Answering::Needs`], the rule the shown failures need;
+/// otherwise one rule line picked by the same hash, so that the proposals of one round differ
+/// and identical requests agree.
 fn revision(
     prompt: &str,
     shown: &str,
     whole: &str,
     temperature: Option<f64>,
-    answering: &Answering,
+    optimizer: &Optimizer<'_>,
 ) -> (Revision, String) {
     let salt = temperature.map_or_else(|| "none".to_string(), |t| format!("{t:.2}"));
-    if let Answering::Needs(needs) = answering {
+    let draw = sha256(&format!("{prompt}\u{0}{salt}\u{0}decoy"));
+    let share = f64::from(u16::from_be_bytes([draw[0], draw[1]])) / f64::from(u16::MAX);
+    if optimizer.decoys > 0.0 && share < optimizer.decoys {
+        let phrase = REWORDINGS[usize::from(draw[2]) % REWORDINGS.len()];
+        let tag: String = draw[3..6].iter().map(|b| format!("{b:02x}")).collect();
+        let revision = Revision::Reword(format!("- {phrase} (wording {tag})"));
+        let rationale = revision.rationale();
+        return (revision, rationale);
+    }
+    if let Answering::Needs(needs) = optimizer.answering {
         let revision = needs.revise(prompt, shown, whole, &salt);
         let rationale = revision.rationale();
         return (revision, rationale);
@@ -244,9 +302,9 @@ fn revision(
 /// [`Answering::Needs`] the rules the shown failures need, otherwise one more rule line, so
 /// that the proposals of one round (same prompt, different temperatures) differ from each
 /// other and from the current body, and identical requests get identical answers.
-pub fn proposal_reply(prompt: &str, temperature: Option<f64>, answering: &Answering) -> String {
+pub fn proposal_reply(prompt: &str, temperature: Option<f64>, optimizer: &Optimizer<'_>) -> String {
     let (shown, whole) = shown_and_whole(prompt);
-    let (revision, rationale) = revision(prompt, shown, whole, temperature, answering);
+    let (revision, rationale) = revision(prompt, shown, whole, temperature, optimizer);
     format!(
         "<RATIONALE>{}</RATIONALE>\n{NEW_BODY_OPEN}\n{}\n</NEW_SKILL_BODY>",
         rationale,
@@ -335,7 +393,7 @@ mod tests {
     fn the_gepa_packages_reflection_prompt_gets_its_instructions_plus_a_rule_in_fences() {
         let prompt = "I provided an assistant with the following instructions to perform a task for me:\n```\nSort tickets.\n```\n\nThe following are examples...\nProvide the new instructions within ``` blocks.";
         assert!(is_gepa_prompt(prompt) && !is_reflection_prompt(prompt));
-        let reply = gepa_reply(prompt, None, &Answering::SkillSensitive);
+        let reply = gepa_reply(prompt, None, &(&Answering::SkillSensitive).into());
         assert!(reply.starts_with("```\nSort tickets.\n\n- "), "{reply}");
         assert!(
             reply.ends_with(")\n```") && reply.contains("(rule "),
@@ -347,7 +405,7 @@ mod tests {
     fn a_patch_prompt_gets_one_append_edit_in_edits_tags() {
         let prompt = "<CURRENT_SKILL_BODY>\nDo it.\n</CURRENT_SKILL_BODY>\nAnswer:\n<EDITS>\n[...]\n</EDITS>";
         assert!(is_patch_prompt(prompt) && !is_reflection_prompt(prompt));
-        let reply = patch_reply(prompt, Some(0.2), &Answering::SkillSensitive);
+        let reply = patch_reply(prompt, Some(0.2), &(&Answering::SkillSensitive).into());
         let edits = reply
             .split_once("<EDITS>\n")
             .and_then(|(_, rest)| rest.split_once("\n</EDITS>"))
@@ -361,7 +419,7 @@ mod tests {
         );
         assert_eq!(
             reply,
-            patch_reply(prompt, Some(0.2), &Answering::SkillSensitive),
+            patch_reply(prompt, Some(0.2), &(&Answering::SkillSensitive).into()),
             "reproducible"
         );
     }
@@ -373,7 +431,8 @@ mod tests {
             respond(
                 &conversation("You are a judge", "2+2?"),
                 &answers,
-                &Answering::Always
+                &Answering::Always,
+                &Variation::default()
             ),
             "4"
         );
@@ -388,6 +447,7 @@ mod tests {
             ),
             &HashMap::new(),
             &Answering::Always,
+            &Variation::default(),
         );
         let verdict: Value = serde_json::from_str(&reply).unwrap();
         assert_eq!(verdict["scores"], json!({"correctness": 10, "format": 10}));
@@ -408,6 +468,7 @@ mod tests {
                 &conversation(system, &prompt),
                 &HashMap::new(),
                 &Answering::Always,
+                &Variation::default(),
             )
         })
         .collect();
@@ -420,10 +481,20 @@ mod tests {
         let prompt = "GOAL: g\n<CURRENT_SKILL_BODY>\n# Skill\n\nDo it.\n</CURRENT_SKILL_BODY>\n\nAnswer:\n<RATIONALE>...</RATIONALE>\n<NEW_SKILL_BODY>\nbody\n</NEW_SKILL_BODY>";
         let mut request = conversation("You optimize prompts.", prompt);
         request.temperature = Some(0.2);
-        let first = respond(&request, &HashMap::new(), &Answering::Always);
+        let first = respond(
+            &request,
+            &HashMap::new(),
+            &Answering::Always,
+            &Variation::default(),
+        );
         assert_eq!(
             first,
-            respond(&request, &HashMap::new(), &Answering::Always)
+            respond(
+                &request,
+                &HashMap::new(),
+                &Answering::Always,
+                &Variation::default()
+            )
         );
         assert!(first.starts_with("<RATIONALE>Mock optimizer"), "{first}");
         assert!(
@@ -434,7 +505,12 @@ mod tests {
         request.temperature = Some(0.6);
         assert_ne!(
             first,
-            respond(&request, &HashMap::new(), &Answering::Always)
+            respond(
+                &request,
+                &HashMap::new(),
+                &Answering::Always,
+                &Variation::default()
+            )
         );
     }
 
@@ -444,6 +520,7 @@ mod tests {
             &conversation("You are a judge.", "What is 2+2?"),
             &HashMap::new(),
             &Answering::Always,
+            &Variation::default(),
         );
         assert!(CANNED.contains(&reply.as_str()), "{reply}");
     }
@@ -465,16 +542,81 @@ mod tests {
             &conversation("sys", "anything"),
             &HashMap::new(),
             &Answering::Always,
+            &Variation::default(),
         );
         assert_eq!(
             a,
             respond(
                 &conversation("sys", "anything"),
                 &HashMap::new(),
-                &Answering::Always
+                &Answering::Always,
+                &Variation::default()
             )
         );
         assert!(CANNED.contains(&a.as_str()));
+    }
+
+    #[test]
+    fn noise_flips_outcomes_about_as_often_as_asked_and_unseeded() {
+        let answers: HashMap<String, String> = (0..1000)
+            .map(|i| (format!("task {i}"), format!("answer {i}")))
+            .collect();
+        let noisy = Variation {
+            flips: 0.2,
+            decoys: 0.0,
+        };
+        let wrong = || {
+            (0..1000)
+                .filter(|i| {
+                    respond(
+                        &conversation("Do it.", &format!("task {i}")),
+                        &answers,
+                        &Answering::Always,
+                        &noisy,
+                    ) != format!("answer {i}")
+                })
+                .collect::<Vec<_>>()
+        };
+        let (first, second) = (wrong(), wrong());
+        assert!((140..260).contains(&first.len()), "{}", first.len());
+        assert_ne!(first, second, "each request draws afresh");
+        // A wrong outcome flips to the right answer just as often.
+        let needs = Answering::Needs(Arc::new(Needs::new(&answers, HashMap::new(), Vec::new())));
+        let right = (0..1000)
+            .filter(|i| {
+                respond(
+                    &conversation("No rules.", &format!("task {i}")),
+                    &answers,
+                    &needs,
+                    &noisy,
+                ) == format!("answer {i}")
+            })
+            .count();
+        assert!((140..260).contains(&right), "{right}");
+    }
+
+    #[test]
+    fn a_decoy_rewords_the_skill_without_any_rule_a_task_needs() {
+        let answers = HashMap::from([(
+            "ticket one: refund please".to_string(),
+            "billing".to_string(),
+        )]);
+        let needs = Answering::Needs(Arc::new(Needs::new(&answers, HashMap::new(), Vec::new())));
+        let prompt = "<CURRENT_SKILL_BODY>\nSort.\n</CURRENT_SKILL_BODY>\nINPUT: ticket one: refund please\n<NEW_SKILL_BODY>";
+        let always = Optimizer {
+            answering: &needs,
+            decoys: 1.0,
+        };
+        let decoy = proposal_reply(prompt, Some(0.2), &always);
+        assert!(decoy.contains("(wording "), "{decoy}");
+        assert!(!decoy.contains("(need "), "{decoy}");
+        let never = proposal_reply(prompt, Some(0.2), &Optimizer::from(&needs));
+        assert!(never.contains("(need "), "{never}");
+        assert_eq!(
+            decoy,
+            proposal_reply(prompt, Some(0.2), &always),
+            "reproducible"
+        );
     }
 
     #[test]
@@ -489,6 +631,7 @@ mod tests {
                         &conversation(system, &format!("task {i}")),
                         &answers,
                         &Answering::SkillSensitive,
+                        &Variation::default(),
                     ) == format!("answer {i}")
                 })
                 .count()
@@ -506,6 +649,7 @@ mod tests {
                     &conversation("# Skill\n\nDo it.", &format!("task {i}")),
                     &answers,
                     &Answering::Always,
+                    &Variation::default(),
                 ) == format!("answer {i}")
             })
             .count();

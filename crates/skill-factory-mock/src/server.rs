@@ -366,7 +366,12 @@ pub(crate) fn answer(
         return Err("the body is not JSON".to_string());
     }
     let conversation = parse_request(format, json)?;
-    let mut text = respond(&conversation, &config.answers, &config.answering);
+    let mut text = respond(
+        &conversation,
+        &config.answers,
+        &config.answering,
+        &config.variation,
+    );
     let truncated = conversation
         .max_tokens
         .is_some_and(|max| words(&text) > max);

@@ -23,8 +23,10 @@ impl EvalObserver for Quiet {
     fn task_done(&self, _item: &TaskEvaluation) {}
 }
 
-/// Runs `skill` on every task with at most `max_workers` rollouts in flight and scores each
-/// rollout, with at most `max_workers` rollouts being scored at once.
+/// Runs `skill` `samples` times on every task (samples 0 to `samples − 1`, each its own
+/// draw) with at most `max_workers` rollouts in flight and scores each rollout, with at most
+/// `max_workers` rollouts being scored at once. The items come task by task, each task's
+/// samples in order.
 ///
 /// Running and scoring are two stages with a cap each: a rollout's slot is handed to the next
 /// task as soon as the rollout ends, while its score (an LLM-judge call, when there is one) is
@@ -37,32 +39,37 @@ impl EvalObserver for Quiet {
 pub async fn evaluate(
     skill: Arc<Skill>,
     tasks: &[Task],
+    samples: u32,
     harness: Arc<dyn Harness>,
     metric: Arc<dyn Metric>,
     max_workers: usize,
     observer: Arc<dyn EvalObserver>,
 ) -> Evaluation {
-    let mut slots: Vec<Option<TaskEvaluation>> = vec![None; tasks.len()];
+    let jobs = Jobs::every(tasks, samples);
+    let mut slots: Vec<Option<TaskEvaluation>> = vec![None; jobs.len()];
     Stages::own(skill, harness, metric, max_workers, observer)
-        .run(tasks, |index, item| slots[index] = Some(item))
+        .run(&jobs, |job, item| slots[job] = Some(item))
         .await;
-    collected(slots, tasks)
+    collected(slots, &jobs)
 }
 
 /// [`evaluate`] that keeps no item but the `worst` it reports: its memory stays flat however
 /// many tasks it runs (`skill-factory evaluate` of a dataset of any size).
+#[allow(clippy::too_many_arguments)]
 pub async fn evaluate_summary(
     skill: Arc<Skill>,
     tasks: &[Task],
+    samples: u32,
     harness: Arc<dyn Harness>,
     metric: Arc<dyn Metric>,
     max_workers: usize,
     observer: Arc<dyn EvalObserver>,
     worst: usize,
 ) -> Summary {
+    let jobs = Jobs::every(tasks, samples);
     let mut summary = Summary::new(worst);
     Stages::own(skill, harness, metric, max_workers, observer)
-        .run(tasks, |index, item| summary.add(index, &item))
+        .run(&jobs, |job, item| summary.add(jobs.task_index(job), &item))
         .await;
     summary
 }
@@ -73,20 +80,24 @@ pub type StopCheck = Arc<dyn Fn() -> bool + Send + Sync>;
 /// The reason given to tasks that were never run because the evaluation was told to stop.
 pub const NOT_RUN: &str = "not run: the run was stopped before this task started";
 
-/// [`evaluate`] under a cap shared with other work: a task runs only while it holds one of
-/// `permits`, so several evaluations (and other model calls) of one run share one in-flight
-/// limit. Once `stop` returns true no new task starts; tasks not started become failed
-/// rollouts saying [`NOT_RUN`], and the tasks already running finish normally.
+/// Sample `sample` of every task (one item per task, in task order) under a cap shared with
+/// other work: a task runs only while it holds one of `permits`, so several evaluations (and
+/// other model calls) of one run share one in-flight limit. Once `stop` returns true no new
+/// task starts; tasks not started become failed rollouts saying [`NOT_RUN`], and the tasks
+/// already running finish normally.
+#[allow(clippy::too_many_arguments)]
 pub async fn evaluate_shared(
     skill: Arc<Skill>,
     tasks: &[Task],
+    sample: u32,
     harness: Arc<dyn Harness>,
     metric: Arc<dyn Metric>,
     permits: Arc<Semaphore>,
     observer: Arc<dyn EvalObserver>,
     stop: StopCheck,
 ) -> Evaluation {
-    let mut slots: Vec<Option<TaskEvaluation>> = vec![None; tasks.len()];
+    let jobs = Jobs::sample(tasks, sample);
+    let mut slots: Vec<Option<TaskEvaluation>> = vec![None; jobs.len()];
     let stages = Stages {
         skill,
         harness,
@@ -98,18 +109,64 @@ pub async fn evaluate_shared(
         observer,
         stop,
     };
-    stages
-        .run(tasks, |index, item| slots[index] = Some(item))
-        .await;
-    collected(slots, tasks)
+    stages.run(&jobs, |job, item| slots[job] = Some(item)).await;
+    collected(slots, &jobs)
 }
 
-/// The items in task order; a task whose worker never reported becomes a failed rollout.
-fn collected(slots: Vec<Option<TaskEvaluation>>, tasks: &[Task]) -> Evaluation {
+/// The rollouts of an evaluation: which task, and which of its samples, each one is.
+struct Jobs<'t> {
+    tasks: &'t [Task],
+    /// Samples per task.
+    samples: u32,
+    /// The sample number of the first (and, with one sample per task, only) job of a task.
+    first: u32,
+}
+
+impl<'t> Jobs<'t> {
+    /// Samples 0 to `samples − 1` of every task, task by task.
+    fn every(tasks: &'t [Task], samples: u32) -> Self {
+        Jobs {
+            tasks,
+            samples: samples.max(1),
+            first: 0,
+        }
+    }
+
+    /// Sample `sample` of every task.
+    fn sample(tasks: &'t [Task], sample: u32) -> Self {
+        Jobs {
+            tasks,
+            samples: 1,
+            first: sample,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.tasks.len() * self.samples as usize
+    }
+
+    fn task_index(&self, job: usize) -> usize {
+        job / self.samples as usize
+    }
+
+    /// Job number `job`: its task and its sample number.
+    fn get(&self, job: usize) -> (&'t Task, u32) {
+        let within = u32::try_from(job % self.samples as usize).unwrap_or(0);
+        (&self.tasks[self.task_index(job)], self.first + within)
+    }
+}
+
+/// The items in job order; a rollout whose worker never reported becomes a failed one.
+fn collected(slots: Vec<Option<TaskEvaluation>>, jobs: &Jobs<'_>) -> Evaluation {
     let items = slots
         .into_iter()
-        .zip(tasks)
-        .map(|(slot, task)| slot.unwrap_or_else(|| unscored(task, LOST)))
+        .enumerate()
+        .map(|(job, slot)| {
+            slot.unwrap_or_else(|| {
+                let (task, sample) = jobs.get(job);
+                unscored(task, sample, LOST)
+            })
+        })
         .collect();
     Evaluation { items }
 }
@@ -158,11 +215,11 @@ impl Stages {
         }
     }
 
-    /// Runs every task, handing each finished item to `add` with its task's index. A task is
-    /// spawned only once it holds a rollout slot, and finished tasks are collected as they
-    /// end, so at most the slots' worth of tasks (plus those being scored) exist at once,
+    /// Runs every job, handing each finished item to `add` with its job's number. A job is
+    /// spawned only once it holds a rollout slot, and finished jobs are collected as they
+    /// end, so at most the slots' worth of rollouts (plus those being scored) exist at once,
     /// whatever the number of tasks.
-    async fn run(self, tasks: &[Task], mut add: impl FnMut(usize, TaskEvaluation)) {
+    async fn run(self, jobs: &Jobs<'_>, mut add: impl FnMut(usize, TaskEvaluation)) {
         let Stages {
             skill,
             harness,
@@ -171,9 +228,9 @@ impl Stages {
             observer,
             stop,
         } = self;
-        let mut seen = vec![false; tasks.len()];
+        let mut seen = vec![false; jobs.len()];
         let mut running = JoinSet::new();
-        let mut queue = tasks.iter().enumerate().peekable();
+        let mut queue = (0..jobs.len()).map(|job| (job, jobs.get(job))).peekable();
         while queue.peek().is_some() || !running.is_empty() {
             tokio::select! {
                 biased;
@@ -189,12 +246,12 @@ impl Stages {
                 // The semaphores are never closed, so acquiring cannot fail; if it ever did,
                 // running unthrottled is still correct.
                 slot = rollouts.clone().acquire_owned(), if queue.peek().is_some() => {
-                    let Some((index, task)) = queue.next() else {
+                    let Some((index, (task, sample))) = queue.next() else {
                         continue;
                     };
                     let slot = slot.ok();
                     if stop() {
-                        let item = unscored(task, NOT_RUN);
+                        let item = unscored(task, sample, NOT_RUN);
                         observer.task_done(&item);
                         seen[index] = true;
                         add(index, item);
@@ -209,7 +266,8 @@ impl Stages {
                         observer.clone(),
                     );
                     running.spawn(async move {
-                        let rollout = harness.run(&skill, &task).await;
+                        let mut rollout = harness.run_sample(&skill, &task, sample).await;
+                        rollout.sample = sample;
                         let _slot = match scoring {
                             Some(scoring) => {
                                 drop(slot);
@@ -224,31 +282,23 @@ impl Stages {
                 }
             }
         }
-        for (index, task) in tasks.iter().enumerate() {
-            if !seen[index] {
-                add(index, unscored(task, LOST));
+        for (job, seen) in seen.into_iter().enumerate() {
+            if !seen {
+                let (task, sample) = jobs.get(job);
+                add(job, unscored(task, sample, LOST));
             }
         }
     }
 }
 
-/// A task the evaluation did not run to the end: a failed rollout saying `reason`, scored 0.
-fn unscored(task: &Task, reason: &str) -> TaskEvaluation {
+/// A rollout the evaluation did not run to the end: a failed one saying `reason`, scored 0.
+fn unscored(task: &Task, sample: u32, reason: &str) -> TaskEvaluation {
+    let mut rollout = Rollout::failure(&task.id, reason);
+    rollout.sample = sample;
     TaskEvaluation {
-        rollout: Rollout::failure(&task.id, reason),
+        rollout,
         result: crate::metric::rollout_failed("evaluate", reason),
     }
-}
-
-/// Runs and scores one task.
-pub async fn evaluate_one(
-    skill: &Skill,
-    task: &Task,
-    harness: &dyn Harness,
-    metric: &dyn Metric,
-) -> TaskEvaluation {
-    let rollout = harness.run(skill, task).await;
-    score_rollout(task, rollout, metric).await
 }
 
 /// Scores one rollout of `task`.

@@ -15,6 +15,7 @@ pub mod evaluate;
 pub mod gallery;
 pub mod harness;
 pub mod metric;
+pub mod noise;
 pub mod optimizer;
 pub mod process;
 pub mod ray;

@@ -23,6 +23,7 @@ use skill_factory_package::input;
 
 use crate::config::{LoadedConfig, load_config};
 use crate::error::{EngineError, ProviderFailure};
+use crate::noise::Noise;
 
 /// How a session is opened.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +43,9 @@ pub struct SessionOptions {
     /// blocks said `batch: true`, where their provider has a batch API; neither having one
     /// is an error ([`Session::open`]).
     pub batch: bool,
+    /// `--samples K`: samples of every task, over `noise.samples` (and `noise.max_samples`
+    /// when that is lower).
+    pub samples: Option<u32>,
 }
 
 /// Rollouts in flight at once in batch mode: as many as a batch takes
@@ -80,15 +84,14 @@ impl Session {
     /// Loads the config at `config_path`, its seed skill (or the options' skill) and its
     /// dataset; the ledger's clock starts now.
     pub fn open(config_path: &Path, options: SessionOptions) -> Result<Session, EngineError> {
-        let config = load_config(config_path)?;
+        let mut config = load_config(config_path)?;
+        if let Some(samples) = options.samples {
+            let noise = &mut config.config.noise;
+            noise.samples = samples;
+            noise.max_samples = noise.max_samples.max(samples);
+        }
         let skill_path = options.skill.unwrap_or_else(|| config.config.skill.clone());
-        // The folder is read once: its file list for the link checks, its references for the
-        // search.
-        let bundle = SkillBundle::load(&skill_path).ok();
-        let skill = read_skill(&skill_path)?.with_files(reference_files(bundle.as_ref()));
-        let skill_files = bundle
-            .map(|bundle| bundle.files.into_iter().map(|file| file.path).collect())
-            .unwrap_or_default();
+        let (skill, skill_files) = load_skill(&skill_path)?;
         let dataset_path = config.config.dataset.clone();
         let text = input::read_text(&dataset_path, input::DATASET)?;
         let dataset = Dataset::from_jsonl(&text, &dataset_path.display().to_string())?;
@@ -196,6 +199,12 @@ impl Session {
             self.check_output("output.emit_skill_dir", path)?;
         }
         Ok(())
+    }
+
+    /// Whether the run's rollouts can vary, and its noise settings (`noise`, with
+    /// `--samples`).
+    pub fn noise(&self) -> Noise {
+        Noise::of(&self.config.config)
     }
 
     /// What the run's model calls have spent, and its budget: every client built by
@@ -426,6 +435,20 @@ fn reference_files(bundle: Option<&SkillBundle>) -> BTreeMap<String, String> {
             ))
         })
         .collect()
+}
+
+/// Reads the skill at `path` (a SKILL.md, or a folder holding one) with its reference files,
+/// and the paths of every file its folder carries (relative, `/`-separated; none for a skill
+/// file that stands alone), which candidates may link to.
+pub fn load_skill(path: &Path) -> Result<(Skill, Vec<String>), EngineError> {
+    // The folder is read once: its file list for the link checks, its references for the
+    // search.
+    let bundle = SkillBundle::load(path).ok();
+    let skill = read_skill(path)?.with_files(reference_files(bundle.as_ref()));
+    let files = bundle
+        .map(|bundle| bundle.files.into_iter().map(|file| file.path).collect())
+        .unwrap_or_default();
+    Ok((skill, files))
 }
 
 /// Reads and parses a SKILL.md file, or the `SKILL.md` of a skill folder (as `export`,

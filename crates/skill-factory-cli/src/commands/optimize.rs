@@ -38,6 +38,7 @@ fn refuse_skill_flags(args: &OptimizeArgs) -> anyhow::Result<()> {
         ("--min-improvement", args.min_improvement.is_some()),
         ("--no-cache", args.no_cache),
         ("--batch", args.batch),
+        ("--samples", args.samples.is_some()),
     ];
     let given: Vec<&str> = given
         .iter()
@@ -81,6 +82,7 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
             budgeted: true,
             record: args.record,
             batch: args.batch,
+            samples: args.samples,
         },
     )?;
     let seed_file = session

@@ -295,7 +295,10 @@ fn reference_calls(val: u64, minibatch: u64, edits: u64, rounds: u64) -> u64 {
 /// Runs `optimize` on a reference config against a skill sensitive mock and checks what a
 /// user of the reference tool expects to find: exit 0, the run under the config's
 /// `output.dir`, edits accepted and rejected by the validation gate, the best skill exported
-/// to `output.emit_skill_dir`, and never more model calls than the Python tool makes.
+/// to `output.emit_skill_dir`, and never more model calls than the Python tool makes. The
+/// configs grade with an LLM judge, which makes a run noisy; the Python tool's comparison of
+/// means is what these runs are held to, so the regime is set to `deterministic` (one line
+/// added); [`a_reference_config_with_a_judge_runs_noisy_and_says_why`] runs one as it is.
 async fn optimizes_reference_config(
     example: &str,
     config_file: &str,
@@ -304,6 +307,9 @@ async fn optimizes_reference_config(
     (output_dir, emit_dir): (&str, &str),
 ) -> Value {
     let pointed = pointed_at_a_mock(example, config_file, Answering::SkillSensitive).await;
+    let mut text = std::fs::read_to_string(&pointed.config).unwrap();
+    text.push_str("\nnoise: {regime: deterministic}\n");
+    std::fs::write(&pointed.config, text).unwrap();
     let out = run(&pointed, "optimize").await;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(
@@ -454,5 +460,52 @@ fn provider_edit_adds_base_url_to_flow_and_block_mappings_only() {
     assert_eq!(
         point_providers_at(config, "http://127.0.0.1:9"),
         "skill: s.md\nprovider:            {name: lmstudio, model: g, base_url: \"http://127.0.0.1:9/v1\"}\njudge_provider:\n  base_url: \"http://127.0.0.1:9\"\n  name: anthropic\n  model: c\nmetric:\n  golden: {mode: exact}\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reference_config_with_a_judge_runs_noisy_and_says_why() {
+    let pointed = pointed_at_a_mock(
+        "ticket-classifier",
+        "config.lmstudio.yaml",
+        Answering::SkillSensitive,
+    )
+    .await;
+    let out = run(&pointed, "optimize").await;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let folder = artifacts::artifacts(&stdout);
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(result["noise"]["regime"], "noisy", "{result:#}");
+    assert_eq!(
+        result["noise"]["reasons"],
+        serde_json::json!(["an LLM judge grades (metric.judge)"])
+    );
+    // Every proposal was gated, and each gate says what it found.
+    let gated: Vec<&Value> = result["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.get("comparison"))
+        .collect();
+    assert!(!gated.is_empty(), "{result:#}");
+    for comparison in gated {
+        assert_eq!(comparison["regime"], "noisy");
+        let [low, high] = [0, 1].map(|i| comparison["difference"]["interval"][i].as_f64().unwrap());
+        assert!(low <= high, "{comparison}");
+        assert!(
+            comparison["reason"]
+                .as_str()
+                .unwrap()
+                .contains("paired gain")
+        );
+    }
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(report.contains("## Scores with 95% intervals"), "{report}");
+    assert!(
+        report.contains("The run was noisy (an LLM judge grades"),
+        "{report}"
     );
 }

@@ -93,7 +93,8 @@ pub use roles::{
 pub use schema::{
     BudgetConfig, CacheConfig, Check, Command, CommandMetricConfig, ComponentSelector, ConfigKind,
     Criterion, ExecutorConfig, ExecutorType, GoldenConfig, GoldenMode, HarnessConfig, HarnessType,
-    InputVia, JudgeConfig, MetricConfig, OptimizerConfig, OptimizerParams, OutputConfig,
-    ProgrammaticConfig, ReflectionStyle, RunConfig, SkillMode, SystemOneCheck, SystemOneConfig,
+    InputVia, JudgeConfig, MetricConfig, NoiseConfig, OptimizerConfig, OptimizerParams,
+    OutputConfig, ProgrammaticConfig, ReflectionStyle, RegimeSetting, RunConfig, SkillMode,
+    SystemOneCheck, SystemOneConfig,
 };
 pub use suggest::closest;

@@ -155,8 +155,55 @@ pub(crate) fn validate(
     let check = Checker { file, locator };
     split(config, &check)?;
     optimizer(config, &check)?;
+    noise(config, &check)?;
     metric(config, &check)?;
     harness(config, &check)
+}
+
+/// The most samples of one task a config may ask for: more is a typo, not a plan.
+const MAX_SAMPLES: u32 = 1_000;
+
+fn noise(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let n = &config.noise;
+    for (key, value) in [("samples", n.samples), ("max_samples", n.max_samples)] {
+        if !(1..=MAX_SAMPLES).contains(&value) {
+            return Err(check.invalid(
+                at(&["noise", key]),
+                format!("{value} samples of a task is not between 1 and {MAX_SAMPLES}"),
+                "use a small number such as 3",
+            ));
+        }
+    }
+    if n.max_samples < n.samples {
+        return Err(check.invalid(
+            at(&["noise", "max_samples"]),
+            format!(
+                "{} is below noise.samples {}: a gate starts with that many",
+                n.max_samples, n.samples
+            ),
+            "make max_samples at least samples",
+        ));
+    }
+    for (key, value, example) in [
+        ("confidence", n.confidence, "0.95"),
+        ("gate_confidence", n.gate_confidence, "0.99"),
+    ] {
+        if !(value > 0.5 && value < 1.0) {
+            return Err(check.invalid(
+                at(&["noise", key]),
+                format!("{value} is not strictly between 0.5 and 1"),
+                &format!("use a confidence such as {example}"),
+            ));
+        }
+    }
+    if !(0.0..=1.0).contains(&n.pass_score) {
+        return Err(check.invalid(
+            at(&["noise", "pass_score"]),
+            format!("{} is not a score between 0 and 1", n.pass_score),
+            "use 1.0 (full marks) or a lower bar such as 0.5",
+        ));
+    }
+    Ok(())
 }
 
 fn split(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {

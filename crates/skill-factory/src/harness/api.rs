@@ -45,15 +45,16 @@ impl Harness for ApiHarness {
         false
     }
 
-    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+    async fn run_sample(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout {
         let body = skill.body.trim();
         let system = (!body.is_empty()).then(|| body.to_string());
-        let request = ChatRequest::single(
+        let mut request = ChatRequest::single(
             system,
             task.input.clone(),
             self.temperature,
             self.max_tokens,
         );
+        request.sample_index = sample;
         let started = Instant::now();
         let answer = self.client.chat(&request).await;
         let latency_ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;

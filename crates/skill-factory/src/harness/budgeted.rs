@@ -44,11 +44,11 @@ impl Harness for BudgetedHarness {
         self.inner.shows_files()
     }
 
-    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+    async fn run_sample(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout {
         if let Err(refused) = self.ledger.admit() {
             return Rollout::failure(&task.id, refused.to_string());
         }
-        let rollout = self.inner.run(skill, task).await;
+        let rollout = self.inner.run_sample(skill, task, sample).await;
         let call = if rollout.error.is_some() {
             Call::Failed
         } else {
@@ -79,7 +79,7 @@ mod tests {
         fn name(&self) -> &str {
             "subprocess"
         }
-        async fn run(&self, _skill: &Skill, task: &Task) -> Rollout {
+        async fn run_sample(&self, _skill: &Skill, task: &Task, _sample: u32) -> Rollout {
             self.0.fetch_add(1, Ordering::SeqCst);
             if task.id.starts_with('x') {
                 Rollout::failure(&task.id, "exit 1")

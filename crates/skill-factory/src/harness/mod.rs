@@ -34,8 +34,15 @@ pub trait Harness: Send + Sync {
     fn shows_files(&self) -> bool {
         false
     }
-    /// Runs the skill on the task. Never fails: problems become a failed rollout.
-    async fn run(&self, skill: &Skill, task: &Task) -> Rollout;
+    /// Runs the skill on the task as its sample number `sample` (0 for the first): a model
+    /// call carries it as its sample index (so each sample is its own cache entry and its
+    /// own draw), a program finds it in `SKILL_FACTORY_SAMPLE`. Never fails: problems become
+    /// a failed rollout.
+    async fn run_sample(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout;
+    /// Runs the skill on the task once: its first sample.
+    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+        self.run_sample(skill, task, 0).await
+    }
 }
 
 pub mod agent;

@@ -378,6 +378,10 @@ fn keep_streams(metadata: &mut serde_json::Map<String, Value>, output: &Output, 
     }
 }
 
+/// The variable that tells a rollout's program which sample of its task it is (`0` for the
+/// first), so a program that draws at random can seed its draw from it.
+pub const SAMPLE_ENV: &str = "SKILL_FACTORY_SAMPLE";
+
 #[async_trait]
 impl Harness for SubprocessHarness {
     fn name(&self) -> &str {
@@ -399,7 +403,7 @@ impl Harness for SubprocessHarness {
         }
     }
 
-    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+    async fn run_sample(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout {
         let started = Instant::now();
         let dir = match RolloutDir::create() {
             Ok(dir) => dir,
@@ -419,11 +423,13 @@ impl Harness for SubprocessHarness {
                 ),
             ),
             Ok((invocation, cwd)) => {
+                let mut env = self.settings.env.clone();
+                env.insert(SAMPLE_ENV.to_string(), sample.to_string());
                 let spec = ChildSpec {
                     argv: &invocation.argv,
                     stdin: invocation.stdin.as_deref().map(str::as_bytes),
                     cwd: cwd.as_deref(),
-                    env: &self.settings.env,
+                    env: &env,
                     timeout: self.settings.timeout,
                     limits: self.limits,
                 };

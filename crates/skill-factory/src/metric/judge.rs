@@ -200,7 +200,9 @@ impl Metric for LlmJudgeMetric {
         if let Some(error) = &rollout.error {
             return Ok(super::rollout_failed(NAME, error));
         }
-        let request = self.request(task, &rollout.output);
+        let mut request = self.request(task, &rollout.output);
+        // A repeated sample's grade is a draw of its own too, as the rollout was.
+        request.sample_index = rollout.sample;
         let response = self
             .client
             .chat(&request)

@@ -284,6 +284,8 @@ impl Bridge {
                     accepted: false,
                     candidate: None,
                     note: format!("{BRIDGE_NOTE} refused: {}", rejected.reason),
+                    interval: None,
+                    comparison: None,
                 });
                 return StopReason::RoundsDone { rounds: 1 };
             }
@@ -296,6 +298,7 @@ impl Bridge {
             round: 1,
             candidate: 1,
             val_score: scored.score(),
+            interval: None,
             same_as: None,
         });
         let accepted = scored.score() >= result.baseline_score;
@@ -320,6 +323,8 @@ impl Bridge {
             accepted,
             candidate: Some(1),
             note: BRIDGE_NOTE.to_string(),
+            interval: None,
+            comparison: None,
         });
         StopReason::RoundsDone { rounds: 1 }
     }

@@ -2,12 +2,12 @@
 //! of a run's model work, the budget ledger, the cancel token and the event sink; and the
 //! evaluation of a candidate on a set of tasks under all of them.
 //!
-//! Evaluations remember what they scored: a task already scored for the same skill (its
-//! description and body, [`identity`]) in this run (the incumbent on a minibatch task it met
-//! in an earlier round, a body proposed twice) is reused instead of run again, so the run
-//! never makes more model calls than the reference tool for the same config. Failed rollouts
-//! and results of an interrupted evaluation are not remembered, so they are retried when
-//! needed again.
+//! Evaluations remember what they scored: a sample of a task already scored for the same
+//! skill (its description and body, [`identity`]) in this run (the incumbent on a minibatch
+//! task it met in an earlier round, a body proposed twice, the incumbent's samples a gate
+//! drew before) is reused instead of run again, so the run never makes more model calls than
+//! the reference tool for the same config. Failed rollouts and results of an interrupted
+//! evaluation are not remembered, so they are retried when needed again.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +24,10 @@ use crate::cancel::CancelToken;
 use crate::evaluate::{EvalObserver, evaluate_shared};
 use crate::harness::Harness;
 use crate::metric::Metric;
+use crate::noise::Noise;
+
+/// What a result is remembered by: the skill's [`identity`], the task's id and the sample.
+type MemoKey = (String, String, u32);
 
 /// An evaluation and whether every task in it really ran.
 #[derive(Debug, Clone)]
@@ -86,9 +90,11 @@ pub struct RunContext {
     /// The most rollouts the search may score (`optimizer.max_metric_calls`), for every
     /// optimizer; checked between steps, so a step under way finishes.
     pub max_metric_calls: Option<u64>,
+    /// Whether rollouts can vary, and how comparisons deal with it.
+    noise: Mutex<Noise>,
     /// Rollouts run and scored so far (reused results are free), GEPA's `max_metric_calls`.
     metric_calls: AtomicU64,
-    memo: Mutex<HashMap<(String, String), TaskEvaluation>>,
+    memo: Mutex<HashMap<MemoKey, TaskEvaluation>>,
 }
 
 impl RunContext {
@@ -114,9 +120,29 @@ impl RunContext {
             honesty: Honesty::default(),
             max_skill_tokens: None,
             max_metric_calls: None,
+            noise: Mutex::new(Noise::default()),
             metric_calls: AtomicU64::new(0),
             memo: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same context with `noise` as its regime and settings.
+    pub fn with_noise(self, noise: Noise) -> Self {
+        *lock(&self.noise) = noise;
+        self
+    }
+
+    /// The run's noise: its regime (which a search may find noisy on the way, see
+    /// [`RunContext::found_noisy`]) and settings.
+    pub fn noise(&self) -> Noise {
+        lock(&self.noise).clone()
+    }
+
+    /// Marks the run noisy for `reason` (repeated samples disagreed), unless its regime was
+    /// set in the config.
+    pub fn found_noisy(&self, reason: String) {
+        let mut noise = lock(&self.noise);
+        *noise = noise.found_noisy(reason);
     }
 
     /// The same context, knowing the files bundled with the seed skill.
@@ -173,14 +199,12 @@ impl RunContext {
         self.events.event(&event);
     }
 
-    fn memo(&self) -> MutexGuard<'_, HashMap<(String, String), TaskEvaluation>> {
-        self.memo
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn memo(&self) -> MutexGuard<'_, HashMap<MemoKey, TaskEvaluation>> {
+        lock(&self.memo)
     }
 
-    /// The results already known for `skill` on `tasks` (those it was scored on in this run),
-    /// in task order: free evidence, as no rollout runs.
+    /// The results of the first sample already known for `skill` on `tasks` (those it was
+    /// scored on in this run), in task order: free evidence, as no rollout runs.
     pub fn known<'t>(
         &self,
         skill: &Skill,
@@ -191,14 +215,44 @@ impl RunContext {
         tasks
             .into_iter()
             .filter_map(|task| {
-                memo.get(&(id.clone(), task.id.clone()))
+                memo.get(&(id.clone(), task.id.clone(), 0))
+                    .filter(|known| known.rollout.ok())
                     .map(|known| (task, known.clone()))
             })
             .collect()
     }
 
-    /// Scores `skill` on `tasks` under the shared cap, reusing results already known for the
-    /// same body. `round`, `candidate` and `split` label the events.
+    /// The scores of every sample of `skill` on each of `tasks` this run drew (failed ones
+    /// as 0), by task, in sample order.
+    pub fn samples_of(&self, skill: &Skill, tasks: &[Task]) -> Vec<Vec<f64>> {
+        let memo = self.memo();
+        let id = identity(skill);
+        tasks
+            .iter()
+            .map(|task| {
+                (0..)
+                    .map_while(|sample| memo.get(&(id.clone(), task.id.clone(), sample)))
+                    .map(TaskEvaluation::score)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The first sample number at which no task of `tasks` has a remembered result for
+    /// `skill` (samples are drawn in order): where fresh samples start.
+    pub fn next_sample(&self, skill: &Skill, tasks: &[Task]) -> u32 {
+        let memo = self.memo();
+        let id = identity(skill);
+        let mut next = 0;
+        for task in tasks {
+            while memo.contains_key(&(id.clone(), task.id.clone(), next)) {
+                next += 1;
+            }
+        }
+        next
+    }
+
+    /// Scores the first sample of `skill` on `tasks` ([`RunContext::evaluate_sample`]).
     pub async fn evaluate(
         &self,
         skill: &Skill,
@@ -207,11 +261,28 @@ impl RunContext {
         candidate: usize,
         split: &'static str,
     ) -> Scored {
+        self.evaluate_sample(skill, tasks, 0, round, candidate, split)
+            .await
+    }
+
+    /// Scores sample number `sample` of `skill` on `tasks` under the shared cap, reusing
+    /// results already known for the same body and sample. `round`, `candidate` and `split`
+    /// label the events.
+    pub async fn evaluate_sample(
+        &self,
+        skill: &Skill,
+        tasks: &[Task],
+        sample: u32,
+        round: usize,
+        candidate: usize,
+        split: &'static str,
+    ) -> Scored {
+        let key = |task: &Task| (identity(skill), task.id.clone(), sample);
         let known: Vec<Option<TaskEvaluation>> = {
             let memo = self.memo();
             tasks
                 .iter()
-                .map(|task| memo.get(&(identity(skill), task.id.clone())).cloned())
+                .map(|task| memo.get(&key(task)).filter(|k| k.rollout.ok()).cloned())
                 .collect()
         };
         let to_run: Vec<Task> = tasks
@@ -224,6 +295,7 @@ impl RunContext {
             round,
             candidate,
             split,
+            sample,
             tasks: tasks.len(),
             reused: tasks.len() - to_run.len(),
         });
@@ -251,6 +323,7 @@ impl RunContext {
             evaluate_shared(
                 Arc::new(skill.clone()),
                 &to_run,
+                sample,
                 self.harness.clone(),
                 self.metric.clone(),
                 self.permits.clone(),
@@ -270,12 +343,15 @@ impl RunContext {
             .into_iter()
             .zip(tasks)
             .map(|(known, task)| {
-                known
-                    .or_else(|| fresh.next())
-                    .unwrap_or_else(|| TaskEvaluation {
-                        rollout: Rollout::failure(&task.id, "the evaluation returned no result"),
+                known.or_else(|| fresh.next()).unwrap_or_else(|| {
+                    let mut rollout =
+                        Rollout::failure(&task.id, "the evaluation returned no result");
+                    rollout.sample = sample;
+                    TaskEvaluation {
+                        rollout,
                         result: MetricResult::new("evaluate", 0.0, "rollout failed: no result"),
-                    })
+                    }
+                })
             })
             .collect();
         // A result counts once per (skill, task): when two evaluations ran the same one at the
@@ -288,13 +364,15 @@ impl RunContext {
                 if *known {
                     continue;
                 }
-                // A failed rollout is not remembered (it is retried when needed again).
-                if !item.rollout.ok()
-                    || memo
-                        .insert((identity(skill), item.task_id().to_string()), item.clone())
-                        .is_none()
-                {
+                // A failed rollout is remembered only for the record (it is retried when needed
+                // again, and counts each time); a success is never replaced.
+                let key = (identity(skill), item.task_id().to_string(), sample);
+                let was_ok = memo.get(&key).is_some_and(|known| known.rollout.ok());
+                if !item.rollout.ok() || !was_ok {
                     counted += 1;
+                }
+                if !was_ok {
+                    memo.insert(key, item.clone());
                 }
             }
             counted
@@ -307,6 +385,7 @@ impl RunContext {
             round,
             candidate,
             split,
+            sample,
             score: evaluation.score(),
             tasks: evaluation.size(),
             failed: evaluation.failed(),
@@ -347,4 +426,11 @@ impl EvalObserver for Forward {
             item: item.clone(),
         }));
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section leaves its data consistent, so a poisoned lock is still usable.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use skill_factory_core::TaskEvaluation;
 
 use super::OptimizationResult;
+use super::gate::Comparison;
 
 /// One step of an optimization.
 #[derive(Debug, Clone, Serialize)]
@@ -42,8 +43,11 @@ pub enum Event {
         round: usize,
         /// Candidate number (0 is the seed).
         candidate: usize,
-        /// `train`, `val` or `test`.
+        /// `train`, `val`, `selection` or `test`.
         split: &'static str,
+        /// Which sample of each task (0 for the first).
+        #[serde(skip_serializing_if = "is_first")]
+        sample: u32,
         /// Tasks to evaluate.
         tasks: usize,
         /// Of those, tasks whose result is reused from an earlier evaluation of the same body.
@@ -57,8 +61,11 @@ pub enum Event {
         round: usize,
         /// Candidate number.
         candidate: usize,
-        /// `train`, `val` or `test`.
+        /// `train`, `val`, `selection` or `test`.
         split: &'static str,
+        /// Which sample of each task (0 for the first).
+        #[serde(skip_serializing_if = "is_first")]
+        sample: u32,
         /// Mean score.
         score: f64,
         /// Tasks evaluated.
@@ -119,12 +126,26 @@ pub enum Event {
         round: usize,
         /// Candidate number.
         candidate: usize,
-        /// Mean validation score.
+        /// Mean validation score (over every sample it has, in a noisy run).
         val_score: f64,
+        /// The interval of the score, at the run's confidence (`noise.confidence`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        interval: Option<[f64; 2]>,
         /// When the body equals an earlier candidate of the run, that candidate (its score is
         /// reused, nothing is run again).
         #[serde(skip_serializing_if = "Option::is_none")]
         same_as: Option<usize>,
+    },
+    /// A challenger was compared with the best skill (a gate's decision), paired by task
+    /// and sample.
+    Compared {
+        /// The round.
+        round: usize,
+        /// The split it was compared on.
+        split: &'static str,
+        /// The difference, its interval, the bound and the decision.
+        #[serde(flatten)]
+        comparison: Comparison,
     },
     /// Where a candidate comes from, for lineage views.
     Lineage {
@@ -191,6 +212,19 @@ pub enum Event {
         /// A sentence saying why.
         detail: String,
     },
+    /// The best skill's headline score was measured (see `run::headline`).
+    HeadlineScored {
+        /// `fresh_samples` or `validation`.
+        source: &'static str,
+        /// Fresh samples of every validation task (0 for `validation`).
+        samples: u32,
+        /// The headline score.
+        best_score: f64,
+        /// Its interval.
+        interval: [f64; 2],
+        /// The best's score as the search saw it.
+        search_best_score: f64,
+    },
     /// The seed and the best skill were scored on the held-out test split.
     TestScored {
         /// The seed's test score.
@@ -205,6 +239,11 @@ pub enum Event {
         /// Validation score of the best skill.
         best_score: f64,
     },
+}
+
+/// Whether a sample number is a task's first, which events do not spell out.
+fn is_first(sample: &u32) -> bool {
+    *sample == 0
 }
 
 /// One task's result within an evaluation, with where it belongs.

@@ -40,6 +40,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
+use skill_factory_core::stats;
 use skill_factory_core::{Evaluation, Skill, Task};
 use skill_factory_llm::ChatModel;
 use skill_factory_pycompat::random::Random;
@@ -48,6 +49,7 @@ use tokio::sync::OnceCell;
 use super::component::{ComponentKind, Components, changed, merge};
 use super::context::{RunContext, Scored, identity};
 use super::event::Event;
+use super::gate::{Comparison, Gate, Side};
 use super::minibatch::Epochs;
 use super::pareto::{self, EPSILON};
 use super::progress::PERFECT_MINIBATCH;
@@ -56,6 +58,7 @@ use super::reflection::{REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, n
 use super::round::{self, Ask, Candidate, Part, Proposed};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason, is_perfect};
 use crate::config::{ComponentSelector, OptimizerConfig};
+use crate::noise::Noise;
 
 /// The longest description a proposal may write (the Agent Skills limit), in characters and
 /// lines.
@@ -82,6 +85,9 @@ struct Member {
     /// Candidate number in the run.
     id: usize,
     skill: Skill,
+    /// Its validation scores by task, one per sample drawn.
+    samples: Vec<Vec<f64>>,
+    /// Each task's score over its samples.
     scores: Vec<f64>,
     mean: f64,
     /// Pool positions of its parents (none for the seed, two for a merge).
@@ -177,9 +183,24 @@ enum Raced {
     /// The run stopped during it.
     Stopped,
     /// Scored on every task.
-    Done(Scored),
-    /// Stopped early: it could no longer matter.
-    Out { scored: usize, mean: f64 },
+    Done(Validation),
+    /// Stopped early: it could no longer matter (noisy runs: its gate said why).
+    Out {
+        scored: usize,
+        mean: f64,
+        reason: Option<String>,
+        incumbent: Option<Vec<Vec<f64>>>,
+    },
+}
+
+/// A child scored on every validation task.
+struct Validation {
+    /// Its first sample of every task.
+    first: Scored,
+    /// Its scores by task, one per sample.
+    samples: Vec<Vec<f64>>,
+    /// Its gate against the best (noisy runs), with the best's samples the gate added.
+    gate: Option<(Comparison, Vec<Vec<f64>>)>,
 }
 
 /// A fully scored candidate about to join the pool.
@@ -591,8 +612,18 @@ impl Search<'_> {
     }
 
     /// Scores `skill` on validation in chunks of the in-flight cap, stopping once it cannot
-    /// matter against the pool as it stood when the step's validations began.
-    async fn race(&self, step: usize, id: usize, skill: &Skill, pool: &[Vec<f64>]) -> Raced {
+    /// matter against the pool as it stood when the step's validations began; in a noisy run,
+    /// gates it against the best instead ([`Search::gate_best`]), one of `rivals`.
+    async fn race(
+        &self,
+        step: usize,
+        (id, skill): (usize, &Skill),
+        pool: &[Vec<f64>],
+        rivals: usize,
+    ) -> Raced {
+        if self.context.noise().is_noisy() {
+            return self.gate_best(step, (id, skill), rivals).await;
+        }
         let context = self.context;
         let chunk = context.max_workers.max(1);
         let best_mean = self.pool[self.best].mean;
@@ -619,13 +650,85 @@ impl Search<'_> {
                 return Raced::Out {
                     scored: scored.len(),
                     mean: scored.iter().sum::<f64>() / scored.len().max(1) as f64,
+                    reason: None,
+                    incumbent: None,
                 };
             }
         }
-        Raced::Done(Scored {
-            evaluation: Evaluation { items },
-            complete: true,
+        let samples = items.iter().map(|item| vec![item.score()]).collect();
+        Raced::Done(Validation {
+            first: Scored {
+                evaluation: Evaluation { items },
+                complete: true,
+            },
+            samples,
+            gate: None,
         })
+    }
+
+    /// The paired gate of `skill` against the best ([`super::gate`]), one of `rivals`.
+    async fn gate_best(&self, step: usize, (id, skill): (usize, &Skill), rivals: usize) -> Raced {
+        let best = &self.pool[self.best];
+        let gate = Gate {
+            context: self.context,
+            tasks: self.val,
+            split: "val",
+            round: step,
+            min_delta: self.config.min_delta,
+            rivals,
+        };
+        let gated = gate
+            .compare(
+                Side {
+                    id: best.id,
+                    skill: &best.skill,
+                },
+                Side { id, skill },
+                &best.samples,
+            )
+            .await;
+        let Some(comparison) = gated.comparison.clone() else {
+            return Raced::Stopped;
+        };
+        match gated.first {
+            Some(first) => Raced::Done(Validation {
+                first,
+                samples: gated.challenger,
+                gate: Some((comparison, gated.incumbent)),
+            }),
+            None => {
+                let scored: Vec<f64> = gated
+                    .challenger
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                    .map(|s| s.iter().sum::<f64>() / s.len() as f64)
+                    .collect();
+                Raced::Out {
+                    scored: scored.len(),
+                    mean: scored.iter().sum::<f64>() / scored.len().max(1) as f64,
+                    reason: Some(comparison.reason),
+                    incumbent: Some(gated.incumbent),
+                }
+            }
+        }
+    }
+
+    /// Keeps the samples a gate added to the best's.
+    fn learn(&mut self, incumbent: &[Vec<f64>]) {
+        let noise = self.context.noise();
+        let best = &mut self.pool[self.best];
+        let mut grew = false;
+        for (mine, theirs) in best.samples.iter_mut().zip(incumbent) {
+            if theirs.len() > mine.len() {
+                *mine = theirs.clone();
+                grew = true;
+            }
+        }
+        if grew {
+            best.scores = task_scores(&best.samples, &noise);
+            best.mean = mean(&best.scores);
+            self.progress.best_samples = best.samples.clone();
+        }
     }
 
     /// Records a child that was not kept, and remembers why for later prompts; `scores` are
@@ -645,6 +748,8 @@ impl Search<'_> {
             accepted: false,
             candidate: Some(gate.id),
             note: format!("{}: {reason}", note_for(&gate.rationale)),
+            interval: None,
+            comparison: None,
         };
         self.record(step, record, Some(gate.id));
     }
@@ -659,8 +764,9 @@ impl Search<'_> {
     }
 
     /// Adds a fully scored candidate to the pool, and makes it the best when its mean beats
-    /// the best's.
-    fn join(&mut self, step: usize, child: Child, scored: &Scored) {
+    /// the best's (deterministic runs) or when its gate kept it and no rival of the step
+    /// gained more (`kept`, noisy runs).
+    fn join(&mut self, step: usize, child: Child, validation: Validation, kept: bool) {
         let Child {
             id,
             skill,
@@ -668,17 +774,37 @@ impl Search<'_> {
             train,
             note,
         } = child;
-        let scores: Vec<f64> = scored.evaluation.items.iter().map(|i| i.score()).collect();
-        let mean = scored.score();
+        let noise = self.context.noise();
+        let scores = task_scores(&validation.samples, &noise);
+        let estimate = stats::estimate(
+            &validation.samples,
+            noise.aggregate,
+            noise.pass_score,
+            noise.confidence,
+        );
+        let mean = mean(&scores);
         let mut ancestors: BTreeSet<usize> = parents.iter().copied().collect();
         for parent in &parents {
             ancestors.extend(self.pool[*parent].ancestors.iter().copied());
         }
-        let accepted = mean > self.pool[self.best].mean + EPSILON;
+        let comparison = validation.gate.as_ref().map(|(c, _)| c.clone());
+        if let Some((comparison, incumbent)) = &validation.gate {
+            self.learn(incumbent);
+            self.context.emit(Event::Compared {
+                round: step,
+                split: "val",
+                comparison: comparison.clone(),
+            });
+        }
+        let accepted = match &comparison {
+            Some(_) => kept,
+            None => mean > self.pool[self.best].mean + EPSILON,
+        };
         self.context.emit(Event::CandidateScored {
             round: step,
             candidate: id,
             val_score: mean,
+            interval: Some([estimate.low, estimate.high]),
             same_as: None,
         });
         self.seen.insert(identity(&skill), id);
@@ -690,6 +816,7 @@ impl Search<'_> {
         self.pool.push(Member {
             id,
             skill: skill.clone(),
+            samples: validation.samples.clone(),
             scores,
             mean,
             parents,
@@ -698,11 +825,15 @@ impl Search<'_> {
         });
         if accepted {
             self.best = self.pool.len() - 1;
+            self.progress.best_samples = validation.samples;
         }
-        let verdict = if accepted {
-            "the new best"
-        } else {
-            "joins the pool"
+        let verdict = match (&comparison, accepted) {
+            (_, true) => "the new best".to_string(),
+            (Some(c), false) if c.accepted => {
+                "joins the pool; its gate kept it, but a rival of the step gained more".to_string()
+            }
+            (Some(c), false) => format!("joins the pool; not the best: {}", c.reason),
+            (None, false) => "joins the pool".to_string(),
         };
         let record = CandidateRecord {
             iteration: step,
@@ -712,6 +843,8 @@ impl Search<'_> {
             accepted,
             candidate: Some(id),
             note: format!("{note} ({verdict})"),
+            interval: Some([estimate.low, estimate.high]),
+            comparison,
         };
         self.record(step, record, Some(id));
     }
@@ -769,6 +902,7 @@ impl Search<'_> {
                     .iter()
                     .find(|m| m.id == first)
                     .map_or(0.0, |m| m.mean),
+                interval: None,
                 same_as: Some(first),
             });
         }
@@ -840,6 +974,8 @@ impl Search<'_> {
                 note_for(&gate.rationale),
                 heirs.join(", ")
             ),
+            interval: None,
+            comparison: None,
         };
         self.record(step, record, Some(gate.id));
     }
@@ -926,32 +1062,48 @@ impl Search<'_> {
         if !reached && let Some(error) = unreachable {
             return ControlFlow::Break(StopReason::OptimizerFailed { error });
         }
+        let rivals = passing.len();
         let raced = join_all(
             passing
                 .iter()
-                .map(|(gate, _, _)| self.race(step, gate.id, &gate.skill, &pool_before)),
+                .map(|(gate, _, _)| self.race(step, (gate.id, &gate.skill), &pool_before, rivals)),
         )
         .await;
+        let kept = kept_one(&raced);
         let mut grew = false;
-        for ((gate, parent, train), raced) in passing.into_iter().zip(raced) {
+        for (position, ((gate, parent, train), raced)) in passing.into_iter().zip(raced).enumerate()
+        {
             let parent_mean = self.pool[parent].mean;
             match raced {
                 Raced::Stopped => return ControlFlow::Break(stopping(self.context)),
-                Raced::Out { scored, mean } => {
+                Raced::Out {
+                    scored,
+                    mean,
+                    reason,
+                    incumbent,
+                } => {
                     self.stats.raced_out += 1;
                     self.stats.false_accepts += 1;
-                    let reason = format!(
+                    if let Some(incumbent) = incumbent {
+                        self.learn(&incumbent);
+                    }
+                    let reason = reason.unwrap_or_else(|| format!(
                         "stopped after {scored} of {} validation tasks (mean {mean:.3}): it could no longer beat the best {:.3} nor join the frontier",
                         self.val.len(),
                         self.pool[self.best].mean
-                    );
+                    ));
                     self.turn_down(step, &gate, reason, (train, mean));
                 }
-                Raced::Done(scored) => {
-                    if let Some(reason) = scored.failure(|| format!("step {step}'s validation")) {
+                Raced::Done(validation) => {
+                    if let Some(reason) = validation
+                        .first
+                        .failure(|| format!("step {step}'s validation"))
+                    {
                         return ControlFlow::Break(reason);
                     }
-                    if scored.score() <= parent_mean + EPSILON {
+                    if mean(&task_scores(&validation.samples, &self.context.noise()))
+                        <= parent_mean + EPSILON
+                    {
                         self.stats.false_accepts += 1;
                     }
                     let child = Child {
@@ -961,7 +1113,7 @@ impl Search<'_> {
                         parents: vec![parent],
                         train,
                     };
-                    self.join(step, child, &scored);
+                    self.join(step, child, validation, kept == Some(position));
                     grew = true;
                 }
             }
@@ -1113,9 +1265,19 @@ impl Search<'_> {
             return ControlFlow::Continue(());
         }
         let pool = self.scores();
-        match self.race(step, id, &skill, &pool).await {
+        let raced = self.race(step, (id, &skill), &pool, 1).await;
+        let kept = kept_one(std::slice::from_ref(&raced)) == Some(0);
+        match raced {
             Raced::Stopped => ControlFlow::Break(stopping(self.context)),
-            Raced::Out { scored, mean } => {
+            Raced::Out {
+                scored,
+                mean,
+                incumbent,
+                ..
+            } => {
+                if let Some(incumbent) = incumbent {
+                    self.learn(&incumbent);
+                }
                 self.stats.raced_out += 1;
                 let note = format!(
                     "{rationale}: stopped after {scored} validation tasks (mean {mean:.3}), it could no longer matter"
@@ -1123,7 +1285,7 @@ impl Search<'_> {
                 self.keep_best(step, self.pool[self.best].mean, note);
                 ControlFlow::Continue(())
             }
-            Raced::Done(scored) => {
+            Raced::Done(validation) => {
                 self.stats.merges_accepted += 1;
                 let child = Child {
                     id,
@@ -1132,7 +1294,7 @@ impl Search<'_> {
                     train: gate.score(),
                     note: rationale,
                 };
-                self.join(step, child, &scored);
+                self.join(step, child, validation, kept);
                 ControlFlow::Continue(())
             }
         }
@@ -1185,6 +1347,39 @@ impl Search<'_> {
     }
 }
 
+/// Each task's score over its samples.
+fn task_scores(samples: &[Vec<f64>], noise: &Noise) -> Vec<f64> {
+    samples
+        .iter()
+        .map(|s| noise.aggregate.of(s, noise.pass_score))
+        .collect()
+}
+
+fn mean(scores: &[f64]) -> f64 {
+    if scores.is_empty() {
+        return 0.0;
+    }
+    scores.iter().sum::<f64>() / scores.len() as f64
+}
+
+/// Of a step's validations, the one whose gate kept it with the largest paired gain (the
+/// first on ties); `None` in a deterministic run, or when no gate kept one.
+fn kept_one(raced: &[Raced]) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (position, raced) in raced.iter().enumerate() {
+        if let Raced::Done(Validation {
+            gate: Some((comparison, _)),
+            ..
+        }) = raced
+            && comparison.accepted
+            && best.is_none_or(|(_, gain)| comparison.difference.mean > gain)
+        {
+            best = Some((position, comparison.difference.mean));
+        }
+    }
+    best.map(|(position, _)| position)
+}
+
 #[async_trait]
 impl Optimizer for Gepa {
     fn name(&self) -> &str {
@@ -1202,7 +1397,7 @@ impl Optimizer for Gepa {
         let goal = progress::goal(&config.goal, seed);
         let metadata = progress::metadata(Some("gepa"), val.len());
         let start = progress::start(context, self.name(), seed, val, metadata).await;
-        let baseline = start.baseline;
+        let progress = Progress::new(&start);
         let mut rng = Random::new(config.seed);
         let epochs = Epochs::new(train.len(), &mut rng);
         let mut search = Search {
@@ -1216,19 +1411,15 @@ impl Optimizer for Gepa {
             pool: vec![Member {
                 id: 0,
                 skill: seed.clone(),
-                scores: baseline
-                    .evaluation
-                    .items
-                    .iter()
-                    .map(|i| i.score())
-                    .collect(),
-                mean: baseline.score(),
+                samples: start.samples.clone(),
+                scores: task_scores(&start.samples, &context.noise()),
+                mean: start.result.baseline_score,
                 parents: Vec::new(),
                 ancestors: BTreeSet::new(),
                 next_component: 0,
             }],
             best: 0,
-            progress: Progress::new(start.result),
+            progress,
             rng,
             epochs,
             next_id: 1,

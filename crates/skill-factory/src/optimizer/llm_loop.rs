@@ -201,7 +201,18 @@ impl Search<'_> {
             self.progress.keep_best(context, round, train.score(), note);
             return ControlFlow::Continue(());
         }
-        let validated = round::validate(context, round, &triage, val, &mut self.scored).await;
+        let validated = round::validate(
+            context,
+            (round, self.settings.min_delta),
+            &triage,
+            val,
+            &mut self.scored,
+            (
+                self.progress.incumbent(),
+                &self.progress.best_samples.clone(),
+            ),
+        )
+        .await;
         let Some(winner) = validated.best() else {
             return ControlFlow::Break(stopping(context));
         };
@@ -216,8 +227,8 @@ impl Search<'_> {
         }
     }
 
-    /// Keeps the round's best if it beats the best by more than `min_delta`, and remembers
-    /// every other scored edit with why it was not kept.
+    /// Keeps the round's pick when its gate kept it ([`round::Validated::best`]), and
+    /// remembers every other scored edit with why it was not kept.
     fn accept(
         &mut self,
         round: usize,
@@ -228,27 +239,41 @@ impl Search<'_> {
     ) {
         let best_score = self.progress.result.best_score;
         let min_delta = self.settings.min_delta;
-        let winner_score = validated.scores[winner].score();
-        let accepted = winner_score > best_score + min_delta;
+        let winner_gate = &validated.gates[winner];
+        let winner_score = validated.score(winner);
+        let accepted = winner_gate.accepted();
         let gate = if min_delta > 0.0 {
             format!(" by more than min_delta {min_delta}")
         } else {
             String::new()
         };
         for (position, new) in triage.new.iter().enumerate() {
-            let scored = &validated.scores[position];
-            if (position == winner && accepted) || !scored.complete {
+            let gated = &validated.gates[position];
+            let Some(comparison) = &gated.comparison else {
+                continue;
+            };
+            if position == winner && accepted {
                 continue;
             }
-            let score = scored.score();
+            let score = validated.score(position);
             // An edit that beat the best but lost to a better one of the same round must not
             // be remembered as a failure to improve: the next prompt would mislead.
-            let reason = if accepted && score > best_score + min_delta {
-                format!(
+            let reason = match (accepted && comparison.accepted, validated.noise.is_noisy()) {
+                (true, false) => format!(
                     "validation score {score:.3} beat the best {best_score:.3}, but another edit of the same round scored higher ({winner_score:.3}) and was kept"
-                )
-            } else {
-                format!("validation score {score:.3} did not beat the best {best_score:.3}{gate}")
+                ),
+                (true, true) => format!(
+                    "its paired gain {:+.3} over the best cleared the gate, but another edit of the same round gained more ({:+.3}) and was kept",
+                    comparison.difference.mean,
+                    winner_gate
+                        .comparison
+                        .as_ref()
+                        .map_or(0.0, |c| c.difference.mean)
+                ),
+                (false, false) => format!(
+                    "validation score {score:.3} did not beat the best {best_score:.3}{gate}"
+                ),
+                (false, true) => comparison.reason.clone(),
             };
             self.remember(RejectedEdit {
                 round,
@@ -257,6 +282,13 @@ impl Search<'_> {
                 reason,
             });
         }
+        for gated in &validated.gates {
+            self.progress.learn(gated, false);
+        }
+        if accepted {
+            self.progress.learn(winner_gate, true);
+        }
+        let estimate = winner_gate.estimate(&validated.noise);
         let record = CandidateRecord {
             iteration: round,
             skill: validated.skills[winner].clone(),
@@ -265,6 +297,8 @@ impl Search<'_> {
             accepted,
             candidate: Some(triage.new[winner].id),
             note: note_for(&triage.new[winner].rationale),
+            interval: Some([estimate.low, estimate.high]),
+            comparison: winner_gate.comparison.clone(),
         };
         self.progress
             .record(self.context, round, record, Some(triage.new[winner].id));
@@ -303,11 +337,12 @@ impl Optimizer for LlmLoop {
         let goal = progress::goal(&settings.goal, seed);
         let metadata = progress::metadata(None, val.len());
         let start = progress::start(context, self.name(), seed, val, metadata).await;
+        let progress = Progress::new(&start);
         let mut stop = start.stop;
         let mut search = Search {
             context,
             settings,
-            progress: Progress::new(start.result),
+            progress,
             next_id: 1,
             rejected: VecDeque::new(),
             scored: HashMap::from([(identity(seed), 0)]),

@@ -25,6 +25,7 @@ pub mod bridge;
 pub mod component;
 pub mod context;
 pub mod event;
+pub mod gate;
 pub mod gepa;
 pub mod honest;
 pub mod llm_loop;
@@ -92,6 +93,10 @@ pub struct CandidateRecord {
     pub candidate: Option<usize>,
     /// Why: the rationale of the edit, or what went wrong.
     pub note: String,
+    /// The interval of `val_score`, at the run's confidence, when the candidate was scored.
+    pub interval: Option<[f64; 2]>,
+    /// The gate that decided it: its paired gain over the best and why it was kept or not.
+    pub comparison: Option<gate::Comparison>,
 }
 
 /// Why the search ended.

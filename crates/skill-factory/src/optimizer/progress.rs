@@ -6,10 +6,12 @@
 use std::ops::ControlFlow;
 
 use serde_json::{Map, Value};
+use skill_factory_core::stats;
 use skill_factory_core::{Skill, Task};
 
 use super::context::{RunContext, Scored};
 use super::event::Event;
+use super::gate::{Gated, Side};
 use super::reflection::default_goal;
 use super::{CandidateRecord, OptimizationResult, StopReason, is_perfect};
 
@@ -51,15 +53,19 @@ pub fn stopping(context: &RunContext) -> StopReason {
 pub struct Start {
     /// The result: the seed as the best skill and as the first history record.
     pub result: OptimizationResult,
-    /// The seed's validation results, task by task.
+    /// The seed's first sample on the validation split, task by task.
     pub baseline: Scored,
+    /// The seed's validation scores by task, one per sample (`noise.samples` of each).
+    pub samples: Vec<Vec<f64>>,
     /// Set when the run cannot go on: it was stopped during the baseline, or no rollout of it
     /// reached the target.
     pub stop: Option<StopReason>,
 }
 
-/// Scores `seed` on `val` and starts the result of optimizer `name` with `metadata`; emits
-/// the seed's score and writes a checkpoint.
+/// Scores `seed` on `val` (`noise.samples` samples of each task) and starts the result of
+/// optimizer `name` with `metadata`; emits the seed's score and writes a checkpoint. When
+/// repeated samples of a task disagree in a run whose regime was not set, the run is noisy
+/// from then on ([`RunContext::found_noisy`]).
 pub async fn start(
     context: &RunContext,
     name: &str,
@@ -68,7 +74,37 @@ pub async fn start(
     metadata: Map<String, Value>,
 ) -> Start {
     let baseline = context.evaluate(seed, val, 0, 0, "val").await;
-    let score = baseline.score();
+    let mut samples: Vec<Vec<f64>> = baseline
+        .evaluation
+        .items
+        .iter()
+        .map(|item| vec![item.score()])
+        .collect();
+    let mut complete = baseline.complete;
+    for sample in 1..context.noise().samples {
+        if !complete {
+            break;
+        }
+        let more = context
+            .evaluate_sample(seed, val, sample, 0, 0, "val")
+            .await;
+        complete = more.complete;
+        for (task, item) in samples.iter_mut().zip(&more.evaluation.items) {
+            task.push(item.score());
+        }
+    }
+    if let Some(reason) = disagreement(&samples) {
+        context.found_noisy(reason);
+    }
+    let noise = context.noise();
+    let estimate = stats::estimate(
+        &samples,
+        noise.aggregate,
+        noise.pass_score,
+        noise.confidence,
+    );
+    let score = estimate.mean;
+    let interval = Some([estimate.low, estimate.high]);
     let result = OptimizationResult {
         optimizer: name.to_string(),
         best_skill: seed.clone(),
@@ -83,6 +119,8 @@ pub async fn start(
             accepted: true,
             candidate: Some(0),
             note: SEED_NOTE.to_string(),
+            interval,
+            comparison: None,
         }],
         metadata,
         stop: None,
@@ -91,10 +129,11 @@ pub async fn start(
         round: 0,
         candidate: 0,
         val_score: score,
+        interval,
         same_as: None,
     });
     context.events.checkpoint(&result);
-    let stop = if baseline.complete {
+    let stop = if complete {
         baseline.failure(|| "the baseline (the seed on the validation split)".to_string())
     } else {
         Some(stopping(context))
@@ -102,8 +141,24 @@ pub async fn start(
     Start {
         result,
         baseline,
+        samples,
         stop,
     }
+}
+
+/// Why repeated samples show the rollouts vary: `repeated samples of the seed disagreed on
+/// 3 of 20 validation tasks`; `None` when every task's samples agree (or none has two).
+fn disagreement(samples: &[Vec<f64>]) -> Option<String> {
+    let repeated = samples.iter().filter(|s| s.len() >= 2).count();
+    let differing = samples
+        .iter()
+        .filter(|s| s.iter().any(|x| (x - s[0]).abs() > 1e-9))
+        .count();
+    (differing > 0).then(|| {
+        format!(
+            "repeated samples of the seed disagreed on {differing} of {repeated} validation tasks"
+        )
+    })
 }
 
 /// Ends a search: emits why it stopped and records the reason, and the rollouts it scored
@@ -125,23 +180,48 @@ pub fn finish(
 }
 
 /// The state of a round-based search between rounds: the result so far, the best
-/// candidate's number and the rounds in a row without improvement.
+/// candidate's number, its validation scores and the rounds in a row without improvement.
 pub struct Progress {
     /// The result so far.
     pub result: OptimizationResult,
     /// The best skill's candidate number.
     pub best_id: usize,
+    /// The best skill's validation scores by task, one per sample drawn so far.
+    pub best_samples: Vec<Vec<f64>>,
     /// Rounds in a row whose decision kept the best.
     pub rounds_without_improvement: usize,
 }
 
 impl Progress {
     /// The progress of a search that has only scored its seed.
-    pub fn new(result: OptimizationResult) -> Progress {
+    pub fn new(start: &Start) -> Progress {
         Progress {
-            result,
+            result: start.result.clone(),
             best_id: 0,
+            best_samples: start.samples.clone(),
             rounds_without_improvement: 0,
+        }
+    }
+
+    /// The best skill as a gate's incumbent.
+    pub fn incumbent(&self) -> Side<'_> {
+        Side {
+            id: self.best_id,
+            skill: &self.result.best_skill,
+        }
+    }
+
+    /// Keeps what a gate learnt: the challenger's scores when it was `kept` (it becomes the
+    /// best), else the samples the gate added to the best's.
+    pub fn learn(&mut self, gated: &Gated, kept: bool) {
+        if kept {
+            self.best_samples = gated.challenger.clone();
+            return;
+        }
+        for (mine, theirs) in self.best_samples.iter_mut().zip(&gated.incumbent) {
+            if theirs.len() > mine.len() {
+                *mine = theirs.clone();
+            }
         }
     }
 
@@ -229,6 +309,8 @@ impl Progress {
             accepted: false,
             candidate: None,
             note,
+            interval: None,
+            comparison: None,
         }
     }
 

@@ -19,6 +19,7 @@ use super::StopReason;
 use super::component::{Components, changed};
 use super::context::{RunContext, Scored, identity};
 use super::event::Event;
+use super::gate::{self, Gate, Gated, Side};
 use super::honest::{Honesty, REPEATS_REMOVED, without_repeated_paragraphs};
 use super::reflection::{
     Proposal, Rejected, RejectedEdit, keeps_the_spec, proposal_request, proposal_temperature,
@@ -26,6 +27,7 @@ use super::reflection::{
 };
 use crate::config::ReflectionStyle;
 use crate::metric::text::py_strip;
+use crate::noise::Noise;
 
 /// Which part of the parent a proposal rewrites.
 #[derive(Clone, Copy)]
@@ -388,36 +390,64 @@ pub fn triage(round: usize, candidates: &[Candidate]) -> Triage {
     sorted
 }
 
-/// The new bodies of a round scored on the validation tasks.
+/// The new bodies of a round gated on the validation tasks against the best skill.
 pub struct Validated {
     /// Each new skill, in the order of [`Triage::new`].
     pub skills: Vec<Skill>,
-    /// Their validation results, in the same order; an incomplete one (the run stopped while
-    /// it was scored) decides nothing.
-    pub scores: Vec<Scored>,
+    /// Their gates, in the same order; an undecided one (the run stopped while it was
+    /// scored) decides nothing.
+    pub gates: Vec<Gated>,
+    /// The run's noise when they were decided.
+    pub noise: Noise,
 }
 
 impl Validated {
-    /// The position of the first highest complete score, if any score is complete.
+    /// The round's pick: in a noisy run the kept challenger with the largest paired gain
+    /// (else the one with the largest gain, for the record); in a deterministic run the
+    /// first highest score. `None` when no gate was decided.
     pub fn best(&self) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for (position, scored) in self.scores.iter().enumerate() {
-            if scored.complete && best.is_none_or(|b| scored.score() > self.scores[b].score()) {
-                best = Some(position);
+        let decided = || {
+            self.gates
+                .iter()
+                .enumerate()
+                .filter_map(|(position, gate)| Some((position, gate.comparison.as_ref()?)))
+        };
+        let mut best: Option<(usize, f64)> = None;
+        if self.noise.is_noisy() {
+            let kept = decided().any(|(_, c)| c.accepted);
+            for (position, comparison) in decided().filter(|(_, c)| c.accepted || !kept) {
+                let gain = comparison.difference.mean;
+                if best.is_none_or(|(_, b)| gain > b) {
+                    best = Some((position, gain));
+                }
+            }
+        } else {
+            for (position, _) in decided() {
+                let score = self.score(position);
+                if best.is_none_or(|(_, b)| score > b) {
+                    best = Some((position, score));
+                }
             }
         }
-        best
+        best.map(|(position, _)| position)
     }
 
-    /// Whether every score is complete.
+    /// The search's estimate of the score of the skill at `position`.
+    pub fn score(&self, position: usize) -> f64 {
+        self.gates[position].score(&self.noise)
+    }
+
+    /// Whether every gate was decided.
     pub fn complete(&self) -> bool {
-        self.scores.iter().all(|s| s.complete)
+        self.gates.iter().all(|g| g.comparison.is_some())
     }
 
-    /// [`StopReason::RolloutsFailed`] when every rollout of every new body failed.
+    /// [`StopReason::RolloutsFailed`] when every rollout of every new body's first sample
+    /// failed.
     pub fn all_failed(&self, round: usize) -> Option<StopReason> {
-        if self.scores.iter().all(|s| s.all_failed().is_some()) {
-            self.scores
+        let firsts: Vec<&Scored> = self.gates.iter().filter_map(|g| g.first.as_ref()).collect();
+        if firsts.len() == self.gates.len() && firsts.iter().all(|s| s.all_failed().is_some()) {
+            firsts
                 .first()?
                 .failure(|| format!("round {round}'s validation"))
         } else {
@@ -426,54 +456,88 @@ impl Validated {
     }
 }
 
-/// Scores every new body of `triage` on `val` at once, under the run's cap, and emits one
-/// [`Event::CandidateScored`] per complete score in proposal order (repeats with the score of
-/// the skill they repeat). `seen` remembers every skill scored on validation in the run (by
-/// [`identity`]), with its first candidate, so a skill proposed again in a later round says
-/// which one it equals.
+/// Gates every new body of `triage` against `incumbent` (whose validation scores so far are
+/// `known`) on `val` at once, under the run's cap, each a rival of the others
+/// ([`super::gate`]), and emits one [`Event::CandidateScored`] per decided gate in proposal
+/// order (repeats with the score of the skill they repeat) and one [`Event::Compared`] each.
+/// `seen` remembers every skill scored on validation in the run (by [`identity`]), with its
+/// first candidate, so a skill proposed again in a later round says which one it equals.
 pub async fn validate(
     context: &RunContext,
-    round: usize,
+    (round, min_delta): (usize, f64),
     triage: &Triage,
     val: &[Task],
     seen: &mut HashMap<String, usize>,
+    (incumbent, known): (Side<'_>, &[Vec<f64>]),
 ) -> Validated {
     let skills: Vec<Skill> = triage.new.iter().map(|new| new.skill.clone()).collect();
-    let scores: Vec<Scored> = join_all(
-        triage
-            .new
-            .iter()
-            .zip(&skills)
-            .map(|(new, skill)| context.evaluate(skill, val, round, new.id, "val")),
-    )
-    .await;
-    for (new, scored) in triage.new.iter().zip(&scores) {
-        if !scored.complete {
+    let gate = Gate {
+        context,
+        tasks: val,
+        split: "val",
+        round,
+        min_delta,
+        rivals: skills.len(),
+    };
+    let challengers: Vec<Side<'_>> = triage
+        .new
+        .iter()
+        .zip(&skills)
+        .map(|(new, skill)| Side { id: new.id, skill })
+        .collect();
+    let gates = gate::compare_all(&gate, incumbent, &challengers, known).await;
+    let noise = context.noise();
+    for (new, gated) in triage.new.iter().zip(&gates) {
+        let Some(comparison) = &gated.comparison else {
             continue;
-        }
+        };
         let same_as = seen
             .get(&identity(&new.skill))
             .copied()
             .filter(|first| *first != new.id);
-        context.emit(Event::CandidateScored {
+        context.emit(scored_event(round, new.id, gated, &noise, same_as));
+        context.emit(Event::Compared {
             round,
-            candidate: new.id,
-            val_score: scored.score(),
-            same_as,
+            split: "val",
+            comparison: comparison.clone(),
         });
         seen.entry(identity(&new.skill)).or_insert(new.id);
     }
     for (id, first) in &triage.repeats {
         if let Some(position) = triage.new.iter().position(|new| new.id == *first)
-            && scores[position].complete
+            && gates[position].comparison.is_some()
         {
-            context.emit(Event::CandidateScored {
+            context.emit(scored_event(
                 round,
-                candidate: *id,
-                val_score: scores[position].score(),
-                same_as: Some(*first),
-            });
+                *id,
+                &gates[position],
+                &noise,
+                Some(*first),
+            ));
         }
     }
-    Validated { skills, scores }
+    Validated {
+        skills,
+        gates,
+        noise,
+    }
+}
+
+/// The [`Event::CandidateScored`] of a gated challenger: its mean over its samples, with its
+/// interval.
+pub fn scored_event(
+    round: usize,
+    candidate: usize,
+    gated: &Gated,
+    noise: &Noise,
+    same_as: Option<usize>,
+) -> Event {
+    let estimate = gated.estimate(noise);
+    Event::CandidateScored {
+        round,
+        candidate,
+        val_score: estimate.mean,
+        interval: Some([estimate.low, estimate.high]),
+        same_as,
+    }
 }

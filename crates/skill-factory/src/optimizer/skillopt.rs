@@ -32,6 +32,7 @@ use skill_factory_pycompat::random::Random;
 use super::component::changed;
 use super::context::RunContext;
 use super::event::Event;
+use super::gate::{Gate, Side};
 use super::minibatch::Epochs;
 use super::patch::{self, EDITS_CLOSE, EDITS_OPEN, Edit};
 use super::progress::{self, Progress, stopping};
@@ -377,32 +378,59 @@ impl Search<'_> {
             "operation": "patch",
             "edits": described,
         }));
-        let scored = context.evaluate(&skill, val, round, id, "val").await;
-        if !scored.complete {
+        let gate = Gate {
+            context,
+            tasks: val,
+            split: "val",
+            round,
+            min_delta: self.config.min_delta,
+            rivals: 1,
+        };
+        let known = self.progress.best_samples.clone();
+        let gated = gate
+            .compare(
+                self.progress.incumbent(),
+                Side { id, skill: &skill },
+                &known,
+            )
+            .await;
+        let Some(comparison) = gated.comparison.clone() else {
             return Some(stopping(context));
-        }
-        if let Some(reason) = scored.failure(|| format!("round {round}'s validation")) {
+        };
+        if let Some(reason) = gated
+            .first
+            .as_ref()
+            .and_then(|first| first.failure(|| format!("round {round}'s validation")))
+        {
             return Some(reason);
         }
-        context.emit(Event::CandidateScored {
+        let noise = context.noise();
+        context.emit(round::scored_event(round, id, &gated, &noise, None));
+        context.emit(Event::Compared {
             round,
-            candidate: id,
-            val_score: scored.score(),
-            same_as: None,
+            split: "val",
+            comparison: comparison.clone(),
         });
         let best_score = self.progress.result.best_score;
-        let accepted = scored.score() > best_score + self.config.min_delta;
+        let estimate = gated.estimate(&noise);
+        let accepted = comparison.accepted;
         if !accepted {
+            let reason = if noise.is_noisy() {
+                comparison.reason.clone()
+            } else {
+                format!(
+                    "validation score {:.3} did not beat the best {best_score:.3}",
+                    estimate.mean
+                )
+            };
             self.remember(RejectedEdit {
                 round,
                 candidate: id,
                 rationale: described.join("; "),
-                reason: format!(
-                    "validation score {:.3} did not beat the best {best_score:.3}",
-                    scored.score()
-                ),
+                reason,
             });
         }
+        self.progress.learn(&gated, accepted);
         let note = if rationale.is_empty() {
             described.join("; ")
         } else {
@@ -412,10 +440,12 @@ impl Search<'_> {
             iteration: round,
             skill,
             train_score: train.score(),
-            val_score: scored.score(),
+            val_score: estimate.mean,
             accepted,
             candidate: Some(id),
             note: super::reflection::note_for(&note),
+            interval: Some([estimate.low, estimate.high]),
+            comparison: Some(comparison),
         };
         self.progress.record(context, round, record, Some(id));
         None
@@ -439,13 +469,14 @@ impl Optimizer for SkillOpt {
         let goal = progress::goal(&config.goal, seed);
         let metadata = progress::metadata(Some("skillopt"), val.len());
         let start = progress::start(context, self.name(), seed, val, metadata).await;
+        let progress = Progress::new(&start);
         let mut stop = start.stop;
         let mut search = Search {
             context,
             config,
             client: &self.client,
             goal,
-            progress: Progress::new(start.result),
+            progress,
             next_id: 1,
             rejected: VecDeque::new(),
             edits: Edits::default(),

@@ -163,6 +163,8 @@ mod tests {
             accepted,
             candidate: Some(iteration),
             note: String::new(),
+            interval: None,
+            comparison: None,
         };
         OptimizationResult {
             optimizer: "llm_loop".into(),

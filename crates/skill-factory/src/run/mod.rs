@@ -28,6 +28,7 @@
 pub mod chart;
 pub mod events;
 pub mod folder;
+pub mod headline;
 pub mod report;
 pub mod result;
 pub mod selection;
@@ -38,6 +39,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{SecondsFormat, Utc};
 use serde_json::Value;
+use skill_factory_core::stats;
 use skill_factory_core::{Skill, Split};
 use skill_factory_llm::batch::BatchBoard;
 use skill_factory_llm::url::EndpointUrl;
@@ -46,7 +48,7 @@ use skill_factory_package::output::{below, write_atomic};
 
 use self::events::EventLog;
 use self::folder::RunFolder;
-use self::result::{RunInfo, TestScores, result_json};
+use self::result::{RunInfo, TestEstimates, TestScores, result_json};
 use crate::cancel::CancelToken;
 use crate::config::resolve_paths;
 use crate::error::EngineError;
@@ -56,7 +58,7 @@ use crate::optimizer::bridge::Bridge;
 use crate::optimizer::event::Fanout;
 use crate::optimizer::honest::{self, Honesty};
 use crate::optimizer::{
-    self, Event, EventSink, OptimizationResult, Optimizer, RunContext, UnknownOptimizer,
+    self, Event, EventSink, OptimizationResult, Optimizer, RunContext, UnknownOptimizer, identity,
     optimizer_name,
 };
 use crate::session::Session;
@@ -128,6 +130,7 @@ pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutco
     if let Some(tasks) = &parts.selection {
         selection::pick(&context, &mut result, tasks).await;
     }
+    let headline = headline::measure(&context, &session.skill, &mut result, &parts.split.val).await;
     let test = if parts.split.test.is_empty() {
         None
     } else {
@@ -136,6 +139,8 @@ pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutco
     let info = RunInfo {
         finished_at: Some(Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)),
         test,
+        noise: Some(context.noise()),
+        headline: Some(headline),
         ..recorder.info_now()
     };
     let report = recorder
@@ -237,8 +242,10 @@ fn open_folder(
             size: split.test.len(),
             seed_score: None,
             best_score: None,
+            estimates: None,
             skipped: Some("the run has not reached the end of its search".into()),
         }),
+        noise: Some(session.noise()),
         ..RunInfo::default()
     };
     let recorder = Arc::new(RunWriter {
@@ -274,6 +281,7 @@ fn open_folder(
     // The optimizer's tasks only: the held-out test split is never shown to the check either.
     .with_max_skill_tokens(session.config.config.optimizer.max_skill_tokens)
     .with_max_metric_calls(session.config.config.optimizer.max_metric_calls)
+    .with_noise(session.noise())
     .with_honesty(Honesty::new(
         &seed_text(&session.skill),
         split.train.iter().chain(&split.val),
@@ -322,8 +330,10 @@ fn seed_text(seed: &Skill) -> String {
         .join("\n\n")
 }
 
-/// Scores the seed and the best skill on the held-out test split, once, after the search;
-/// not at all when the run was cancelled or is out of budget (the scores would be partial).
+/// Scores the seed and the best skill on the held-out test split, once, after the search, on
+/// the same samples of every task (`noise.final_samples()` of each), so their difference is
+/// paired by task and sample; not at all when the run was cancelled or is out of budget (the
+/// scores would be partial).
 async fn score_test(
     context: &RunContext,
     session: &Session,
@@ -334,6 +344,7 @@ async fn score_test(
         size: test.len(),
         seed_score: None,
         best_score: None,
+        estimates: None,
         skipped: Some(reason),
     };
     if let Some(stop) = context.stop_reason() {
@@ -342,31 +353,63 @@ async fn score_test(
             stop.detail()
         ));
     }
+    let noise = context.noise();
     let seed = &session.skill;
     let best = &result.best_skill;
-    let (seed_scored, best_scored) = if best.body == seed.body {
-        let scored = context.evaluate(seed, test, 0, 0, "test").await;
-        (scored.clone(), scored)
-    } else {
-        tokio::join!(
-            context.evaluate(seed, test, 0, 0, "test"),
-            context.evaluate(best, test, 0, result.best_candidate, "test"),
-        )
-    };
-    if !(seed_scored.complete && best_scored.complete) {
-        let why = context
-            .stop_reason()
-            .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
-        return skipped(format!("{why} while the test split was being scored"));
+    let same = identity(best) == identity(seed);
+    let mut seed_samples = vec![Vec::new(); test.len()];
+    let mut best_samples = vec![Vec::new(); test.len()];
+    for sample in 0..noise.final_samples() {
+        let (seed_scored, best_scored) = if same {
+            let scored = context
+                .evaluate_sample(seed, test, sample, 0, 0, "test")
+                .await;
+            (scored.clone(), scored)
+        } else {
+            tokio::join!(
+                context.evaluate_sample(seed, test, sample, 0, 0, "test"),
+                context.evaluate_sample(best, test, sample, 0, result.best_candidate, "test"),
+            )
+        };
+        if !(seed_scored.complete && best_scored.complete) {
+            let why = context
+                .stop_reason()
+                .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
+            return skipped(format!("{why} while the test split was being scored"));
+        }
+        for (samples, scored) in [
+            (&mut seed_samples, &seed_scored),
+            (&mut best_samples, &best_scored),
+        ] {
+            for (task, item) in samples.iter_mut().zip(&scored.evaluation.items) {
+                task.push(item.score());
+            }
+        }
     }
+    let estimate = |samples: &[Vec<f64>]| {
+        stats::estimate(samples, noise.aggregate, noise.pass_score, noise.confidence)
+    };
+    let estimates = TestEstimates {
+        samples: noise.final_samples(),
+        seed: estimate(&seed_samples),
+        best: estimate(&best_samples),
+        improvement: stats::paired(
+            &seed_samples,
+            &best_samples,
+            noise.aggregate,
+            noise.pass_score,
+            noise.confidence,
+        ),
+    };
     context.emit(Event::TestScored {
-        seed_score: seed_scored.score(),
-        best_score: best_scored.score(),
+        seed_score: estimates.seed.mean,
+        best_score: estimates.best.mean,
     });
     TestScores {
         size: test.len(),
-        seed_score: Some(seed_scored.score()),
-        best_score: Some(best_scored.score()),
+        seed_score: Some(estimates.seed.mean),
+        best_score: Some(estimates.best.mean),
+        estimates: Some(estimates),
         skipped: None,
     }
 }

@@ -6,7 +6,10 @@ use std::fmt::Write;
 
 use skill_factory_llm::Spend;
 
-use super::result::RunInfo;
+use skill_factory_core::Estimate;
+
+use super::headline::Source;
+use super::result::{RunInfo, TestEstimates};
 use crate::optimizer::OptimizationResult;
 
 /// The reference's part of the report: title, four bullets and the candidate history table.
@@ -66,14 +69,41 @@ fn spend_row(text: &mut String, role: &str, spend: &Spend) {
 pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> String {
     let mut text = reference_report(result);
     text.push_str(&super::selection::report(result));
+    text.push_str(&uncertainty(result, info));
 
     if let Some(test) = &info.test {
         text.push_str("\n## Held-out test\n\n");
         match (test.seed_score, test.best_score) {
             (Some(seed), Some(best)) => {
-                text.push_str("| skill | val | test |\n| :--- | ---: | ---: |\n");
-                let _ = writeln!(text, "| seed | {:.3} | {seed:.3} |", result.baseline_score);
-                let _ = writeln!(text, "| best | {:.3} | {best:.3} |", result.best_score);
+                let interval = |pick: fn(&TestEstimates) -> &Estimate| {
+                    test.estimates
+                        .as_ref()
+                        .map_or_else(String::new, |e| format!(" {} |", span(pick(e))))
+                };
+                let confidence = test.estimates.as_ref().map_or_else(String::new, |e| {
+                    format!(" test {} interval |", percent(e.seed.confidence))
+                });
+                let rule = if test.estimates.is_some() {
+                    " :---: |"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    text,
+                    "| skill | val | test |{confidence}\n| :--- | ---: | ---: |{rule}"
+                );
+                let _ = writeln!(
+                    text,
+                    "| seed | {:.3} | {seed:.3} |{}",
+                    result.baseline_score,
+                    interval(|e| &e.seed)
+                );
+                let _ = writeln!(
+                    text,
+                    "| best | {:.3} | {best:.3} |{}",
+                    result.best_score,
+                    interval(|e| &e.best)
+                );
                 text.push('\n');
                 let _ = writeln!(
                     text,
@@ -83,6 +113,21 @@ pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> 
                     (result.best_score - best) * 100.0,
                     result.best_score
                 );
+                if let Some(estimates) = &test.estimates {
+                    let gain = &estimates.improvement;
+                    let _ = writeln!(
+                        text,
+                        "\nThe gain, paired by task and sample over {} tasks × {} sample{}: {} points, {} interval {} to {} points ({}).",
+                        gain.tasks,
+                        estimates.samples,
+                        if estimates.samples == 1 { "" } else { "s" },
+                        points(gain.mean),
+                        percent(gain.confidence),
+                        points(gain.low),
+                        points(gain.high),
+                        gain.verdict().words()
+                    );
+                }
             }
             _ => {
                 let _ = writeln!(
@@ -164,6 +209,130 @@ pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> 
     text
 }
 
+/// Our first section: the regime, the headline's scores with their intervals, and each
+/// gate's decision; empty for results written before the run measured them.
+fn uncertainty(result: &OptimizationResult, info: &RunInfo) -> String {
+    let (Some(noise), Some(headline)) = (&info.noise, &info.headline) else {
+        return String::new();
+    };
+    let mut text = String::new();
+    let confidence = percent(noise.confidence);
+    let _ = writeln!(text, "\n## Scores with {confidence} intervals\n");
+    let _ = writeln!(text, "The run was {}.\n", noise.describe());
+    let _ = writeln!(
+        text,
+        "| skill | score | {confidence} interval | tasks × samples | measured on |\n| :--- | ---: | :---: | ---: | :--- |"
+    );
+    let row = |text: &mut String, name: &str, estimate: &Estimate, on: &str| {
+        let per_task = estimate.samples as f64 / estimate.tasks.max(1) as f64;
+        let _ = writeln!(
+            text,
+            "| {name} | {:.3} | {} | {} × {} | {on} |",
+            estimate.mean,
+            span(estimate),
+            estimate.tasks,
+            trim(per_task)
+        );
+    };
+    row(&mut text, "seed", &headline.seed, "validation");
+    let best_on = match headline.source {
+        Source::FreshSamples => "fresh samples of validation, never drawn by the search",
+        Source::Validation => "validation, the search's own scores",
+    };
+    row(
+        &mut text,
+        &format!("best (candidate {})", result.best_candidate),
+        &headline.best,
+        best_on,
+    );
+    let gain = &headline.improvement;
+    let _ = writeln!(
+        text,
+        "| gain over the seed | {} pts | {} to {} pts | {} tasks, paired | {} |",
+        points(gain.mean),
+        points(gain.low),
+        points(gain.high),
+        gain.tasks,
+        gain.verdict().words()
+    );
+    text.push('\n');
+    match headline.source {
+        Source::FreshSamples => {
+            let _ = writeln!(
+                text,
+                "The search scored the best skill {:.3}; that figure is optimistic (the best was kept for scoring high, on draws that were partly luck), so the headline is its score on {} fresh sample{} of every validation task.",
+                headline.search_best_score,
+                headline.samples,
+                if headline.samples == 1 { "" } else { "s" }
+            );
+        }
+        Source::Validation if noise.is_noisy() => {
+            let _ = writeln!(
+                text,
+                "The headline is the search's own validation score{}.",
+                headline.note.as_ref().map_or_else(
+                    || " (the best skill is the seed, which no gate selected)".to_string(),
+                    |why| format!(": {why}")
+                )
+            );
+        }
+        Source::Validation => {
+            text.push_str("Rollouts do not vary, so the validation score is exact for these tasks; the search selected on them, so the held-out test (or a selection split) tells how the gain carries to tasks it never saw.\n");
+        }
+    }
+    let decided: Vec<_> = result
+        .history
+        .iter()
+        .filter_map(|r| Some((r, r.comparison.as_ref()?)))
+        .collect();
+    if !decided.is_empty() {
+        let _ = writeln!(
+            text,
+            "\n### Gates\n\n| round | candidate | gain over the best | {confidence} interval | bound | tasks × samples | looks | kept | why |\n| ---: | ---: | ---: | :---: | ---: | ---: | ---: | :---: | :--- |"
+        );
+        for (record, comparison) in decided {
+            let d = &comparison.difference;
+            let _ = writeln!(
+                text,
+                "| {} | {} | {} pts | {} to {} pts | {} | {} × {} | {} | {} | {} |",
+                record.iteration,
+                comparison.challenger,
+                points(d.mean),
+                points(d.low),
+                points(d.high),
+                points(comparison.bound),
+                d.tasks,
+                comparison.samples,
+                comparison.looks,
+                if comparison.accepted { "✓" } else { "·" },
+                comparison.reason.replace('|', "\\|")
+            );
+        }
+    }
+    text
+}
+
+/// `0.412 – 0.588`.
+fn span(estimate: &Estimate) -> String {
+    format!("{:.3} – {:.3}", estimate.low, estimate.high)
+}
+
+/// A difference of scores in points: `+12.3`.
+fn points(difference: f64) -> String {
+    format!("{:+.1}", difference * 100.0)
+}
+
+/// `95%`.
+fn percent(confidence: f64) -> String {
+    format!("{}%", trim(confidence * 100.0))
+}
+
+/// A number without a needless fraction: `2`, `2.5`.
+fn trim(x: f64) -> String {
+    let text = format!("{x:.1}");
+    text.strip_suffix(".0").map_or(text.clone(), str::to_string)
+}
+
 /// Candidate numbers as the report writes them: `candidate 3`, `candidates 3, 5`.
 fn numbers(ids: &[usize]) -> String {
     let list: Vec<String> = ids.iter().map(ToString::to_string).collect();
@@ -192,6 +361,8 @@ mod tests {
             accepted,
             candidate: Some(iteration),
             note: note.to_string(),
+            interval: None,
+            comparison: None,
         };
         OptimizationResult {
             optimizer: "llm_loop".into(),
@@ -234,6 +405,7 @@ mod tests {
                 size: 3,
                 seed_score: Some(0.5),
                 best_score: Some(0.9),
+                estimates: None,
                 skipped: None,
             }),
             ..RunInfo::default()

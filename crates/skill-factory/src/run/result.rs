@@ -20,11 +20,15 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
+use skill_factory_core::Estimate;
 use skill_factory_llm::Spend;
 use skill_factory_llm::batch::BatchCounts;
 use skill_factory_pycompat::json::dumps_pretty_ascii;
 
+use super::headline::Headline;
+use crate::noise::Noise;
 use crate::optimizer::OptimizationResult;
+use crate::optimizer::gate::Comparison;
 
 /// Python's `round(x, 4)`: the nearest 4-decimal number (ties to even, on the exact value).
 pub fn round4(x: f64) -> f64 {
@@ -47,8 +51,23 @@ pub struct TestScores {
     pub seed_score: Option<f64>,
     /// The best skill's test score, when it was scored.
     pub best_score: Option<f64>,
+    /// Both scores with their intervals, and the paired gain, when they were scored.
+    pub estimates: Option<TestEstimates>,
     /// Why the test split was not scored, if it was not.
     pub skipped: Option<String>,
+}
+
+/// The held-out test's scores with their intervals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestEstimates {
+    /// Samples of every test task, the same ones for both skills.
+    pub samples: u32,
+    /// The seed's.
+    pub seed: Estimate,
+    /// The best skill's.
+    pub best: Estimate,
+    /// The best's gain over the seed, paired by task and sample.
+    pub improvement: Estimate,
 }
 
 /// What a run adds to the reference's result.
@@ -80,6 +99,11 @@ pub struct RunInfo {
     pub cleaned_repeats: Vec<usize>,
     /// What the run's provider batches did (`None` when no call was batched).
     pub batches: Option<BatchCounts>,
+    /// The run's regime and noise settings (`None` for results written before the run had
+    /// them).
+    pub noise: Option<Noise>,
+    /// The headline's figures, once measured after the search.
+    pub headline: Option<Headline>,
 }
 
 impl RunInfo {
@@ -142,7 +166,7 @@ pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
                 .history
                 .iter()
                 .map(|r| {
-                    json!({
+                    let mut record = json!({
                         "iteration": r.iteration,
                         "train_score": round4(r.train_score),
                         "val_score": round4(r.val_score),
@@ -150,7 +174,15 @@ pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
                         "note": r.note,
                         "skill_name": r.skill.name,
                         "body": r.skill.body,
-                    })
+                    });
+                    // Ours, after the reference's keys.
+                    if let Some([low, high]) = r.interval {
+                        record["val_interval"] = json!([round4(low), round4(high)]);
+                    }
+                    if let Some(comparison) = &r.comparison {
+                        record["comparison"] = comparison_json(comparison);
+                    }
+                    record
                 })
                 .collect(),
         ),
@@ -176,14 +208,23 @@ pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
         "test".into(),
         match &info.test {
             None => Value::Null,
-            Some(scores) => json!({
-                "size": scores.size,
-                "seed_score": scores.seed_score.map(round4),
-                "best_score": scores.best_score.map(round4),
-                "improvement": scores.seed_score.zip(scores.best_score).map(|(s, b)| round4(b - s)),
-                "val_test_gap": scores.best_score.map(|b| round4(result.best_score - b)),
-                "skipped": scores.skipped,
-            }),
+            Some(scores) => {
+                let mut test = json!({
+                    "size": scores.size,
+                    "seed_score": scores.seed_score.map(round4),
+                    "best_score": scores.best_score.map(round4),
+                    "improvement": scores.seed_score.zip(scores.best_score).map(|(s, b)| round4(b - s)),
+                    "val_test_gap": scores.best_score.map(|b| round4(result.best_score - b)),
+                    "skipped": scores.skipped,
+                });
+                if let Some(estimates) = &scores.estimates {
+                    test["samples"] = json!(estimates.samples);
+                    test["seed"] = estimate_json(&estimates.seed);
+                    test["best"] = estimate_json(&estimates.best);
+                    test["paired_improvement"] = estimate_json(&estimates.improvement);
+                }
+                test
+            }
         },
     );
     let mut usage = Map::new();
@@ -204,6 +245,34 @@ pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
     map.insert("failed_rollouts".into(), json!(info.failed_rollouts));
     map.insert("refused_copies".into(), json!(info.refused_copies));
     map.insert("cleaned_repeats".into(), json!(info.cleaned_repeats));
+    if let Some(noise) = &info.noise {
+        map.insert(
+            "noise".into(),
+            json!({
+                "regime": noise.regime,
+                "reasons": noise.reasons,
+                "samples": noise.samples,
+                "max_samples": noise.max_samples,
+                "confidence": noise.confidence,
+                "aggregate": noise.aggregate,
+                "pass_score": noise.pass_score,
+            }),
+        );
+    }
+    if let Some(headline) = &info.headline {
+        map.insert(
+            "headline".into(),
+            json!({
+                "source": headline.source.code(),
+                "samples": headline.samples,
+                "best": estimate_json(&headline.best),
+                "seed": estimate_json(&headline.seed),
+                "improvement": estimate_json(&headline.improvement),
+                "search_best_score": round4(headline.search_best_score),
+                "note": headline.note,
+            }),
+        );
+    }
     if let Some(batches) = &info.batches {
         map.insert(
             "batches".into(),
@@ -212,6 +281,34 @@ pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
         );
     }
     Value::Object(map)
+}
+
+/// An estimate as result files write it: the mean, its interval, the standard error and
+/// what it is over, rounded as the reference rounds scores.
+pub fn estimate_json(estimate: &Estimate) -> Value {
+    json!({
+        "mean": round4(estimate.mean),
+        "interval": [round4(estimate.low), round4(estimate.high)],
+        "se": estimate.se.map(round4),
+        "confidence": estimate.confidence,
+        "tasks": estimate.tasks,
+        "samples": estimate.samples,
+    })
+}
+
+/// A gate's decision as result files write it.
+pub fn comparison_json(comparison: &Comparison) -> Value {
+    json!({
+        "incumbent": comparison.incumbent,
+        "regime": comparison.regime,
+        "difference": estimate_json(&comparison.difference),
+        "bound": round4(comparison.bound),
+        "min_delta": comparison.min_delta,
+        "accepted": comparison.accepted,
+        "looks": comparison.looks,
+        "samples": comparison.samples,
+        "reason": comparison.reason,
+    })
 }
 
 /// The text of `result.json`.

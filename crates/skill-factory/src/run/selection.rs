@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use futures_util::future::join_all;
 use serde_json::{Value, json};
-use skill_factory_core::{Split, Task};
+use skill_factory_core::{Estimate, Split, Task, stats};
 
 use crate::optimizer::{CandidateRecord, OptimizationResult, RunContext, identity};
 
@@ -34,8 +34,11 @@ pub fn carve(split: &mut Split, fraction: f64) -> Result<Option<Vec<Task>>, Stri
     Ok(Some(split.train.split_off(at)))
 }
 
-/// Scores the search's last [`CANDIDATES`] distinct bests on `selection` and makes the
-/// highest scoring one (ties: the higher validation score, then the later) the result's best.
+/// Scores the search's last [`CANDIDATES`] distinct bests on `selection` (`noise.samples`
+/// samples of each task, the same for all) and makes the pick the result's best: in a
+/// deterministic run the highest scoring one (ties: the higher validation score, then the
+/// later); in a noisy run the search's last best, unless an earlier one is better paired by
+/// task and sample, the lower end of its interval (split over the rivals) above 0.
 /// Records what was scored and picked in `metadata.selection`. Leaves the result alone when
 /// the run is stopping (cancelled or out of budget), with the reason recorded.
 pub async fn pick(context: &RunContext, result: &mut OptimizationResult, selection: &[Task]) {
@@ -51,35 +54,69 @@ pub async fn pick(context: &RunContext, result: &mut OptimizationResult, selecti
         .take(CANDIDATES)
         .cloned()
         .collect();
-    let scored = join_all(finalists.iter().map(|record| {
-        let candidate = record.candidate.unwrap_or(0);
-        context.evaluate(&record.skill, selection, 0, candidate, "selection")
-    }))
-    .await;
-    if scored.iter().any(|s| !s.complete) {
-        let why = context
-            .stop_reason()
-            .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
-        return skipped(result, selection.len(), why);
+    let noise = context.noise();
+    let mut samples: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); selection.len()]; finalists.len()];
+    for sample in 0..noise.samples {
+        let scored = join_all(finalists.iter().map(|record| {
+            let candidate = record.candidate.unwrap_or(0);
+            context.evaluate_sample(&record.skill, selection, sample, 0, candidate, "selection")
+        }))
+        .await;
+        if scored.iter().any(|s| !s.complete) {
+            let why = context
+                .stop_reason()
+                .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
+            return skipped(result, selection.len(), why);
+        }
+        for (finalist, scored) in samples.iter_mut().zip(&scored) {
+            for (task, item) in finalist.iter_mut().zip(&scored.evaluation.items) {
+                task.push(item.score());
+            }
+        }
     }
-    // Finalists run newest first, so on a full tie the later best wins.
-    let winner = (0..finalists.len())
-        .max_by(|&a, &b| {
-            let key = |i: usize| (scored[i].score(), finalists[i].val_score);
-            key(a)
-                .partial_cmp(&key(b))
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(b.cmp(&a))
-        })
-        .unwrap_or(0);
+    let estimates: Vec<Estimate> = samples
+        .iter()
+        .map(|s| stats::estimate(s, noise.aggregate, noise.pass_score, noise.confidence))
+        .collect();
+    let winner = if noise.is_noisy() {
+        // Finalists run newest first: the search's last best stands unless another is
+        // detectably better than it.
+        let tail = noise.tail() / (finalists.len().saturating_sub(1)).max(1) as f64;
+        let mut pick = (0, 0.0);
+        for other in 1..finalists.len() {
+            let gain = stats::paired(
+                &samples[0],
+                &samples[other],
+                noise.aggregate,
+                noise.pass_score,
+                noise.confidence,
+            );
+            if gain.lower(tail) > 0.0 && gain.mean > pick.1 {
+                pick = (other, gain.mean);
+            }
+        }
+        pick.0
+    } else {
+        // Finalists run newest first, so on a full tie the later best wins.
+        (0..finalists.len())
+            .max_by(|&a, &b| {
+                let key = |i: usize| (estimates[i].mean, finalists[i].val_score);
+                key(a)
+                    .partial_cmp(&key(b))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(b.cmp(&a))
+            })
+            .unwrap_or(0)
+    };
     let candidates: Vec<Value> = finalists
         .iter()
-        .zip(&scored)
-        .map(|(record, scored)| {
+        .zip(&estimates)
+        .map(|(record, estimate)| {
             json!({
                 "candidate": record.candidate,
                 "val": record.val_score,
-                "selection": scored.score(),
+                "selection": estimate.mean,
+                "interval": [estimate.low, estimate.high],
             })
         })
         .collect();
@@ -90,6 +127,7 @@ pub async fn pick(context: &RunContext, result: &mut OptimizationResult, selecti
             "tasks": selection.len(),
             "candidates": candidates,
             "picked": picked.candidate,
+            "paired": noise.is_noisy(),
         }),
     );
     result.best_skill = picked.skill;
@@ -127,9 +165,16 @@ pub fn report(result: &OptimizationResult) -> String {
             row["selection"].as_f64().unwrap_or(0.0)
         ));
     }
+    let picked = &selection["picked"];
+    let how = if selection["paired"].as_bool() == Some(true) {
+        format!(
+            "the search's last best stands unless another is detectably better than it, paired by task; the pick, candidate {picked}, is the best skill"
+        )
+    } else {
+        format!("candidate {picked} scored highest there and is the best skill")
+    };
     text.push_str(&format!(
-        "\nThe search's last bests were scored on {tasks} tasks it never saw; candidate {} scored highest there and is the best skill.\n",
-        selection["picked"]
+        "\nThe search's last bests were scored on {tasks} tasks it never saw; {how}.\n"
     ));
     text
 }

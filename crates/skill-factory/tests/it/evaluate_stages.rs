@@ -41,7 +41,7 @@ impl Harness for SlowHarness {
         "slow"
     }
 
-    async fn run(&self, _skill: &Skill, task: &Task) -> Rollout {
+    async fn run_sample(&self, _skill: &Skill, task: &Task, _sample: u32) -> Rollout {
         let gauge = &self.0;
         gauge.enter(&gauge.rollouts, &gauge.max_rollouts);
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -95,6 +95,7 @@ async fn evaluate_scores_while_the_next_rollouts_run_each_stage_within_max_worke
     let evaluation = evaluate(
         skill(),
         &tasks,
+        1,
         Arc::new(SlowHarness(gauge.clone())),
         Arc::new(SlowJudge(gauge.clone())),
         2,
@@ -122,6 +123,7 @@ async fn evaluate_shared_keeps_one_slot_per_task_until_it_is_scored() {
     let evaluation = evaluate_shared(
         skill(),
         &tasks,
+        0,
         Arc::new(SlowHarness(gauge.clone())),
         Arc::new(SlowJudge(gauge.clone())),
         Arc::new(Semaphore::new(2)),

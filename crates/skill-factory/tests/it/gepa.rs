@@ -155,7 +155,7 @@ impl Harness for Halves {
         false
     }
 
-    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+    async fn run_sample(&self, skill: &Skill, task: &Task, _sample: u32) -> Rollout {
         self.runs.fetch_add(1, Ordering::SeqCst);
         answered(task, |rule| skill.body.contains(rule))
     }
@@ -663,7 +663,7 @@ impl Harness for FromReferences {
         true
     }
 
-    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+    async fn run_sample(&self, skill: &Skill, task: &Task, _sample: u32) -> Rollout {
         answered(task, |rule| {
             skill.files.values().any(|text| text.contains(rule))
         })

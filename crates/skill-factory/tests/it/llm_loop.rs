@@ -45,7 +45,7 @@ impl Harness for MarkerHarness {
         false
     }
 
-    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+    async fn run_sample(&self, skill: &Skill, task: &Task, _sample: u32) -> Rollout {
         self.runs.fetch_add(1, Ordering::SeqCst);
         let even = task
             .id
@@ -584,7 +584,7 @@ impl Harness for SlowHarness {
         "slow"
     }
 
-    async fn run(&self, skill: &Skill, task: &Task) -> Rollout {
+    async fn run_sample(&self, skill: &Skill, task: &Task, _sample: u32) -> Rollout {
         self.0.enter(&skill.body);
         tokio::time::sleep(Duration::from_millis(30)).await;
         self.0.leave(&skill.body);

@@ -9,6 +9,7 @@ mod gallery_entries;
 mod gepa;
 mod llm_loop;
 mod metrics;
+mod noise_gate;
 mod process_kill;
 mod process_session;
 mod run_folder;

@@ -33,6 +33,7 @@ async fn evaluate_all(session: &Session) -> skill_factory_core::Evaluation {
     evaluate(
         Arc::new(session.skill.clone()),
         &session.dataset.tasks,
+        1,
         harness::from_config(session).unwrap(),
         metric::from_config(session).unwrap(),
         4,

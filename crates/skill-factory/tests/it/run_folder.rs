@@ -337,7 +337,8 @@ async fn a_failing_judge_is_dropped_for_the_task_and_the_reason_recorded_not_a_c
     let config = fixture(
         tmp.path(),
         "judge_provider: {name: fake, script: judge.yaml}\n\
-         optimizer: {rounds: 1, minibatch_size: 2}\n",
+         optimizer: {rounds: 1, minibatch_size: 2}\n\
+         noise: {regime: deterministic}\n",
     );
     let text = std::fs::read_to_string(&config).unwrap().replace(
         "metric: {golden: {mode: exact}}",

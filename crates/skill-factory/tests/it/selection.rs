@@ -24,6 +24,8 @@ fn record(candidate: usize, body: &str, val: f64, accepted: bool) -> CandidateRe
         accepted,
         candidate: Some(candidate),
         note: String::new(),
+        interval: None,
+        comparison: None,
     }
 }
 

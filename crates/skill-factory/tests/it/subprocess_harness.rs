@@ -428,6 +428,7 @@ async fn rollouts_run_in_parallel_under_evaluate() {
     let evaluation = evaluate(
         Arc::new(skill("b")),
         &tasks,
+        1,
         harness,
         Arc::new(GoldenMetric::new(GoldenMode::Exact)),
         4,

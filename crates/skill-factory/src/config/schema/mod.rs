@@ -8,6 +8,7 @@ mod cache;
 mod check;
 mod harness;
 mod metric;
+mod noise;
 mod optimizer;
 mod output;
 
@@ -26,6 +27,7 @@ pub use metric::{
     CommandMetricConfig, Criterion, GoldenConfig, GoldenMode, JudgeConfig, MetricConfig,
     ProgrammaticConfig, SystemOneCheck, SystemOneConfig,
 };
+pub use noise::{NoiseConfig, RegimeSetting};
 pub use optimizer::{
     BudgetConfig, ComponentSelector, OptimizerConfig, OptimizerParams, ReflectionStyle,
 };
@@ -91,6 +93,9 @@ pub struct RunConfig {
     /// The model cache (ours): its file and mode.
     #[serde(default, deserialize_with = "block")]
     pub cache: CacheConfig,
+    /// Repeated samples, intervals and statistically gated edits (ours).
+    #[serde(default, deserialize_with = "block")]
+    pub noise: NoiseConfig,
 }
 
 impl RunConfig {
