@@ -33,6 +33,7 @@ struct Args {
     #[arg(long, conflicts_with_all = [
         "answers", "redirect_to", "batch_delay_ms", "batch_errored", "batch_expired",
         "skill_sensitive", "require_api_key", "needs", "conflict", "noise", "decoys",
+        "regressions",
     ])]
     systemone: bool,
     /// Port to listen on (0 picks a free one; the line printed at start says which).
@@ -109,6 +110,10 @@ struct Args {
     /// outcome (decoys), chosen by a hash of the prompt and the temperature.
     #[arg(long, default_value_t = 0.0, value_name = "P")]
     decoys: f64,
+    /// The share of the other optimizer replies that drop a rule the skill holds (a rewrite
+    /// that loses an instruction), chosen by the same hash.
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    regressions: f64,
     /// Require this API key (Bearer, x-api-key or api-key); others get 401.
     #[arg(long)]
     require_api_key: Option<String>,
@@ -129,7 +134,11 @@ async fn run(args: Args) -> Result<(), String> {
     if args.systemone {
         return run_systemone(&args).await;
     }
-    for (flag, value) in [("--noise", args.noise), ("--decoys", args.decoys)] {
+    for (flag, value) in [
+        ("--noise", args.noise),
+        ("--decoys", args.decoys),
+        ("--regressions", args.regressions),
+    ] {
         if !(0.0..=1.0).contains(&value) {
             return Err(format!(
                 "{flag} {value}: give a probability between 0 and 1"
@@ -156,6 +165,7 @@ async fn run(args: Args) -> Result<(), String> {
         variation: Variation {
             flips: args.noise,
             decoys: args.decoys,
+            regressions: args.regressions,
         },
         require_api_key: args.require_api_key,
         redirect_to: args.redirect_to,

@@ -50,6 +50,9 @@ pub enum Revision {
     /// Append this rewording of what the skill already says, which changes nothing a task
     /// needs (a decoy: an edit that looks like progress).
     Reword(String),
+    /// Remove this line, a rule the skill had (a regression: a rewrite that loses an
+    /// instruction).
+    Drop(String),
 }
 
 impl Revision {
@@ -59,6 +62,11 @@ impl Revision {
             Revision::Add(lines) => append(text, &lines.join("\n")),
             Revision::Filler(line) | Revision::Reword(line) => append(text, line),
             Revision::Swap(old, new) => text.replacen(old.as_str(), new, 1),
+            Revision::Drop(line) => text
+                .lines()
+                .filter(|l| l.trim() != line.trim())
+                .collect::<Vec<_>>()
+                .join("\n"),
         }
     }
 
@@ -74,6 +82,10 @@ impl Revision {
             }
             Revision::Reword(_) => {
                 "Mock optimizer: reworded the instructions so the failing cases read them right."
+                    .to_string()
+            }
+            Revision::Drop(_) => {
+                "Mock optimizer: tightened the instructions, leaving out what seemed redundant."
                     .to_string()
             }
         }

@@ -74,6 +74,9 @@ pub struct Variation {
     /// The share of optimizer replies that only reword the skill (a line that changes no
     /// task's outcome), chosen by a hash of the prompt and the temperature.
     pub decoys: f64,
+    /// The share of optimizer replies that drop a rule line the skill holds (with
+    /// [`Answering::Needs`]: the tasks of its group then fail), chosen by the same hash.
+    pub regressions: f64,
 }
 
 /// How the mock uses its known answers.
@@ -136,6 +139,7 @@ pub fn respond(
     let optimizer = Optimizer {
         answering,
         decoys: variation.decoys,
+        regressions: variation.regressions,
     };
     if is_gepa_prompt(user) {
         return gepa_reply(user, temperature, &optimizer);
@@ -158,6 +162,8 @@ pub struct Optimizer<'a> {
     pub answering: &'a Answering,
     /// [`Variation::decoys`].
     pub decoys: f64,
+    /// [`Variation::regressions`].
+    pub regressions: f64,
 }
 
 impl<'a> From<&'a Answering> for Optimizer<'a> {
@@ -165,6 +171,7 @@ impl<'a> From<&'a Answering> for Optimizer<'a> {
         Optimizer {
             answering,
             decoys: 0.0,
+            regressions: 0.0,
         }
     }
 }
@@ -240,6 +247,7 @@ pub fn patch_reply(prompt: &str, temperature: Option<f64>, optimizer: &Optimizer
             vec![json!({"op": "append", "text": line})]
         }
         Revision::Swap(old, new) => vec![json!({"op": "replace", "target": old, "text": new})],
+        Revision::Drop(line) => vec![json!({"op": "delete", "target": line})],
     };
     format!(
         "<RATIONALE>{}</RATIONALE>\n{EDITS_OPEN}\n{}\n</EDITS>",
@@ -264,7 +272,9 @@ fn shown_and_whole(prompt: &str) -> (&str, &str) {
 
 /// What the mock optimizer does to `shown`, and the rationale it gives: a decoy (a rewording
 /// that changes nothing) for [`Optimizer::decoys`] of the prompts, by a hash of the prompt and
-/// the temperature; else with [`Answering::Needs`], the rule the shown failures need;
+/// the temperature; a regression (one of the shown rule lines dropped) for
+/// [`Optimizer::regressions`] of the others that hold one; else with [`Answering::Needs`],
+/// the rule the shown failures need;
 /// otherwise one rule line picked by the same hash, so that the proposals of one round differ
 /// and identical requests agree.
 fn revision(
@@ -281,6 +291,16 @@ fn revision(
         let phrase = REWORDINGS[usize::from(draw[2]) % REWORDINGS.len()];
         let tag: String = draw[3..6].iter().map(|b| format!("{b:02x}")).collect();
         let revision = Revision::Reword(format!("- {phrase} (wording {tag})"));
+        let rationale = revision.rationale();
+        return (revision, rationale);
+    }
+    let share = f64::from(u16::from_be_bytes([draw[6], draw[7]])) / f64::from(u16::MAX);
+    let rules: Vec<&str> = shown
+        .lines()
+        .filter(|line| line.contains("(need ") || line.contains("(rule "))
+        .collect();
+    if optimizer.regressions > 0.0 && share < optimizer.regressions && !rules.is_empty() {
+        let revision = Revision::Drop(rules[usize::from(draw[8]) % rules.len()].to_string());
         let rationale = revision.rationale();
         return (revision, rationale);
     }
@@ -563,7 +583,7 @@ mod tests {
             .collect();
         let noisy = Variation {
             flips: 0.2,
-            decoys: 0.0,
+            ..Variation::default()
         };
         let wrong = || {
             (0..1000)
@@ -606,6 +626,7 @@ mod tests {
         let always = Optimizer {
             answering: &needs,
             decoys: 1.0,
+            regressions: 0.0,
         };
         let decoy = proposal_reply(prompt, Some(0.2), &always);
         assert!(decoy.contains("(wording "), "{decoy}");
@@ -616,6 +637,35 @@ mod tests {
             decoy,
             proposal_reply(prompt, Some(0.2), &always),
             "reproducible"
+        );
+    }
+
+    #[test]
+    fn a_regression_drops_a_rule_the_skill_holds() {
+        let answers = HashMap::from([(
+            "ticket one: refund please".to_string(),
+            "billing".to_string(),
+        )]);
+        let needs = Answering::Needs(Arc::new(Needs::new(&answers, HashMap::new(), Vec::new())));
+        let rule = Needs::rule("billing");
+        let prompt = format!(
+            "<CURRENT_SKILL_BODY>\nSort.\n{rule}\n</CURRENT_SKILL_BODY>\nINPUT: other\n<NEW_SKILL_BODY>"
+        );
+        let sloppy = Optimizer {
+            answering: &needs,
+            decoys: 0.0,
+            regressions: 1.0,
+        };
+        let reply = proposal_reply(&prompt, Some(0.2), &sloppy);
+        assert!(
+            reply.contains("<NEW_SKILL_BODY>\nSort.\n</NEW_SKILL_BODY>"),
+            "{reply}"
+        );
+        // Nothing to drop: the reply is what it would have been.
+        let bare = "<CURRENT_SKILL_BODY>\nSort.\n</CURRENT_SKILL_BODY>\nINPUT: ticket one: refund please\n<NEW_SKILL_BODY>";
+        assert_eq!(
+            proposal_reply(bare, Some(0.2), &sloppy),
+            proposal_reply(bare, Some(0.2), &Optimizer::from(&needs))
         );
     }
 

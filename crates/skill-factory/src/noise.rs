@@ -38,10 +38,8 @@ pub struct Noise {
     pub samples: u32,
     /// Most samples of a task a gate draws.
     pub max_samples: u32,
-    /// Confidence of the intervals shown.
+    /// Confidence of the intervals shown and of a gate's lower bound.
     pub confidence: f64,
-    /// Confidence of a gate's lower bound.
-    pub gate_confidence: f64,
     /// How a task's samples make its score.
     pub aggregate: Aggregate,
     /// The score at which a sample passes (`pass@k`, `pass^k`).
@@ -78,7 +76,6 @@ impl Noise {
             samples: block.samples,
             max_samples: block.max_samples.max(block.samples),
             confidence: block.confidence,
-            gate_confidence: block.gate_confidence,
             aggregate: block.aggregate,
             pass_score: block.pass_score,
         }
@@ -119,19 +116,13 @@ impl Noise {
         (1.0 - self.confidence) / 2.0
     }
 
-    /// The most a gate may err in keeping an edit that does not help: the lower tail of its
-    /// interval (0.005 at `gate_confidence` 0.99).
-    pub fn gate_tail(&self) -> f64 {
-        (1.0 - self.gate_confidence) / 2.0
-    }
-
     /// One sentence for reports: the regime and why.
     pub fn describe(&self) -> String {
         match self.regime {
             Regime::Noisy => format!(
                 "noisy ({}): every edit was kept only when the lower end of the {}% interval of its paired gain over the best cleared min_delta, sampling more only while the decision was open",
                 self.reasons.join("; "),
-                self.gate_confidence * 100.0
+                self.confidence * 100.0
             ),
             Regime::Deterministic if self.reasons.is_empty() => "deterministic (the api harness at temperature 0, no LLM judge): rollouts do not vary, so a mean over the validation tasks is exact for them and edits were kept when their mean beat the best's".to_string(),
             Regime::Deterministic => format!(

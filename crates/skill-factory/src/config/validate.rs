@@ -184,17 +184,12 @@ fn noise(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             "make max_samples at least samples",
         ));
     }
-    for (key, value, example) in [
-        ("confidence", n.confidence, "0.95"),
-        ("gate_confidence", n.gate_confidence, "0.99"),
-    ] {
-        if !(value > 0.5 && value < 1.0) {
-            return Err(check.invalid(
-                at(&["noise", key]),
-                format!("{value} is not strictly between 0.5 and 1"),
-                &format!("use a confidence such as {example}"),
-            ));
-        }
+    if !(n.confidence > 0.5 && n.confidence < 1.0) {
+        return Err(check.invalid(
+            at(&["noise", "confidence"]),
+            format!("{} is not strictly between 0.5 and 1", n.confidence),
+            "use a confidence such as 0.95",
+        ));
     }
     if !(0.0..=1.0).contains(&n.pass_score) {
         return Err(check.invalid(

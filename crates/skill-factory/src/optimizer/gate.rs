@@ -10,12 +10,11 @@
 //! of every task, in chunks of a quarter of the tasks (at least [`MIN_CHUNK`]); each further
 //! look adds one sample of every task, up to `noise.max_samples`. After every look over all
 //! tasks the challenger is kept when the lower end of the one-sided bound of its paired gain
-//! clears `min_delta`, and turned down when its observed gain does not, or when even a gain
-//! one standard error above it could not clear the bar of the last look; after every chunk
+//! clears `min_delta`, and turned down when its observed gain does not; after every chunk
 //! it is turned down when even the upper end of its interval does not clear `min_delta`. A clear win or a clear loss is thus
 //! decided on little data; only an open decision draws more samples. The error of keeping
-//! an edit that does not help is at most `(1 − gate_confidence) / 2` per decision (0.5% at the
-//! default 0.99), however many looks it takes: it is split over the rivals the decision
+//! an edit that does not help is at most `(1 − confidence) / 2` per decision (2.5% at the
+//! default 0.95), however many looks it takes: it is split over the rivals the decision
 //! chooses among, and over the looks that may keep the challenger, the later looks (which
 //! know the most) getting more of it: look k of L gets `(2k − 1) / L²`.
 //!
@@ -24,7 +23,8 @@
 //! uncertainty is the sampling noise measured by the disagreement of paired samples
 //! ([`stats::paired_on_these_tasks`]); with one sample it is the spread of the tasks' paired
 //! differences, which holds that noise and more. A target that never varies then needs a
-//! few samples, not an act of faith, to have an edit kept.
+//! few samples, not an act of faith, to have an edit kept. Once the search's metric-call
+//! budget is spent, a gate draws no more samples, and a decision still open is a no.
 
 use futures_util::future::join_all;
 use serde::Serialize;
@@ -269,8 +269,8 @@ impl Gate<'_> {
         // further sample. The gate's error is spent more at later looks, where the most is
         // known: look k of L may err (2k − 1)/L² of it (the shares add up to the whole).
         let keeping_looks = 1 + (last - start) as usize;
-        let tail = noise.gate_tail() / self.rivals.max(1) as f64;
-        let spent = |k: usize| tail * (2 * k - 1) as f64 / (keeping_looks * keeping_looks) as f64;
+        let tail = noise.tail() / self.rivals.max(1) as f64;
+        let share = |k: usize| tail * (2 * k - 1) as f64 / (keeping_looks * keeping_looks) as f64;
         let chunk = n.div_ceil(4).max(MIN_CHUNK).min(n.max(1));
         let mut mine: Vec<Vec<f64>> = vec![Vec::new(); n];
         let mut first_items: Vec<Option<TaskEvaluation>> = vec![None; n];
@@ -331,7 +331,7 @@ impl Gate<'_> {
         let mut samples = start;
         loop {
             let difference = self.difference(&known, &mine, noise);
-            let lower = difference.lower(spent(1 + (samples - start) as usize));
+            let lower = difference.lower(share(1 + (samples - start) as usize));
             if lower > self.min_delta {
                 let reason = format!(
                     "paired gain {:+.3} over the best on {n} tasks × {samples} samples; the lower end of its interval ({lower:+.3}) clears min_delta {}",
@@ -348,26 +348,11 @@ impl Gate<'_> {
                     Some(first),
                 );
             }
-            let hopeless = futile(&difference, samples, last, spent(keeping_looks));
-            if difference.mean <= self.min_delta
-                || difference.upper(tail) <= self.min_delta
-                || hopeless.is_some_and(|bar| {
-                    difference.mean + difference.se.unwrap_or(0.0) < bar + self.min_delta
-                })
-            {
-                let reason = match hopeless {
-                    Some(bar) if difference.mean > self.min_delta => format!(
-                        "paired gain {:+.3} over the best on {n} tasks × {samples} samples: even one standard error more ({:+.3}) would not clear the bar of the last look ({:+.3} above min_delta {})",
-                        difference.mean,
-                        difference.mean + difference.se.unwrap_or(0.0),
-                        bar,
-                        self.min_delta
-                    ),
-                    _ => format!(
-                        "paired gain {:+.3} over the best on {n} tasks × {samples} samples does not clear min_delta {}",
-                        difference.mean, self.min_delta
-                    ),
-                };
+            if difference.mean <= self.min_delta || difference.upper(tail) <= self.min_delta {
+                let reason = format!(
+                    "paired gain {:+.3} over the best on {n} tasks × {samples} samples does not clear min_delta {}",
+                    difference.mean, self.min_delta
+                );
                 return self.decided(
                     incumbent,
                     challenger,
@@ -379,9 +364,18 @@ impl Gate<'_> {
                     Some(first),
                 );
             }
-            if samples >= last {
+            let out_of_calls = self
+                .context
+                .metric_calls_spent(self.context.max_metric_calls);
+            if samples >= last || out_of_calls.is_some() {
+                let why = match out_of_calls {
+                    Some(_) if samples < last => {
+                        "the search's metric-call budget is spent with the decision still open"
+                    }
+                    _ => "no detectable gain after noise.max_samples samples",
+                };
                 let reason = format!(
-                    "paired gain {:+.3} over the best on {n} tasks × {samples} samples, but the lower end of its interval ({lower:+.3}) does not clear min_delta {}: no detectable gain after noise.max_samples samples",
+                    "paired gain {:+.3} over the best on {n} tasks × {samples} samples, but the lower end of its interval ({lower:+.3}) does not clear min_delta {}: {why}",
                     difference.mean, self.min_delta
                 );
                 return self.decided(
@@ -527,21 +521,6 @@ impl Gate<'_> {
             first,
         }
     }
-}
-
-/// The gain the last look will need, when the gate has seen `samples` of at most `last`
-/// samples a task and `difference` so far: the last look's bound, `t × SE`, with the standard
-/// error shrunk as the samples grow (`SE × √(samples / last)`). A gate gives up when even a
-/// gain one standard error above the one it sees falls short of it: the edit would then be
-/// kept only by a luck the gate is built to refuse. `None` before the sampling noise is
-/// measured (one sample) or at the last look.
-fn futile(difference: &Estimate, samples: u32, last: u32, tail: f64) -> Option<f64> {
-    if samples < 2 || samples >= last {
-        return None;
-    }
-    let se = difference.se? * (f64::from(samples) / f64::from(last)).sqrt();
-    let df = difference.df + (difference.tasks * (last - samples) as usize);
-    Some(stats::t_quantile(1.0 - tail, df) * se)
 }
 
 /// ` by more than min_delta 0.01` when there is a margin.

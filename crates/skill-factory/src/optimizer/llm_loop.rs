@@ -35,6 +35,7 @@ use skill_factory_pycompat::random::Random;
 
 use super::context::{RunContext, identity};
 use super::event::Event;
+use super::gate::Side;
 use super::progress::{self, Progress, stopping};
 use super::reflection::{REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, note_for};
 use super::round::{self, Ask, Part, Triage, Validated};
@@ -141,7 +142,7 @@ impl Search<'_> {
         limits: (usize, usize),
     ) -> ControlFlow<StopReason> {
         let context = self.context;
-        let best = self.progress.result.best_skill.clone();
+        let (parent_id, best) = self.progress.parent();
         let train = match self.progress.minibatch(context, round, batch).await {
             ControlFlow::Break(reason) => return ControlFlow::Break(reason),
             ControlFlow::Continue(None) => return ControlFlow::Continue(()),
@@ -166,7 +167,7 @@ impl Search<'_> {
             limits,
             part: Part::Body,
         };
-        let parent = (self.progress.best_id, &best);
+        let parent = (parent_id, &best);
         let candidates = round::propose(
             context,
             &optimizer.client,
@@ -184,7 +185,7 @@ impl Search<'_> {
                 error: error.to_string(),
             });
         }
-        let triage = round::triage(round, &candidates);
+        let mut triage = round::triage(round, &candidates);
         for edit in &triage.rejected {
             self.remember(edit.clone());
         }
@@ -192,7 +193,7 @@ impl Search<'_> {
             context.emit(Event::Lineage {
                 round,
                 candidate: new.id,
-                parents: vec![self.progress.best_id],
+                parents: vec![parent_id],
                 component: "body".to_string(),
                 operation: "rewrite",
             });
@@ -200,6 +201,42 @@ impl Search<'_> {
         if let Some(note) = nothing_to_score(&triage) {
             self.progress.keep_best(context, round, train.score(), note);
             return ControlFlow::Continue(());
+        }
+        let parent = Side {
+            id: parent_id,
+            skill: &best,
+        };
+        let sides: Vec<Side<'_>> = triage
+            .new
+            .iter()
+            .map(|new| Side {
+                id: new.id,
+                skill: &new.skill,
+            })
+            .collect();
+        let verdicts = round::screen(context, round, batch, parent, &sides).await?;
+        let mut screened = Vec::new();
+        for (new, verdict) in std::mem::take(&mut triage.new).into_iter().zip(verdicts) {
+            match verdict {
+                None => triage.new.push(new),
+                Some(reason) => screened.push(RejectedEdit {
+                    round,
+                    candidate: new.id,
+                    rationale: new.rationale,
+                    reason,
+                }),
+            }
+        }
+        if let Some(first) = screened.first().filter(|_| triage.new.is_empty()) {
+            let note = first.reason.clone();
+            for edit in screened {
+                self.remember(edit);
+            }
+            self.progress.keep_best(context, round, train.score(), note);
+            return ControlFlow::Continue(());
+        }
+        for edit in screened {
+            self.remember(edit);
         }
         let validated = round::validate(
             context,
@@ -288,6 +325,9 @@ impl Search<'_> {
         if accepted {
             self.progress.learn(winner_gate, true);
         }
+        let winner_side = (triage.new[winner].id, &validated.skills[winner]);
+        self.progress
+            .settle_draft(winner_gate, winner_side, self.settings.min_delta);
         let estimate = winner_gate.estimate(&validated.noise);
         let record = CandidateRecord {
             iteration: round,

@@ -188,6 +188,10 @@ pub struct Progress {
     pub best_id: usize,
     /// The best skill's validation scores by task, one per sample drawn so far.
     pub best_samples: Vec<Vec<f64>>,
+    /// In a noisy run, an edit whose gate found a gain it could not confirm (nor refute):
+    /// the next round reflects on it instead of the best, so the next edit stacks on it and
+    /// the two gains are tested together, against the best, as one. Never the best itself.
+    pub draft: Option<(usize, Skill)>,
     /// Rounds in a row whose decision kept the best.
     pub rounds_without_improvement: usize,
 }
@@ -199,8 +203,28 @@ impl Progress {
             result: start.result.clone(),
             best_id: 0,
             best_samples: start.samples.clone(),
+            draft: None,
             rounds_without_improvement: 0,
         }
+    }
+
+    /// What the next round reflects on: the draft when there is one, else the best skill,
+    /// with its candidate number.
+    pub fn parent(&self) -> (usize, Skill) {
+        self.draft
+            .clone()
+            .unwrap_or_else(|| (self.best_id, self.result.best_skill.clone()))
+    }
+
+    /// Keeps `skill` (candidate `id`) as the draft when its gate, `gated`, was decided
+    /// without keeping it yet saw a gain above `min_delta`; clears the draft otherwise.
+    pub fn settle_draft(&mut self, gated: &Gated, (id, skill): (usize, &Skill), min_delta: f64) {
+        self.draft = gated
+            .comparison
+            .as_ref()
+            .filter(|c| !c.accepted && c.regime == crate::noise::Regime::Noisy)
+            .filter(|c| c.difference.mean > min_delta)
+            .map(|_| (id, skill.clone()));
     }
 
     /// The best skill as a gate's incumbent.
@@ -239,10 +263,10 @@ impl Progress {
             .or_else(|| context.metric_calls_spent(context.max_metric_calls))
     }
 
-    /// Starts round `round`: announces it and scores the best skill on `batch`. Breaks when
-    /// the run stopped or no rollout reached the target; `None` (the round recorded as kept)
-    /// when the best already aces the minibatch, as there is no failure to reflect on and a
-    /// rewrite could only be a guess.
+    /// Starts round `round`: announces it and scores the parent ([`Progress::parent`]: the
+    /// best skill, or the draft) on `batch`. Breaks when the run stopped or no rollout reached
+    /// the target; `None` (the round recorded as kept) when the parent already aces the
+    /// minibatch, as there is no failure to reflect on and a rewrite could only be a guess.
     pub async fn minibatch(
         &mut self,
         context: &RunContext,
@@ -253,10 +277,8 @@ impl Progress {
             round,
             minibatch: batch.iter().map(|t| t.id.clone()).collect(),
         });
-        let best = &self.result.best_skill;
-        let train = context
-            .evaluate(best, batch, round, self.best_id, "train")
-            .await;
+        let (id, parent) = self.parent();
+        let train = context.evaluate(&parent, batch, round, id, "train").await;
         if !train.complete {
             return ControlFlow::Break(stopping(context));
         }

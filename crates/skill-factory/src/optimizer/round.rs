@@ -8,6 +8,7 @@
 //! proposal order), so decisions taken on its results never depend on timing.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
@@ -388,6 +389,75 @@ pub fn triage(round: usize, candidates: &[Candidate]) -> Triage {
         }
     }
     sorted
+}
+
+/// The sample of a minibatch task the screen draws: the first one (0) is the one the round's
+/// reflection was shown.
+pub const SCREEN_SAMPLE: u32 = 1;
+
+/// In a noisy run, screens `candidates` on the round's minibatch, `batch` (the tasks they
+/// were made from): each must score strictly higher there than its parent, both on a sample
+/// the search has not looked at yet ([`SCREEN_SAMPLE`]). The parent's own first sample of
+/// these tasks is no fair yardstick: a round asks for edits when that sample shows
+/// failures, so it is low by selection, and any fresh draw of an edit that changes nothing
+/// would beat it. Four rollouts (and four of the parent's, shared by the round) turn down
+/// most edits that change nothing before a paired test on validation spends a hundred; a
+/// real fix of the failures shown mostly passes. Returns, per candidate, why it was turned
+/// down (`None`: it passed), and emits one [`Event::Gate`] each. Breaks with the reason when
+/// the run stopped during it. A deterministic run screens nothing: its gate is the Python
+/// tool's.
+pub async fn screen(
+    context: &RunContext,
+    round: usize,
+    batch: &[Task],
+    parent: Side<'_>,
+    candidates: &[Side<'_>],
+) -> ControlFlow<StopReason, Vec<Option<String>>> {
+    if !context.noise().is_noisy() || candidates.is_empty() {
+        return ControlFlow::Continue(vec![None; candidates.len()]);
+    }
+    let (parent_draw, scored) = futures_util::join!(
+        context.evaluate_sample(
+            parent.skill,
+            batch,
+            SCREEN_SAMPLE,
+            round,
+            parent.id,
+            "train"
+        ),
+        join_all(candidates.iter().map(|c| {
+            context.evaluate_sample(c.skill, batch, SCREEN_SAMPLE, round, c.id, "train")
+        }))
+    );
+    if !parent_draw.complete || scored.iter().any(|s| !s.complete) {
+        return ControlFlow::Break(super::progress::stopping(context));
+    }
+    let theirs = parent_draw.score();
+    let verdicts = candidates
+        .iter()
+        .zip(&scored)
+        .map(|(candidate, scored)| {
+            let ours = scored.score();
+            let passed = ours > theirs + super::pareto::EPSILON;
+            context.emit(Event::Gate {
+                round,
+                candidate: candidate.id,
+                parent: parent.id,
+                parent_score: theirs,
+                child_score: ours,
+                tasks: batch.len(),
+                extended: false,
+                passed,
+            });
+            (!passed).then(|| {
+                format!(
+                    "minibatch score {ours:.3} did not beat the best's {theirs:.3} on a fresh sample of the {} tasks it was made from (a noisy run screens edits there before its paired test)",
+                    batch.len()
+                )
+            })
+        })
+        .collect();
+    ControlFlow::Continue(verdicts)
 }
 
 /// The new bodies of a round gated on the validation tasks against the best skill.

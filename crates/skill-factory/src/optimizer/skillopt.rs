@@ -207,7 +207,7 @@ impl Search<'_> {
     /// Runs one round; `Some` with the reason when the run must stop.
     async fn round(&mut self, round: usize, batch: &[Task], val: &[Task]) -> Option<StopReason> {
         let context = self.context;
-        let best = self.progress.result.best_skill.clone();
+        let (parent_id, best) = self.progress.parent();
         let train = match self.progress.minibatch(context, round, batch).await {
             ControlFlow::Break(reason) => return Some(reason),
             ControlFlow::Continue(None) => return None,
@@ -331,7 +331,7 @@ impl Search<'_> {
             context,
             round,
             0,
-            self.progress.best_id,
+            parent_id,
             &candidate,
             answers[0].as_ref(),
         );
@@ -367,17 +367,37 @@ impl Search<'_> {
         self.context.emit(Event::Lineage {
             round,
             candidate: id,
-            parents: vec![self.progress.best_id],
+            parents: vec![parent_id],
             component: component.clone(),
             operation: "patch",
         });
         self.lineage.push(json!({
             "candidate": id,
-            "parents": [self.progress.best_id],
+            "parents": [parent_id],
             "component": component,
             "operation": "patch",
             "edits": described,
         }));
+        let challenger = Side { id, skill: &skill };
+        let parent = Side {
+            id: parent_id,
+            skill: &best,
+        };
+        let verdict = match round::screen(context, round, batch, parent, &[challenger]).await {
+            ControlFlow::Break(reason) => return Some(reason),
+            ControlFlow::Continue(mut verdicts) => verdicts.pop().flatten(),
+        };
+        if let Some(reason) = verdict {
+            self.remember(RejectedEdit {
+                round,
+                candidate: id,
+                rationale: described.join("; "),
+                reason: reason.clone(),
+            });
+            self.progress
+                .keep_best(context, round, train.score(), reason);
+            return None;
+        }
         let gate = Gate {
             context,
             tasks: val,
@@ -431,6 +451,8 @@ impl Search<'_> {
             });
         }
         self.progress.learn(&gated, accepted);
+        self.progress
+            .settle_draft(&gated, (id, &skill), self.config.min_delta);
         let note = if rationale.is_empty() {
             described.join("; ")
         } else {

@@ -23,14 +23,11 @@ pub struct NoiseConfig {
     /// (default 4).
     #[serde(default = "default_max_samples")]
     pub max_samples: u32,
-    /// Confidence of every interval shown (default 0.95).
+    /// Confidence of every interval (default 0.95); a noisy run keeps an edit only when the
+    /// lower end of this interval of its paired gain clears `min_delta`, so it keeps an edit
+    /// that does not help at most `(1 − confidence) / 2` of the time.
     #[serde(default = "default_confidence")]
     pub confidence: f64,
-    /// Confidence of a gate's lower bound: an edit is kept only when the lower end of this
-    /// interval of its paired gain clears `min_delta` (default 0.99: a search runs many
-    /// gates, and each keeps an edit that does not help at most 0.5% of the time).
-    #[serde(default = "default_gate_confidence")]
-    pub gate_confidence: f64,
     /// How a task's samples make its score: `mean` (default), `pass_at_k` (any sample passes)
     /// or `pass_all_k` (every sample passes).
     #[serde(default)]
@@ -60,7 +57,6 @@ impl Default for NoiseConfig {
             samples: one(),
             max_samples: default_max_samples(),
             confidence: default_confidence(),
-            gate_confidence: default_gate_confidence(),
             aggregate: Aggregate::default(),
             pass_score: default_pass_score(),
         }
@@ -77,10 +73,6 @@ fn default_max_samples() -> u32 {
 
 fn default_confidence() -> f64 {
     0.95
-}
-
-fn default_gate_confidence() -> f64 {
-    0.99
 }
 
 fn default_pass_score() -> f64 {
