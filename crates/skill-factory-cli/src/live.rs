@@ -195,6 +195,15 @@ impl EventSink for LiveDisplay {
             } => self.line(format!(
                 "Held-out test: seed {seed_score:.3}, best {best_score:.3}"
             )),
+            Event::HeadlineScored {
+                source: "fresh_samples",
+                samples,
+                best_score,
+                interval: [low, high],
+                search_best_score,
+            } => self.line(format!(
+                "Best skill on {samples} fresh samples of every validation task: {best_score:.3} ({low:.3} to {high:.3}); the search saw {search_best_score:.3}"
+            )),
             _ => {}
         }
         self.redraw(&state);

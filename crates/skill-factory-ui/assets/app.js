@@ -50,6 +50,12 @@
     const cls = d > 0.05 ? 'up' : d < -0.05 ? 'down' : 'muted';
     return el('span', { class: cls }, (d >= 0 ? ' +' : ' ') + d.toFixed(1) + ' pts');
   }
+  // An interval as the page writes it: `0.412–0.588`; a gain in points: `+4.1 to +12.3 pts`.
+  const span = (pair, digits = 3) => (Array.isArray(pair) && pair.length === 2 ? fmt(pair[0], digits) + '–' + fmt(pair[1], digits) : '–');
+  const points = (x) => (x === null || x === undefined ? '–' : (x >= 0 ? '+' : '') + (x * 100).toFixed(1));
+  const gainSpan = (pair) => (Array.isArray(pair) && pair.length === 2 ? points(pair[0]) + ' to ' + points(pair[1]) + ' pts' : '–');
+  // `95%`, from a run's noise.confidence (0.95 when the run does not say).
+  const percent = (result) => Math.round(((result && result.noise && result.noise.confidence) || 0.95) * 1000) / 10 + '%';
   function when(text) {
     if (!text) return '–';
     const date = new Date(text);
@@ -382,9 +388,12 @@
       clear(tiles);
       const spent = s.status === 'running' && data.live && data.live.spent;
       const tile = (k, ...v) => el('div', { class: 'tile' }, el('div', { class: 'k' }, k), el('div', { class: 'v' }, ...v));
+      const headline = result.headline;
+      const noise = result.noise;
       append(tiles, [
         tile('Status', badge(s.status)),
-        tile('Validation', fmt(s.baseline_val), '\u00a0→\u00a0', fmt(s.best_val), el('div', { class: 'sub' }, delta(s.baseline_val, s.best_val))),
+        tile('Validation', fmt(s.baseline_val), '\u00a0→\u00a0', fmt(s.best_val), el('div', { class: 'sub' }, delta(s.baseline_val, s.best_val)),
+          headline ? el('div', { class: 'sub', id: 'headline' }, percent(result), ' interval ', span(headline.best.interval), headline.source === 'fresh_samples' ? ', on fresh samples' : '') : null),
         tile('Held-out test', s.test_best === null || s.test_best === undefined ? el('span', { class: 'muted' }, result.test && result.test.skipped ? 'not scored' : 'none') : [fmt(s.test_seed), ' → ', fmt(s.test_best)]),
         tile('Candidates', count(data.candidates.length)),
         // While it runs, the spending of its last event: result.json is rewritten once a round.
@@ -392,6 +401,9 @@
         tile('Tokens', count(spent ? spent.tokens : s.tokens)),
         tile('Cost', money(spent ? spent.usd : s.cost_usd)),
         tile('Started (UTC)', when(s.started_at)),
+        noise ? el('div', { class: 'tile', id: 'regime', title: (noise.reasons || []).join('; ') },
+          el('div', { class: 'k' }, 'Regime'), el('div', { class: 'v' }, noise.regime),
+          el('div', { class: 'sub' }, noise.regime === 'noisy' ? 'paired gates, ' + noise.max_samples + ' samples at most' : 'means compared')) : null,
       ]);
     };
     drawTiles();
@@ -480,7 +492,8 @@
   // the minibatch (train) scores, on one axis of scoring steps labelled by round.
   function timeline(box, data) {
     const hover = el('div', { class: 'hover', id: 'hover', 'aria-live': 'polite' }, 'Point at the chart to see a candidate and why it was made.');
-    const chart = el('div', { class: 'chart', id: 'chart', role: 'img', 'aria-label': 'Validation score per scored candidate' });
+    const intervals = data.timeline.val.filter((p) => Array.isArray(p.interval)).length;
+    const chart = el('div', { class: 'chart', id: 'chart', role: 'img', 'aria-label': 'Validation score per scored candidate' + (intervals ? `, with the ${percent(data.result)} interval of ${intervals} of them` : '') });
     // Train scores sit at the step of the first validation of their round.
     const merged = [];
     let best = -Infinity;
@@ -523,13 +536,35 @@
       ],
       legend: { show: false },
       hooks: {
+        // Each validation score's interval: a whisker from its low end to its high end.
+        draw: [(u) => {
+          const ctx = u.ctx;
+          ctx.save();
+          ctx.lineWidth = Math.max(1, devicePixelRatio);
+          merged.forEach((m, i) => {
+            const pair = m.val.interval;
+            if (!Array.isArray(pair)) return;
+            const x = u.valToPos(i, 'x', true);
+            const [lo, hi] = [u.valToPos(pair[0], 'y', true), u.valToPos(pair[1], 'y', true)];
+            const cap = 4 * devicePixelRatio;
+            ctx.strokeStyle = m.val.accepted ? color('--good') : color('--grey');
+            ctx.beginPath();
+            ctx.moveTo(x, lo); ctx.lineTo(x, hi);
+            ctx.moveTo(x - cap, lo); ctx.lineTo(x + cap, lo);
+            ctx.moveTo(x - cap, hi); ctx.lineTo(x + cap, hi);
+            ctx.stroke();
+          });
+          ctx.restore();
+        }],
         setCursor: [(u) => {
           const i = u.cursor.idx;
           if (i === null || i === undefined || !merged[i]) return;
           const p = merged[i].val;
           const candidate = data.candidates.find((c) => c.id === p.candidate);
           clear(hover);
-          append(hover, [el('b', {}, 'candidate ', String(p.candidate), ' · round ', String(p.round), ' · validation ', fmt(p.score), ' · ', p.accepted ? 'kept' : 'not kept'),
+          append(hover, [el('b', {}, 'candidate ', String(p.candidate), ' · round ', String(p.round), ' · validation ', fmt(p.score),
+            Array.isArray(p.interval) ? ` (${percent(data.result)} interval ${span(p.interval)})` : '', ' · ', p.accepted ? 'kept' : 'not kept'),
+            candidate && candidate.gain ? el('div', {}, 'paired gain over the best ', points(candidate.gain.mean), ' pts (', gainSpan(candidate.gain.interval), ') on ', String(candidate.gain.samples), ' sample', candidate.gain.samples === 1 ? '' : 's', ' a task') : null,
             el('div', {}, p.note || (candidate && candidate.rationale) || ''),
             candidate && candidate.why ? el('div', { class: 'muted' }, 'why not: ', candidate.why) : null]);
         }],
@@ -603,7 +638,8 @@
       el('div', { class: 'row' }, el('b', {}, 'Candidate ', String(c.id)), badge(c.status), el('span', { class: 'muted' }, 'round ', String(c.round)),
         c.parents.length ? el('span', { class: 'muted' }, 'from ', c.parents.join(' + ')) : '',
         c.component ? el('span', { class: 'muted' }, c.operation || 'edit', ' of ', c.component) : '',
-        el('span', { class: 'muted' }, 'validation ', fmt(c.val_score)),
+        el('span', { class: 'muted' }, 'validation ', fmt(c.val_score), Array.isArray(c.val_interval) ? ' (' + span(c.val_interval) + ')' : ''),
+        c.gain ? el('span', { class: 'muted' }, 'gain over the best ', points(c.gain.mean), ' pts (', gainSpan(c.gain.interval), ')') : '',
         c.gate_score !== null && c.gate_score !== undefined ? el('span', { class: 'muted' }, 'gate ', fmt(c.gate_score), ' vs ', fmt(c.gate_parent_score)) : ''),
       el('p', {}, c.rationale || el('span', { class: 'muted' }, 'no rationale')),
       c.why ? el('p', { class: 's-' + c.status }, 'Why it was not kept: ', c.why) : null,
@@ -671,12 +707,14 @@
         el('td', { class: 'num' }, String(c.id)), el('td', { class: 'num' }, String(c.round)), el('td', {}, c.parents.join(' + ')),
         el('td', {}, c.operation || '', c.component ? ' · ' + c.component : ''), el('td', {}, badge(c.status)),
         el('td', { class: 'num' }, fmt(c.val_score)),
+        el('td', { class: 'num interval' }, span(c.val_interval)),
+        el('td', { class: 'num gain' }, c.gain ? gainSpan(c.gain.interval) : '–'),
         el('td', {}, c.rationale), el('td', {}, c.why || '')))]);
-      if (!shown.length) body.appendChild(el('tr', {}, el('td', { colspan: 8, class: 'empty' }, 'No proposals.')));
+      if (!shown.length) body.appendChild(el('tr', {}, el('td', { colspan: 10, class: 'empty' }, 'No proposals.')));
     };
     filter.addEventListener('change', draw);
     append(box, [el('div', { class: 'row' }, filter), el('table', { id: 'proposals' },
-      el('thead', {}, el('tr', {}, ['#', 'Round', 'From', 'Edit', 'Outcome', 'Validation', 'Rationale', 'Why refused'].map((h) => el('th', { scope: 'col' }, h)))), body)]);
+      el('thead', {}, el('tr', {}, ['#', 'Round', 'From', 'Edit', 'Outcome', 'Validation', percent(data.result) + ' interval', 'Gain over the best', 'Rationale', 'Why refused'].map((h) => el('th', { scope: 'col' }, h)))), body)]);
     draw();
   }
 
@@ -712,7 +750,7 @@
         el('td', { class: 'mono' }, r.task_id, r.change ? el('div', {}, badge(r.change)) : ''),
         el('td', {}, el('pre', {}, r.input)), el('td', {}, el('pre', {}, r.expected ?? '')),
         el('td', {}, el('pre', {}, r.output), r.error ? el('div', { class: 'error' }, r.error) : ''),
-        el('td', { class: 'num' }, fmt(r.score)), comparing ? el('td', { class: 'num' }, fmt(r.other_score)) : null,
+        el('td', { class: 'num', title: r.samples > 1 ? `the mean of ${r.samples} samples; the output shown is the first` : null }, fmt(r.score)), comparing ? el('td', { class: 'num' }, fmt(r.other_score)) : null,
         el('td', {}, el('pre', {}, r.feedback))))]);
       if (!page.rows.length) body.appendChild(el('tr', {}, el('td', { colspan: 7, class: 'empty' }, page.note || 'No task matches.')));
       info.textContent = page.total ? `tasks ${page.offset + 1}–${page.offset + page.rows.length} of ${page.total}` : '0 tasks';

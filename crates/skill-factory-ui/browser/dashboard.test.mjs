@@ -208,7 +208,9 @@ before(async () => {
   optimize('examples/invoice-extractor/config.offline.yaml', 'runs/invoice-extractor');
   const offline = readFileSync(path.join(W, 'examples/ticket-classifier/config.offline.yaml'), 'utf8');
   assert.match(offline, /name: llm_loop/);
-  writeFileSync(path.join(W, 'examples/ticket-classifier/config.gepa.yaml'), offline.replace('name: llm_loop', 'name: gepa'));
+  // The gepa variant is noisy by its config: paired gates, intervals and a fresh-sample headline.
+  writeFileSync(path.join(W, 'examples/ticket-classifier/config.gepa.yaml'),
+    offline.replace('name: llm_loop', 'name: gepa') + '\nnoise: {regime: noisy}\n');
   optimize('examples/ticket-classifier/config.gepa.yaml', 'runs/ticket-gepa');
 
   // A run whose seed, tasks, model replies and proposals all carry script.
@@ -427,6 +429,17 @@ test('a run page shows the chart, the lineage and diffs, and the hovered candida
       `hovering the chart's left edge did not show candidate ${first.candidate}`);
     await page.mouse.move(box.x + box.width - 5, box.y + box.height / 2, { steps: 5 });
     await until(async () => (await hover.textContent()).startsWith(`candidate ${last.candidate}`), 'hover did not follow the mouse back');
+    // A noisy run: its regime, the headline's interval, whiskers on the chart, and each gate's gain.
+    assert.equal(await page.locator('#regime .v').textContent(), 'noisy');
+    assert.match(await page.locator('#headline').textContent(), /^95% interval \d\.\d{3}–\d\.\d{3}, on fresh samples$/);
+    assert.match(await page.locator('#chart').getAttribute('aria-label'), /with the 95% interval of \d+ of them$/);
+    await page.locator('#tab-proposals').click();
+    const headers = await page.locator('#proposals thead th').allTextContents();
+    assert.ok(headers.includes('95% interval') && headers.includes('Gain over the best'), `proposal columns: ${headers}`);
+    const gated = data.candidates.filter((c) => c.gain);
+    assert.ok(gated.length > 0, 'no candidate of the noisy run has a gate');
+    assert.match(await page.locator(`#proposals tr[data-candidate="${gated[0].id}"] td.gain`).textContent(), /^[+-]\d+\.\d to [+-]\d+\.\d pts$/);
+    await page.locator('#tab-overview').click();
     await page.evaluate(() => window.scrollTo(0, 0)); // a full-page shot of a scrolled page draws the sticky header mid-page
     await screenshot(page, 'run');
   });

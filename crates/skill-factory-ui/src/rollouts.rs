@@ -5,7 +5,7 @@
 //! A run is read once into a [`Rollouts`] and kept while its files are unchanged, so the pages
 //! of a 10,000-rollout table are slices of one parse, not 10,000-line reads per page.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +27,9 @@ struct Line {
     #[serde(default)]
     split: String,
     task_id: String,
+    /// Which sample of the task (0 in a run without repeated samples).
+    #[serde(default)]
+    sample: u32,
     #[serde(default)]
     score: f64,
     #[serde(default)]
@@ -62,8 +65,10 @@ pub struct Row {
     pub output: String,
     /// Why the rollout failed, if it did.
     pub error: Option<String>,
-    /// The score.
+    /// The score: the mean over its samples.
     pub score: f64,
+    /// Samples of the task the score is over.
+    pub samples: usize,
     /// The metric's feedback.
     pub feedback: String,
     /// The other candidate's score on the same task, when comparing.
@@ -97,11 +102,27 @@ pub struct Query {
     pub limit: Option<usize>,
 }
 
+/// The rollouts of one candidate on one task of a split: the first sample's in full (its
+/// output and feedback show), and every sample's score (a sample logged again, reused, counts
+/// once).
+#[derive(Debug, Clone)]
+struct Sampled {
+    first: Line,
+    scores: BTreeMap<u32, f64>,
+}
+
+impl Sampled {
+    /// The mean over the samples.
+    fn score(&self) -> f64 {
+        self.scores.values().sum::<f64>() / self.scores.len().max(1) as f64
+    }
+}
+
 /// A run's rollouts and tasks, read once.
 #[derive(Debug, Default)]
 pub struct Rollouts {
-    /// The latest rollout of each (candidate, split, task).
-    latest: HashMap<(usize, String, String), Line>,
+    /// The rollouts of each (candidate, split, task).
+    latest: HashMap<(usize, String, String), Sampled>,
     /// The tasks, in dataset order.
     tasks: Vec<TaskLine>,
     /// Lines that were not rollouts.
@@ -117,7 +138,18 @@ impl Rollouts {
             match serde_json::from_str::<Line>(line) {
                 Ok(line) => {
                     let key = (line.candidate, line.split.clone(), line.task_id.clone());
-                    rollouts.latest.insert(key, line);
+                    let sample = line.sample;
+                    let score = line.score;
+                    let sampled = rollouts.latest.entry(key).or_insert_with(|| Sampled {
+                        first: line.clone(),
+                        scores: BTreeMap::new(),
+                    });
+                    // The latest rollout of a sample stands (a failed one retried, say); the
+                    // first sample's is the one shown.
+                    if sample <= sampled.first.sample {
+                        sampled.first = line;
+                    }
+                    sampled.scores.insert(sample, score);
                 }
                 Err(_) => rollouts.skipped_lines += 1,
             }
@@ -147,7 +179,7 @@ impl Rollouts {
         rollouts
     }
 
-    /// How many rollouts the run holds (latest per candidate, split and task).
+    /// How many (candidate, split, task) the run holds rollouts of.
     pub fn len(&self) -> usize {
         self.latest.len()
     }
@@ -163,9 +195,11 @@ impl Rollouts {
         let mut rows = Vec::new();
         for task in &self.tasks {
             let key = (candidate, split.to_string(), task.id.clone());
-            let Some(line) = self.latest.get(&key) else {
+            let Some(sampled) = self.latest.get(&key) else {
                 continue;
             };
+            let line = &sampled.first;
+            let score = sampled.score();
             let other = against
                 .and_then(|(run, id)| run.latest.get(&(id, split.to_string(), task.id.clone())));
             rows.push(Row {
@@ -175,11 +209,12 @@ impl Rollouts {
                 expected: task.expected.clone(),
                 output: line.output.clone(),
                 error: line.error.clone(),
-                score: line.score,
+                score,
+                samples: sampled.scores.len(),
                 feedback: line.feedback.clone(),
-                other_score: other.map(|o| o.score),
-                other_output: other.map(|o| o.output.clone()),
-                change: other.map(|o| change(o.score, line.score)),
+                other_score: other.map(Sampled::score),
+                other_output: other.map(|o| o.first.output.clone()),
+                change: other.map(|o| change(o.score(), score)),
             });
         }
         rows
@@ -268,7 +303,7 @@ impl Rollouts {
                     .map(|c| {
                         self.latest
                             .get(&(*c, split.to_string(), task.id.clone()))
-                            .map(|line| line.score)
+                            .map(Sampled::score)
                     })
                     .collect()
             })
@@ -377,5 +412,38 @@ mod tests {
         assert_eq!(changed["rows"][0]["input"], "in3");
         let map = rollouts.heatmap("val");
         assert_eq!(map["scores"][3], serde_json::json!([1.0, 0.0]));
+    }
+
+    #[test]
+    fn a_task_sampled_several_times_shows_its_mean_and_its_first_sample() {
+        let tmp = tempfile::tempdir().unwrap();
+        let line = |sample: u32, score: f64, output: &str| {
+            format!(
+                "{{\"candidate\":0,\"split\":\"val\",\"task_id\":\"t0\",\"sample\":{sample},\"score\":{score},\"output\":\"{output}\"}}\n"
+            )
+        };
+        // Sample 0 logged again (reused by a later evaluation) counts once.
+        let lines = [
+            line(1, 0.0, "second"),
+            line(0, 1.0, "first"),
+            line(2, 1.0, "third"),
+            line(0, 1.0, "first"),
+        ]
+        .concat();
+        std::fs::write(tmp.path().join(ROLLOUTS_FILE), lines).unwrap();
+        std::fs::write(
+            tmp.path().join(TASKS_FILE),
+            "{\"split\":\"val\",\"id\":\"t0\",\"input\":\"in\"}\n",
+        )
+        .unwrap();
+        let rollouts = Rollouts::load(tmp.path());
+        let page = rollouts.page(&Query::default(), 0);
+        let row = &page["rows"][0];
+        assert_eq!(row["samples"], 3);
+        assert!(
+            (row["score"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12,
+            "{row}"
+        );
+        assert_eq!(row["output"], "first");
     }
 }

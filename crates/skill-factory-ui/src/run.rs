@@ -57,6 +57,11 @@ pub struct Candidate {
     pub gate_parent_score: Option<f64>,
     /// Its validation score, when it was validated.
     pub val_score: Option<f64>,
+    /// The interval of its validation score, at the run's confidence.
+    pub val_interval: Option<[f64; 2]>,
+    /// Its gate against the best (`compared` events): the paired gain with its interval, the
+    /// samples and looks it took, and the decision.
+    pub gain: Option<Value>,
     /// Warnings the proposal check gave.
     pub warnings: Vec<String>,
     /// Its document under the run folder (`candidates/NNN.md`), when written.
@@ -74,6 +79,8 @@ pub struct Point {
     pub candidate: Option<usize>,
     /// The score.
     pub score: f64,
+    /// Its interval, when the run measured one.
+    pub interval: Option<[f64; 2]>,
     /// Whether the candidate was kept.
     pub accepted: bool,
     /// What the candidate changed, for the hover.
@@ -252,14 +259,31 @@ impl RunPage {
                 }
                 ("candidate_scored", Some(id)) => {
                     if let Some(score) = event["val_score"].as_f64() {
-                        by_id.entry(id).or_default().val_score = Some(score);
+                        let interval = pair(&event["interval"]);
+                        let candidate = by_id.entry(id).or_default();
+                        candidate.val_score = Some(score);
+                        candidate.val_interval = interval;
                         self.val.push(Point {
                             round,
                             candidate: Some(id),
                             score,
+                            interval,
                             accepted: id == 0,
                             note: String::new(),
                         });
+                    }
+                }
+                ("compared", _) => {
+                    if let Some(id) = event["challenger"].as_u64() {
+                        let difference = &event["difference"];
+                        by_id.entry(id as usize).or_default().gain = Some(json!({
+                            "mean": difference["mean"],
+                            "interval": [difference["low"], difference["high"]],
+                            "samples": event["samples"],
+                            "looks": event["looks"],
+                            "accepted": event["accepted"],
+                            "reason": event["reason"],
+                        }));
                     }
                 }
                 ("evaluation_finished", Some(id)) if event["split"] == "train" => {
@@ -268,6 +292,7 @@ impl RunPage {
                             round,
                             candidate: Some(id),
                             score,
+                            interval: None,
                             accepted: false,
                             note: String::new(),
                         });
@@ -281,10 +306,23 @@ impl RunPage {
                         last_accepted = id;
                     } else if let Some(score) = candidate.val_score {
                         candidate.status = "rejected";
-                        candidate.why = Some(format!(
-                            "validation {score:.3} did not beat the best so far, {:.3}",
-                            event["best_before"].as_f64().unwrap_or(0.0),
-                        ));
+                        // A gate's own reason says what it measured (a paired gain and its
+                        // interval, in a noisy run); else the plain comparison of means.
+                        candidate.why = Some(
+                            candidate
+                                .gain
+                                .as_ref()
+                                .and_then(|gain| gain["reason"].as_str())
+                                .map_or_else(
+                                    || {
+                                        format!(
+                                            "validation {score:.3} did not beat the best so far, {:.3}",
+                                            event["best_before"].as_f64().unwrap_or(0.0),
+                                        )
+                                    },
+                                    str::to_string,
+                                ),
+                        );
                     } else {
                         // Not validated: the decision's note says why (a deeper child was
                         // validated in its place, or a check refused it).
@@ -375,6 +413,7 @@ impl RunPage {
                     round,
                     candidate: Some(round),
                     score,
+                    interval: pair(&record["val_interval"]),
                     accepted,
                     note: note.clone(),
                 });
@@ -384,6 +423,7 @@ impl RunPage {
                     round,
                     candidate: Some(round),
                     score,
+                    interval: None,
                     accepted,
                     note,
                 });
@@ -462,6 +502,11 @@ fn classifier(dir: &Path, scrub: &Scrubber) -> Value {
     let mut value = json!({"classifier": {"rounds": rounds, "seal": seal, "frozen": frozen}});
     scrub.json(&mut value);
     value
+}
+
+/// `[low, high]` from a JSON array of two numbers.
+fn pair(value: &Value) -> Option<[f64; 2]> {
+    Some([value.get(0)?.as_f64()?, value.get(1)?.as_f64()?])
 }
 
 /// The events of `file`, and how many of its lines were not JSON.

@@ -517,6 +517,69 @@ fn the_quickstart_optimization_finds_a_better_skill_with_the_real_model() {
     assert_ne!(result["best_skill"]["body"], result["history"][0]["body"]);
 }
 
+/// The quickstart's model sampled at temperature 0.8: repeated samples of a task disagree, so
+/// `evaluate --samples` measures sampling noise apart from the tasks' differences, and an
+/// optimization is noisy by its config and reports every score with its interval.
+#[test]
+fn at_temperature_0_8_the_quickstart_run_is_noisy_and_shows_its_intervals() {
+    let (tmp, config) = staged_example(&examples_dir().join("receipt-total"), &model_path());
+    let hot = fs::read_to_string(&config)
+        .unwrap()
+        .replace("temperature: 0.0", "temperature: 0.8");
+    fs::write(&config, hot).unwrap();
+    let config = config.to_str().unwrap();
+    let evaluated = succeeded(
+        &skill_factory(&[
+            "evaluate",
+            "-c",
+            config,
+            "--split",
+            "val",
+            "--samples",
+            "4",
+            "--no-cache",
+            "--json",
+        ]),
+        "receipt-total at 0.8: evaluate --samples 4",
+    );
+    let report: Value = serde_json::from_str(&evaluated).unwrap();
+    assert_eq!(report["samples"], 4);
+    assert_eq!(report["regime"], "noisy");
+    let within = report["variance"]["within"].as_f64().unwrap();
+    assert!(
+        within > 0.0,
+        "four samples of every task all agreed: {report}"
+    );
+    assert_eq!(report["noise_floor"]["basis"], "sampling", "{report}");
+    let out = tmp.path().join("runs");
+    succeeded(
+        &skill_factory(&[
+            "optimize",
+            "-c",
+            config,
+            "--out",
+            out.to_str().unwrap(),
+            "--no-cache",
+        ]),
+        "receipt-total at 0.8: optimize",
+    );
+    let report = fs::read_to_string(out.join("latest/report.md")).unwrap();
+    assert!(report.contains("## Scores with 95% intervals"), "{report}");
+    assert!(
+        report.contains("The run was noisy (harness.temperature is 0.8: the target samples)"),
+        "{report}"
+    );
+    let result: Value =
+        serde_json::from_str(&fs::read_to_string(out.join("latest/result.json")).unwrap()).unwrap();
+    let [low, high] = [0, 1].map(|i| result["headline"]["best"]["interval"][i].as_f64().unwrap());
+    let best = result["best_score"].as_f64().unwrap();
+    assert!(low <= best && best <= high, "{result:#}");
+    assert!(
+        result["test"]["paired_improvement"]["interval"].is_array(),
+        "{result:#}"
+    );
+}
+
 /// Above temperature 0 a draw is seeded by the block's `seed` and the request's sample index:
 /// the same (seed, sample) gives the same answer, other samples and other seeds draw others,
 /// and the seed is part of the client's identity (so the cache keeps their answers apart).

@@ -21,6 +21,7 @@ mod errors;
 mod evaluate;
 mod gallery;
 mod honesty;
+mod noise;
 mod npx_skills;
 mod optimize;
 mod optimize_cache;

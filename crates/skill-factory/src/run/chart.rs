@@ -1,6 +1,7 @@
 //! `scores.svg`: the validation score of every history record (seed, then one per round),
-//! accepted records as filled green dots, rejected ones as hollow grey dots, and the best
-//! score so far as a step line. Hand-written SVG with fixed number formatting, so the same
+//! accepted records as filled green dots, rejected ones as hollow grey dots, each with its
+//! interval as a whisker when the run measured one, and the best score so far as a step
+//! line. Hand-written SVG with fixed number formatting, so the same
 //! history always gives the same bytes.
 
 use std::fmt::Write;
@@ -105,6 +106,22 @@ pub fn score_chart(result: &OptimizationResult) -> String {
             best_line.join(" ")
         );
     }
+    // Each score's interval, when the run measured one: a whisker under its dot.
+    for (i, record) in records.iter().enumerate() {
+        let Some([low, high]) = record.interval else {
+            continue;
+        };
+        let (cx, top, bottom) = (x(i), y(high), y(low));
+        let _ = writeln!(
+            svg,
+            "<path d=\"M{:.1},{top:.1}H{:.1}M{cx:.1},{top:.1}V{bottom:.1}M{:.1},{bottom:.1}H{:.1}\" stroke=\"#9e9e9e\" stroke-width=\"1.5\" fill=\"none\"><title>round {}: interval {low:.3} to {high:.3}</title></path>",
+            cx - 4.0,
+            cx + 4.0,
+            cx - 4.0,
+            cx + 4.0,
+            record.iteration
+        );
+    }
     for (i, record) in records.iter().enumerate() {
         let (fill, stroke) = if record.accepted {
             ("#2e7d32", "#2e7d32")
@@ -196,5 +213,19 @@ mod tests {
             svg.contains("<polyline points=\"56.0,214.0 336.0,214.0 336.0,98.0 616.0,98.0\""),
             "{svg}"
         );
+    }
+
+    #[test]
+    fn a_measured_interval_is_drawn_as_a_whisker() {
+        let mut with = result();
+        assert!(!score_chart(&with).contains("interval"));
+        with.history[1].interval = Some([0.5, 1.0]);
+        let svg = score_chart(&with);
+        // Round 1 sits at x 336; 1.0 and 0.5 at y 40 and 156.
+        assert!(
+            svg.contains("<path d=\"M332.0,40.0H340.0M336.0,40.0V156.0M332.0,156.0H340.0\""),
+            "{svg}"
+        );
+        assert!(svg.contains("<title>round 1: interval 0.500 to 1.000</title>"));
     }
 }

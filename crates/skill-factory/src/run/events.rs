@@ -140,6 +140,9 @@ impl EventSink for EventLog {
                 let item = &record.item;
                 let usage = item.rollout.usage;
                 body.insert("task_id".into(), Value::from(item.task_id()));
+                if item.rollout.sample > 0 {
+                    body.insert("sample".into(), json!(item.rollout.sample));
+                }
                 body.insert("score".into(), json!(item.score()));
                 body.insert("failed".into(), Value::Bool(!item.rollout.ok()));
                 body.insert(
@@ -155,6 +158,7 @@ impl EventSink for EventLog {
                         "candidate": record.candidate,
                         "split": record.split,
                         "task_id": item.task_id(),
+                        "sample": item.rollout.sample,
                         "score": item.score(),
                         "output": item.rollout.output,
                         "error": item.rollout.error,
