@@ -10,7 +10,7 @@
 //! `n − 1` degrees of freedom. `docs/statistics.md` explains the formulas for users.
 
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 /// How the samples of one task make its score.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,11 +96,36 @@ impl Range {
     }
 }
 
+/// The Wilson score interval of the share `p` of `n` passes. The interval of a score whose
+/// tasks each passed or failed is never narrower than it: near 0 and 1 the spread of a few
+/// tasks says little (eight tasks all failed have a standard error of 0, yet a true rate of
+/// a third would fail all eight one time in forty).
+fn wilson(p: f64, n: usize, confidence: f64) -> (f64, f64) {
+    let z = z_quantile(1.0 - (1.0 - confidence) / 2.0);
+    let n = n as f64;
+    let z2 = z * z / n;
+    let center = (p + z2 / 2.0) / (1.0 + z2);
+    let half = z / (1.0 + z2) * (p * (1.0 - p) / n + z2 / (4.0 * n)).sqrt();
+    (
+        (center - half).clamp(0.0, 1.0),
+        (center + half).clamp(0.0, 1.0),
+    )
+}
+
 /// The quantile `p` of Student's t with `df` degrees of freedom (the normal's for `df = 0`,
 /// which only a caller with no spread to scale asks for).
 pub fn t_quantile(p: f64, df: usize) -> f64 {
+    // Past this the t and the normal agree to four decimals (and statrs's t grows slow).
+    if df > 100_000 {
+        return z_quantile(p);
+    }
     let df = df.max(1) as f64;
     StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
+}
+
+/// The quantile `p` of the standard normal.
+fn z_quantile(p: f64) -> f64 {
+    Normal::standard().inverse_cdf(p)
 }
 
 impl Estimate {
@@ -116,14 +141,21 @@ impl Estimate {
             let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (tasks - 1) as f64;
             (var / tasks as f64).sqrt()
         });
-        Estimate::with_se(
+        let mut estimate = Estimate::with_se(
             mean,
             se,
             tasks.saturating_sub(1),
             (tasks, samples),
             confidence,
             range,
-        )
+        );
+        let binary = values.iter().all(|v| *v == 0.0 || *v == 1.0);
+        if range == Range::Score && binary && tasks > 0 {
+            let (low, high) = wilson(mean, tasks, confidence);
+            estimate.low = estimate.low.min(low);
+            estimate.high = estimate.high.max(high);
+        }
+        estimate
     }
 
     /// The estimate of `mean` with standard error `se` on `df` degrees of freedom.
@@ -171,9 +203,12 @@ impl Estimate {
         }
     }
 
-    /// Half the interval's width (the `±` of `0.72 ± 0.05`).
+    /// The `±` of `0.72 ± 0.05`: the t quantile times the standard error, before the
+    /// interval is clamped to the range scores can take (0 without a standard error).
     pub fn half_width(&self) -> f64 {
-        (self.high - self.low) / 2.0
+        self.se.map_or(0.0, |se| {
+            se * t_quantile(1.0 - (1.0 - self.confidence) / 2.0, self.df)
+        })
     }
 }
 
@@ -261,8 +296,9 @@ const PRIOR_VARIANCE: f64 = 0.25;
 
 /// The paired difference B − A on these very tasks, its uncertainty the sampling noise
 /// alone: per task the differences of its paired samples (sample k of B minus sample k of
-/// A), their variance pooled over the tasks (with [`PRIOR_VARIANCE`] as one more degree of
-/// freedom), and the standard error of the mean of the tasks' mean differences,
+/// A), their variance pooled over the tasks (with a prior of 0.25, a fair coin's, as one
+/// more degree of freedom), and the standard error of the mean of the tasks' mean
+/// differences,
 /// `√(Σ v / m_t) / n`. Unlike [`paired`], it does not count how differently the tasks
 /// respond to the edit (the tasks are these, not a sample of others): it answers whether B
 /// would score higher than A on these tasks if each were sampled without end, which is the
@@ -465,6 +501,7 @@ mod tests {
 
     #[test]
     fn t_quantiles_match_the_tables() {
+        assert!(close(t_quantile(0.975, 1_000_000), 1.960));
         assert!(close(t_quantile(0.975, 10), 2.228));
         assert!(close(t_quantile(0.975, 63), 1.998));
         assert!(close(t_quantile(0.8, 30), 0.854));
@@ -480,6 +517,20 @@ mod tests {
         assert_eq!((e.mean, e.tasks, e.samples), (0.5, 2, 8));
         assert!(close(e.se.unwrap(), 0.5));
         assert_eq!((e.low, e.high), (0.0, 1.0), "clamped to the score range");
+    }
+
+    #[test]
+    fn tasks_that_all_agree_still_leave_room_near_zero_and_one() {
+        // Eight failures have a standard error of 0, not a certainty of 0.
+        let failed = estimate(&vec![vec![0.0]; 8], Aggregate::Mean, 1.0, 0.95);
+        assert_eq!((failed.mean, failed.se, failed.low), (0.0, Some(0.0), 0.0));
+        assert!(close(failed.high, 0.324), "{failed:?}");
+        let passed = estimate(&vec![vec![1.0]; 8], Aggregate::Mean, 1.0, 0.95);
+        assert!(close(passed.low, 0.676) && passed.high == 1.0, "{passed:?}");
+        // Where the tasks spread, the t interval is the wider and stands.
+        let spread: Vec<Vec<f64>> = (0..10).map(|i| vec![f64::from(i % 2)]).collect();
+        let e = estimate(&spread, Aggregate::Mean, 1.0, 0.95);
+        assert!(close(e.low, 0.5 - 0.377));
     }
 
     #[test]

@@ -148,10 +148,11 @@ fn compare_gives_a_paired_verdict_and_an_exit_code_to_gate_on() {
     );
     // What the skill buys over no skill at all, as JSON.
     let out = bin()
-        .args(["evaluate", "--json", "-c"])
+        .args(["evaluate", "-c"])
         .arg(&config)
         .args(["--compare", "none"])
         .arg(&best)
+        .args(["--samples", "3", "--json"])
         .output()
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();

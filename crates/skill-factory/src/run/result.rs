@@ -15,7 +15,11 @@
 //! and in total), `cost_usd` (null when a model has no known price), `unpriced_models`,
 //! `elapsed_seconds`, `failed_rollouts` (rollouts that failed and were scored 0),
 //! `refused_copies` (the numbers of the candidates refused for copying a task's answer or
-//! input) and `cleaned_repeats` (those whose repeated paragraphs were removed).
+//! input) and `cleaned_repeats` (those whose repeated paragraphs were removed), `noise` (the
+//! regime, why, and the noise settings) and `headline` (where `best_score` was measured, the
+//! best's, the seed's and the gain's estimates with their intervals, and the search's own
+//! score). History records add `val_interval` and the `comparison` of the gate that decided
+//! them; `test` adds the samples, both estimates and the gain paired by task and sample.
 
 use std::collections::BTreeMap;
 
