@@ -12,13 +12,11 @@ import json
 import os
 import sys
 
+from optimizers_data import QUEUES as OPTIMIZERS_QUEUES
+
+# The six queues of bench/optimizers.sh's `labels` task, and two more.
 QUEUES = {
-    "billing": "my card was charged twice for order",
-    "bug": "the app shows a blank screen after I press save on",
-    "feature": "please add an export to spreadsheet option for",
-    "account": "I cannot reset the password of my login for",
-    "shipping": "the parcel tracking has not moved for days on order",
-    "security": "I got a sign-in alert from an unknown country for account",
+    **OPTIMIZERS_QUEUES["labels"],
     "refund": "I want my money back for the cancelled subscription",
     "outage": "nothing loads for anyone in our team since this morning, ticket",
 }

@@ -275,6 +275,18 @@ pub fn paired(
     pass_score: f64,
     confidence: f64,
 ) -> Estimate {
+    differences(a, b, (aggregate, pass_score), confidence, true)
+}
+
+/// The per-task differences of `b` and `a` and their estimate: over the samples both have
+/// (`same_samples`), or each side over all of its own.
+fn differences(
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
+    (aggregate, pass_score): (Aggregate, f64),
+    confidence: f64,
+    same_samples: bool,
+) -> Estimate {
     let mut diffs = Vec::with_capacity(a.len().min(b.len()));
     let mut samples = 0;
     for (a, b) in a.iter().zip(b) {
@@ -283,7 +295,12 @@ pub fn paired(
             continue;
         }
         samples += both;
-        diffs.push(aggregate.of(&b[..both], pass_score) - aggregate.of(&a[..both], pass_score));
+        let (a, b) = if same_samples {
+            (&a[..both], &b[..both])
+        } else {
+            (&a[..], &b[..])
+        };
+        diffs.push(aggregate.of(b, pass_score) - aggregate.of(a, pass_score));
     }
     Estimate::of(&diffs, samples, confidence, Range::Difference)
 }
@@ -347,16 +364,7 @@ pub fn paired_by_task(
     pass_score: f64,
     confidence: f64,
 ) -> Estimate {
-    let mut diffs = Vec::with_capacity(a.len().min(b.len()));
-    let mut samples = 0;
-    for (a, b) in a.iter().zip(b) {
-        if a.is_empty() || b.is_empty() {
-            continue;
-        }
-        samples += a.len().min(b.len());
-        diffs.push(aggregate.of(b, pass_score) - aggregate.of(a, pass_score));
-    }
-    Estimate::of(&diffs, samples, confidence, Range::Difference)
+    differences(a, b, (aggregate, pass_score), confidence, false)
 }
 
 /// How the variance of single samples splits between tasks (some are harder than others)

@@ -10,7 +10,7 @@
 //! ([`crate::optimizer::gate`]). `noise.regime` can say which instead of `auto`.
 
 use serde::Serialize;
-use skill_factory_core::Aggregate;
+use skill_factory_core::stats::{self, Aggregate, Estimate};
 
 use crate::config::{HarnessType, NoiseConfig, RegimeSetting, RunConfig};
 
@@ -108,6 +108,22 @@ impl Noise {
         } else {
             self.samples
         }
+    }
+
+    /// The score of a skill whose samples' scores by task are `per_task`, with its interval
+    /// ([`stats::estimate`] at this run's aggregate and confidence).
+    pub fn estimate(&self, per_task: &[Vec<f64>]) -> Estimate {
+        stats::estimate(per_task, self.aggregate, self.pass_score, self.confidence)
+    }
+
+    /// B − A paired by task and sample, with its interval ([`stats::paired`]).
+    pub fn paired(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Estimate {
+        stats::paired(a, b, self.aggregate, self.pass_score, self.confidence)
+    }
+
+    /// B − A paired by task only, each side over all its samples ([`stats::paired_by_task`]).
+    pub fn paired_by_task(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Estimate {
+        stats::paired_by_task(a, b, self.aggregate, self.pass_score, self.confidence)
     }
 
     /// The tail probability of a two-sided interval at the configured confidence (0.025 for

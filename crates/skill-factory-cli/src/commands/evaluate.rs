@@ -151,12 +151,7 @@ struct Figures {
 
 impl Figures {
     fn of(per_task: &[Vec<f64>], noise: &Noise) -> Figures {
-        let estimate = stats::estimate(
-            per_task,
-            noise.aggregate,
-            noise.pass_score,
-            noise.confidence,
-        );
+        let estimate = noise.estimate(per_task);
         let mut floor = stats::noise_floor(per_task, noise.confidence, POWER);
         // One sample of a run whose rollouts cannot vary: the floor is one task, not the
         // unpaired bound of a noisy run.
@@ -402,13 +397,7 @@ async fn compare(
     bar.finish();
     super::print_model_calls(session);
     let (summary_a, summary_b) = (scored_a.summary(0), scored_b.summary(0));
-    let difference = stats::paired(
-        summary_a.per_task(),
-        summary_b.per_task(),
-        noise.aggregate,
-        noise.pass_score,
-        noise.confidence,
-    );
+    let difference = noise.paired(summary_a.per_task(), summary_b.per_task());
     let (fa, fb) = (
         Figures::of(summary_a.per_task(), &noise),
         Figures::of(summary_b.per_task(), &noise),
@@ -489,7 +478,7 @@ async fn compare(
 /// The noise floor of the comparison itself: the smallest difference its paired design
 /// detects at 80% power, from the spread of the per-task differences it saw.
 fn pooled_floor(a: &[Vec<f64>], b: &[Vec<f64>], noise: &Noise) -> Option<f64> {
-    let d = stats::paired(a, b, noise.aggregate, noise.pass_score, noise.confidence);
+    let d = noise.paired(a, b);
     let se = d.se?;
     let df = d.tasks.saturating_sub(1);
     let z = stats::t_quantile(1.0 - noise.tail(), df) + stats::t_quantile(POWER, df);

@@ -114,18 +114,22 @@ fn skill_factory(args: &[&str]) -> Output {
 
 /// `evaluate -c CONFIG --split val --json --no-cache`, which must succeed: its stdout.
 fn evaluate_val(config: &str, what: &str) -> String {
-    succeeded(
-        &skill_factory(&[
-            "evaluate",
-            "-c",
-            config,
-            "--split",
-            "val",
-            "--json",
-            "--no-cache",
-        ]),
-        what,
-    )
+    evaluate_val_with(config, &[], what)
+}
+
+/// [`evaluate_val`] with `extra` arguments.
+fn evaluate_val_with(config: &str, extra: &[&str], what: &str) -> String {
+    let mut args = vec![
+        "evaluate",
+        "-c",
+        config,
+        "--split",
+        "val",
+        "--json",
+        "--no-cache",
+    ];
+    args.extend_from_slice(extra);
+    succeeded(&skill_factory(&args), what)
 }
 
 fn succeeded(output: &Output, what: &str) -> String {
@@ -528,18 +532,9 @@ fn at_temperature_0_8_the_quickstart_run_is_noisy_and_shows_its_intervals() {
         .replace("temperature: 0.0", "temperature: 0.8");
     fs::write(&config, hot).unwrap();
     let config = config.to_str().unwrap();
-    let evaluated = succeeded(
-        &skill_factory(&[
-            "evaluate",
-            "-c",
-            config,
-            "--split",
-            "val",
-            "--samples",
-            "4",
-            "--no-cache",
-            "--json",
-        ]),
+    let evaluated = evaluate_val_with(
+        config,
+        &["--samples", "4"],
         "receipt-total at 0.8: evaluate --samples 4",
     );
     let report: Value = serde_json::from_str(&evaluated).unwrap();

@@ -93,6 +93,52 @@ fn json_lists_every_sample_with_the_figures() {
     assert_eq!(report["regime"], "deterministic");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn each_sample_is_its_own_cache_entry_so_a_rerun_asks_only_for_new_samples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let answers = common::labelled_tasks(tmp.path(), "Echo the message.", 5);
+    let server = MockServer::start(MockConfig {
+        answers,
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "skill: skill.md\ndataset: data.jsonl\nmetric: {{golden: {{mode: exact}}}}\n\
+             harness: {{temperature: 0.7}}\n\
+             provider: {{name: openai-compatible, model: m, base_url: \"{}/v1\", api_key: k}}\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let evaluate = |samples: &'static str| {
+        let config = config.clone();
+        tokio::task::spawn_blocking(move || {
+            run(&["evaluate", "--worst", "0", "--samples", samples], &config)
+        })
+    };
+    let (code, stdout, stderr) = evaluate("2").await.unwrap();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.starts_with("Score: 0.600 over 5 tasks × 2 samples"),
+        "{stdout}"
+    );
+    assert_eq!(server.request_count(), 10, "two samples of five tasks");
+    let (_, again, _) = evaluate("2").await.unwrap();
+    assert_eq!(again, stdout, "a rerun replays its samples");
+    assert_eq!(server.request_count(), 10, "a rerun asks nothing");
+    let (code, _, stderr) = evaluate("3").await.unwrap();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        server.request_count(),
+        15,
+        "a third sample asks only for it"
+    );
+}
+
 /// The offline invoice example's best skill, from a real optimization into `dir`.
 fn optimized_invoice_skill(dir: &Path) -> PathBuf {
     let config = example("invoice-extractor").join("config.offline.yaml");
@@ -324,21 +370,14 @@ async fn a_noisy_optimization_gates_by_paired_tests_and_measures_its_headline_af
         String::from_utf8_lossy(&out.stderr)
     );
     let folder = artifacts::artifacts(&stdout);
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(folder.join("result.json")).unwrap())
-            .unwrap();
+    let result = common::read_json(&folder.join("result.json"));
     assert_eq!(result["noise"]["regime"], "noisy");
     assert_eq!(
         result["noise"]["reasons"][0],
         "harness.temperature is 0.7: the target samples"
     );
     let headline = &result["headline"];
-    let gated: Vec<&Value> = result["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r.get("comparison"))
-        .collect();
+    let gated = artifacts::comparisons(&result);
     assert!(!gated.is_empty(), "no gate was decided: {result:#}");
     for comparison in &gated {
         assert_eq!(comparison["regime"], "noisy");
@@ -388,9 +427,7 @@ fn optimize_samples_a_deterministic_seed_and_stays_deterministic_when_its_sample
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success(), "{stdout}");
     let folder = artifacts::artifacts(&stdout);
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(folder.join("result.json")).unwrap())
-            .unwrap();
+    let result = common::read_json(&folder.join("result.json"));
     assert_eq!(result["noise"]["samples"], 2);
     assert_eq!(result["noise"]["regime"], "deterministic");
     // The seed's two samples of each of the 6 validation tasks.

@@ -484,12 +484,7 @@ async fn a_reference_config_with_a_judge_runs_noisy_and_says_why() {
         serde_json::json!(["an LLM judge grades (metric.judge)"])
     );
     // Every proposal was gated, and each gate says what it found.
-    let gated: Vec<&Value> = result["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r.get("comparison"))
-        .collect();
+    let gated = artifacts::comparisons(&result);
     assert!(!gated.is_empty(), "{result:#}");
     for comparison in gated {
         assert_eq!(comparison["regime"], "noisy");

@@ -238,6 +238,31 @@ impl RunContext {
             .collect()
     }
 
+    /// The scores of samples `samples` (in order) of `skill` on every task of `tasks`, by
+    /// task, each evaluation labelled round 0, `candidate` and `split`; `None` when the run
+    /// stopped during them.
+    pub async fn sample_scores(
+        &self,
+        skill: &Skill,
+        tasks: &[Task],
+        samples: std::ops::Range<u32>,
+        (candidate, split): (usize, &'static str),
+    ) -> Option<Vec<Vec<f64>>> {
+        let mut scores = vec![Vec::new(); tasks.len()];
+        for sample in samples {
+            let scored = self
+                .evaluate_sample(skill, tasks, sample, 0, candidate, split)
+                .await;
+            if !scored.complete {
+                return None;
+            }
+            for (task, item) in scores.iter_mut().zip(&scored.evaluation.items) {
+                task.push(item.score());
+            }
+        }
+        Some(scores)
+    }
+
     /// The first sample number at which no task of `tasks` has a remembered result for
     /// `skill` (samples are drawn in order): where fresh samples start.
     pub fn next_sample(&self, skill: &Skill, tasks: &[Task]) -> u32 {

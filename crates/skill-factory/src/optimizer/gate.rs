@@ -88,12 +88,7 @@ impl Gated {
     /// The challenger's score over its tasks and samples, with its interval (the search's
     /// estimate).
     pub fn estimate(&self, noise: &Noise) -> Estimate {
-        stats::estimate(
-            &self.challenger,
-            noise.aggregate,
-            noise.pass_score,
-            noise.confidence,
-        )
+        noise.estimate(&self.challenger)
     }
 
     /// The challenger's mean over its tasks and samples.
@@ -208,16 +203,8 @@ impl Gate<'_> {
                 .collect()
         };
         let (a, b) = (first_of(&known), mine.clone());
-        let difference = stats::paired(&a, &b, noise.aggregate, noise.pass_score, noise.confidence);
-        let mean = |per_task: &[Vec<f64>]| {
-            stats::estimate(
-                per_task,
-                noise.aggregate,
-                noise.pass_score,
-                noise.confidence,
-            )
-            .mean
-        };
+        let difference = noise.paired(&a, &b);
+        let mean = |per_task: &[Vec<f64>]| noise.estimate(per_task).mean;
         let (theirs, ours) = (mean(&a), mean(&b));
         let accepted = ours > theirs + self.min_delta;
         let reason = if accepted {
@@ -332,59 +319,50 @@ impl Gate<'_> {
         loop {
             let difference = self.difference(&known, &mine, noise);
             let lower = difference.lower(share(1 + (samples - start) as usize));
-            if lower > self.min_delta {
-                let reason = format!(
-                    "paired gain {:+.3} over the best on {n} tasks × {samples} samples; the lower end of its interval ({lower:+.3}) clears min_delta {}",
-                    difference.mean, self.min_delta
-                );
-                return self.decided(
-                    incumbent,
-                    challenger,
-                    (known, mine),
-                    (difference, lower),
-                    (looks, samples),
-                    true,
-                    reason,
-                    Some(first),
-                );
-            }
-            if difference.mean <= self.min_delta || difference.upper(tail) <= self.min_delta {
-                let reason = format!(
-                    "paired gain {:+.3} over the best on {n} tasks × {samples} samples does not clear min_delta {}",
-                    difference.mean, self.min_delta
-                );
-                return self.decided(
-                    incumbent,
-                    challenger,
-                    (known, mine),
-                    (difference, lower),
-                    (looks, samples),
-                    false,
-                    reason,
-                    Some(first),
-                );
-            }
+            let gain = format!(
+                "paired gain {:+.3} over the best on {n} tasks × {samples} samples",
+                difference.mean
+            );
+            let min_delta = self.min_delta;
             let out_of_calls = self
                 .context
-                .metric_calls_spent(self.context.max_metric_calls);
-            if samples >= last || out_of_calls.is_some() {
-                let why = match out_of_calls {
-                    Some(_) if samples < last => {
-                        "the search's metric-call budget is spent with the decision still open"
-                    }
-                    _ => "no detectable gain after noise.max_samples samples",
+                .metric_calls_spent(self.context.max_metric_calls)
+                .is_some();
+            let verdict = if lower > min_delta {
+                Some((
+                    true,
+                    format!(
+                        "{gain}; the lower end of its interval ({lower:+.3}) clears min_delta {min_delta}"
+                    ),
+                ))
+            } else if difference.mean <= min_delta || difference.upper(tail) <= min_delta {
+                Some((
+                    false,
+                    format!("{gain} does not clear min_delta {min_delta}"),
+                ))
+            } else if samples >= last || out_of_calls {
+                let why = if samples < last {
+                    "the search's metric-call budget is spent with the decision still open"
+                } else {
+                    "no detectable gain after noise.max_samples samples"
                 };
-                let reason = format!(
-                    "paired gain {:+.3} over the best on {n} tasks × {samples} samples, but the lower end of its interval ({lower:+.3}) does not clear min_delta {}: {why}",
-                    difference.mean, self.min_delta
-                );
+                Some((
+                    false,
+                    format!(
+                        "{gain}, but the lower end of its interval ({lower:+.3}) does not clear min_delta {min_delta}: {why}"
+                    ),
+                ))
+            } else {
+                None
+            };
+            if let Some((accepted, reason)) = verdict {
                 return self.decided(
                     incumbent,
                     challenger,
                     (known, mine),
                     (difference, lower),
                     (looks, samples),
-                    false,
+                    accepted,
                     reason,
                     Some(first),
                 );
@@ -417,15 +395,7 @@ impl Gate<'_> {
             Aggregate::Mean => stats::paired_on_these_tasks(known, mine, noise.confidence),
             _ => None,
         };
-        sampled.unwrap_or_else(|| {
-            stats::paired(
-                known,
-                mine,
-                noise.aggregate,
-                noise.pass_score,
-                noise.confidence,
-            )
-        })
+        sampled.unwrap_or_else(|| noise.paired(known, mine))
     }
 
     /// Draws sample `sample` of the tasks `range` for the challenger, and for the incumbent

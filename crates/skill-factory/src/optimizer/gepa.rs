@@ -40,7 +40,6 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
-use skill_factory_core::stats;
 use skill_factory_core::{Evaluation, Skill, Task};
 use skill_factory_llm::ChatModel;
 use skill_factory_pycompat::random::Random;
@@ -776,12 +775,7 @@ impl Search<'_> {
         } = child;
         let noise = self.context.noise();
         let scores = task_scores(&validation.samples, &noise);
-        let estimate = stats::estimate(
-            &validation.samples,
-            noise.aggregate,
-            noise.pass_score,
-            noise.confidence,
-        );
+        let estimate = noise.estimate(&validation.samples);
         let mean = mean(&scores);
         let mut ancestors: BTreeSet<usize> = parents.iter().copied().collect();
         for parent in &parents {

@@ -6,7 +6,6 @@
 use std::ops::ControlFlow;
 
 use serde_json::{Map, Value};
-use skill_factory_core::stats;
 use skill_factory_core::{Skill, Task};
 
 use super::context::{RunContext, Scored};
@@ -80,29 +79,25 @@ pub async fn start(
         .iter()
         .map(|item| vec![item.score()])
         .collect();
-    let mut complete = baseline.complete;
-    for sample in 1..context.noise().samples {
-        if !complete {
-            break;
+    let more = 1..context.noise().samples;
+    let complete = if baseline.complete && !more.is_empty() {
+        match context.sample_scores(seed, val, more, (0, "val")).await {
+            Some(more) => {
+                for (task, drawn) in samples.iter_mut().zip(more) {
+                    task.extend(drawn);
+                }
+                true
+            }
+            None => false,
         }
-        let more = context
-            .evaluate_sample(seed, val, sample, 0, 0, "val")
-            .await;
-        complete = more.complete;
-        for (task, item) in samples.iter_mut().zip(&more.evaluation.items) {
-            task.push(item.score());
-        }
-    }
+    } else {
+        baseline.complete
+    };
     if let Some(reason) = disagreement(&samples) {
         context.found_noisy(reason);
     }
     let noise = context.noise();
-    let estimate = stats::estimate(
-        &samples,
-        noise.aggregate,
-        noise.pass_score,
-        noise.confidence,
-    );
+    let estimate = noise.estimate(&samples);
     let score = estimate.mean;
     let interval = Some([estimate.low, estimate.high]);
     let result = OptimizationResult {

@@ -11,7 +11,7 @@
 //! score, and the held-out test (or the selection split) is the unbiased figure.
 
 use serde::Serialize;
-use skill_factory_core::stats::{self, Estimate};
+use skill_factory_core::stats::Estimate;
 use skill_factory_core::{Skill, Task};
 
 use crate::noise::Noise;
@@ -57,9 +57,6 @@ pub async fn measure(
     val: &[Task],
 ) -> Headline {
     let noise = context.noise();
-    let estimate = |samples: &[Vec<f64>]| {
-        stats::estimate(samples, noise.aggregate, noise.pass_score, noise.confidence)
-    };
     let seed_samples = context.samples_of(seed, val);
     let search_best_score = result.best_score;
     let best = result.best_skill.clone();
@@ -71,15 +68,9 @@ pub async fn measure(
                 let headline = Headline {
                     source: Source::FreshSamples,
                     samples: noise.final_samples(),
-                    best: estimate(&samples),
-                    seed: estimate(&seed_samples),
-                    improvement: stats::paired_by_task(
-                        &seed_samples,
-                        &samples,
-                        noise.aggregate,
-                        noise.pass_score,
-                        noise.confidence,
-                    ),
+                    best: noise.estimate(&samples),
+                    seed: noise.estimate(&seed_samples),
+                    improvement: noise.paired_by_task(&seed_samples, &samples),
                     search_best_score,
                     note: None,
                 };
@@ -98,15 +89,9 @@ pub async fn measure(
     let headline = Headline {
         source: Source::Validation,
         samples: 0,
-        best: estimate(&best_samples),
-        seed: estimate(&seed_samples),
-        improvement: stats::paired(
-            &seed_samples,
-            &best_samples,
-            noise.aggregate,
-            noise.pass_score,
-            noise.confidence,
-        ),
+        best: noise.estimate(&best_samples),
+        seed: noise.estimate(&seed_samples),
+        improvement: noise.paired(&seed_samples, &best_samples),
         search_best_score,
         note,
     };
@@ -135,22 +120,16 @@ async fn fresh(
         ));
     }
     let from = context.next_sample(best, val);
-    let mut samples = vec![Vec::new(); val.len()];
-    for sample in from..from + noise.final_samples() {
-        let scored = context
-            .evaluate_sample(best, val, sample, 0, candidate, "val")
-            .await;
-        if !scored.complete {
-            return Err(format!(
+    let drawn = from..from + noise.final_samples();
+    context
+        .sample_scores(best, val, drawn, (candidate, "val"))
+        .await
+        .ok_or_else(|| {
+            format!(
                 "{} while the best skill was scored on fresh samples",
                 stopped(context)
-            ));
-        }
-        for (task, item) in samples.iter_mut().zip(&scored.evaluation.items) {
-            task.push(item.score());
-        }
-    }
-    Ok(samples)
+            )
+        })
 }
 
 impl Source {

@@ -39,7 +39,6 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{SecondsFormat, Utc};
 use serde_json::Value;
-use skill_factory_core::stats;
 use skill_factory_core::{Skill, Split};
 use skill_factory_llm::batch::BatchBoard;
 use skill_factory_llm::url::EndpointUrl;
@@ -357,49 +356,27 @@ async fn score_test(
     let seed = &session.skill;
     let best = &result.best_skill;
     let same = identity(best) == identity(seed);
-    let mut seed_samples = vec![Vec::new(); test.len()];
-    let mut best_samples = vec![Vec::new(); test.len()];
-    for sample in 0..noise.final_samples() {
-        let (seed_scored, best_scored) = if same {
-            let scored = context
-                .evaluate_sample(seed, test, sample, 0, 0, "test")
-                .await;
-            (scored.clone(), scored)
-        } else {
-            tokio::join!(
-                context.evaluate_sample(seed, test, sample, 0, 0, "test"),
-                context.evaluate_sample(best, test, sample, 0, result.best_candidate, "test"),
-            )
-        };
-        if !(seed_scored.complete && best_scored.complete) {
-            let why = context
-                .stop_reason()
-                .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
-            return skipped(format!("{why} while the test split was being scored"));
-        }
-        for (samples, scored) in [
-            (&mut seed_samples, &seed_scored),
-            (&mut best_samples, &best_scored),
-        ] {
-            for (task, item) in samples.iter_mut().zip(&scored.evaluation.items) {
-                task.push(item.score());
-            }
-        }
-    }
-    let estimate = |samples: &[Vec<f64>]| {
-        stats::estimate(samples, noise.aggregate, noise.pass_score, noise.confidence)
+    let samples = 0..noise.final_samples();
+    let seed_samples = context.sample_scores(seed, test, samples.clone(), (0, "test"));
+    let (seed_samples, best_samples) = if same {
+        let scored = seed_samples.await;
+        (scored.clone(), scored)
+    } else {
+        let best_samples =
+            context.sample_scores(best, test, samples, (result.best_candidate, "test"));
+        tokio::join!(seed_samples, best_samples)
+    };
+    let (Some(seed_samples), Some(best_samples)) = (seed_samples, best_samples) else {
+        let why = context
+            .stop_reason()
+            .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
+        return skipped(format!("{why} while the test split was being scored"));
     };
     let estimates = TestEstimates {
         samples: noise.final_samples(),
-        seed: estimate(&seed_samples),
-        best: estimate(&best_samples),
-        improvement: stats::paired(
-            &seed_samples,
-            &best_samples,
-            noise.aggregate,
-            noise.pass_score,
-            noise.confidence,
-        ),
+        seed: noise.estimate(&seed_samples),
+        best: noise.estimate(&best_samples),
+        improvement: noise.paired(&seed_samples, &best_samples),
     };
     context.emit(Event::TestScored {
         seed_score: estimates.seed.mean,

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use futures_util::future::join_all;
 use serde_json::{Value, json};
-use skill_factory_core::{Estimate, Split, Task, stats};
+use skill_factory_core::{Estimate, Split, Task};
 
 use crate::optimizer::{CandidateRecord, OptimizationResult, RunContext, identity};
 
@@ -55,42 +55,30 @@ pub async fn pick(context: &RunContext, result: &mut OptimizationResult, selecti
         .cloned()
         .collect();
     let noise = context.noise();
-    let mut samples: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); selection.len()]; finalists.len()];
-    for sample in 0..noise.samples {
-        let scored = join_all(finalists.iter().map(|record| {
-            let candidate = record.candidate.unwrap_or(0);
-            context.evaluate_sample(&record.skill, selection, sample, 0, candidate, "selection")
-        }))
-        .await;
-        if scored.iter().any(|s| !s.complete) {
-            let why = context
-                .stop_reason()
-                .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
-            return skipped(result, selection.len(), why);
-        }
-        for (finalist, scored) in samples.iter_mut().zip(&scored) {
-            for (task, item) in finalist.iter_mut().zip(&scored.evaluation.items) {
-                task.push(item.score());
-            }
-        }
-    }
-    let estimates: Vec<Estimate> = samples
-        .iter()
-        .map(|s| stats::estimate(s, noise.aggregate, noise.pass_score, noise.confidence))
-        .collect();
+    let scored = join_all(finalists.iter().map(|record| {
+        let candidate = record.candidate.unwrap_or(0);
+        context.sample_scores(
+            &record.skill,
+            selection,
+            0..noise.samples,
+            (candidate, "selection"),
+        )
+    }))
+    .await;
+    let Some(samples) = scored.into_iter().collect::<Option<Vec<Vec<Vec<f64>>>>>() else {
+        let why = context
+            .stop_reason()
+            .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
+        return skipped(result, selection.len(), why);
+    };
+    let estimates: Vec<Estimate> = samples.iter().map(|s| noise.estimate(s)).collect();
     let winner = if noise.is_noisy() {
         // Finalists run newest first: the search's last best stands unless another is
         // detectably better than it.
         let tail = noise.tail() / (finalists.len().saturating_sub(1)).max(1) as f64;
         let mut pick = (0, 0.0);
         for other in 1..finalists.len() {
-            let gain = stats::paired(
-                &samples[0],
-                &samples[other],
-                noise.aggregate,
-                noise.pass_score,
-                noise.confidence,
-            );
+            let gain = noise.paired(&samples[0], &samples[other]);
             if gain.lower(tail) > 0.0 && gain.mean > pick.1 {
                 pick = (other, gain.mean);
             }

@@ -16,7 +16,7 @@ use skill_factory::config::{GoldenMode, NoiseConfig, RegimeSetting, RunConfig};
 use skill_factory::harness::Harness;
 use skill_factory::metric::GoldenMetric;
 use skill_factory::noise::Noise;
-use skill_factory::optimizer::gate::{Gate, Side};
+use skill_factory::optimizer::gate::{Gate, Gated, Side};
 use skill_factory::optimizer::{NoEvents, RunContext};
 use skill_factory_core::{Rollout, Skill, Task};
 use skill_factory_llm::Ledger;
@@ -128,27 +128,7 @@ async fn kept(
         let context = context(harness.clone(), regime);
         let known = baseline(&context, &incumbent, &tasks).await;
         let challenger = Skill::new("s", "d", edit(trial));
-        let gate = Gate {
-            context: &context,
-            tasks: &tasks,
-            split: "val",
-            round: 1,
-            min_delta: 0.0,
-            rivals: 1,
-        };
-        let gated = gate
-            .compare(
-                Side {
-                    id: 0,
-                    skill: &incumbent,
-                },
-                Side {
-                    id: 1,
-                    skill: &challenger,
-                },
-                &known,
-            )
-            .await;
+        let gated = decide(&context, &tasks, (&incumbent, 1, &challenger), &known).await;
         let comparison = gated.comparison.expect("decided");
         // The noise-free twin: whether the challenger really beats the incumbent.
         let better = tasks
@@ -169,6 +149,34 @@ async fn kept(
         rollouts += harness.runs.load(Ordering::SeqCst);
     }
     (kept, rollouts)
+}
+
+/// The gate of `challenger` (candidate `id`) against `incumbent` (candidate 0) on `tasks`.
+async fn decide(
+    context: &RunContext,
+    tasks: &[Task],
+    (incumbent, id, challenger): (&Skill, usize, &Skill),
+    known: &[Vec<f64>],
+) -> Gated {
+    let gate = Gate {
+        context,
+        tasks,
+        split: "val",
+        round: 1,
+        min_delta: 0.0,
+        rivals: 1,
+    };
+    let sides = (
+        Side {
+            id: 0,
+            skill: incumbent,
+        },
+        Side {
+            id,
+            skill: challenger,
+        },
+    );
+    gate.compare(sides.0, sides.1, known).await
 }
 
 const INCUMBENT: &str = "Sort tickets.\nRULE 0";
@@ -209,27 +217,7 @@ async fn a_target_that_never_varies_gets_its_gain_kept_after_a_few_samples() {
     let known = baseline(&context, &incumbent, &tasks).await;
     // Two tasks in 8 more (t1 and t5): +0.25, with samples that never disagree.
     let challenger = Skill::new("s", "d", "Sort tickets.\nRULE 0\nRULE 1");
-    let gate = Gate {
-        context: &context,
-        tasks: &tasks,
-        split: "val",
-        round: 1,
-        min_delta: 0.0,
-        rivals: 1,
-    };
-    let gated = gate
-        .compare(
-            Side {
-                id: 0,
-                skill: &incumbent,
-            },
-            Side {
-                id: 1,
-                skill: &challenger,
-            },
-            &known,
-        )
-        .await;
+    let gated = decide(&context, &tasks, (&incumbent, 1, &challenger), &known).await;
     let comparison = gated.comparison.unwrap();
     assert!(comparison.accepted, "{comparison:?}");
     assert!(
@@ -237,18 +225,7 @@ async fn a_target_that_never_varies_gets_its_gain_kept_after_a_few_samples() {
         "one sample proves nothing: {comparison:?}"
     );
     // The same edit against itself: no gain, turned down at the first look.
-    let same = gate
-        .compare(
-            Side {
-                id: 0,
-                skill: &incumbent,
-            },
-            Side {
-                id: 2,
-                skill: &incumbent,
-            },
-            &known,
-        )
+    let same = decide(&context, &tasks, (&incumbent, 2, &incumbent), &known)
         .await
         .comparison
         .unwrap();

@@ -32,3 +32,13 @@ pub fn comparable_result(run: &Path) -> Value {
     }
     result
 }
+
+/// The gate decisions a run's `result.json` keeps: every history record's `comparison`.
+pub fn comparisons(result: &Value) -> Vec<&Value> {
+    result["history"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|record| record.get("comparison"))
+        .collect()
+}
