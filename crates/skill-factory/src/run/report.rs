@@ -277,7 +277,7 @@ fn uncertainty(result: &OptimizationResult, info: &RunInfo) -> String {
             );
         }
         Source::Validation => {
-            text.push_str("Rollouts do not vary, so the validation score is exact for these tasks; the search selected on them, so the held-out test (or a selection split) tells how the gain carries to tasks it never saw.\n");
+            text.push_str("The search selected on these validation tasks, so the held-out test (or a selection split) tells how the gain carries to tasks it never saw.\n");
         }
     }
     let decided: Vec<_> = result
