@@ -584,6 +584,9 @@ test('ui export gives one file that shows the run page with no server and no net
     await page.locator('#chart canvas').waitFor();
     assert.equal(await page.locator('#lineage [data-candidate]').count(), data.candidates.length);
     assert.ok((await page.locator('#diff .l.ins').count()) > 0, 'the seed-to-best diff is drawn');
+    // The exported page keeps the noisy run's intervals: the headline's and the chart's whiskers.
+    assert.match(await page.locator('#headline').textContent(), /^95% interval \d\.\d{3}–\d\.\d{3}, on fresh samples$/);
+    assert.match(await page.locator('#chart').getAttribute('aria-label'), /with the 95% interval of \d+ of them$/);
     await page.locator('#tab-tasks').click();
     await until(async () => (await page.locator('#tasks tbody tr[data-task]').count()) > 0, 'the exported tasks table is empty');
     await page.locator('#tab-lines').click();
