@@ -2,8 +2,8 @@
 //! `events.jsonl` and `rollouts.jsonl` as another tool or a killed run may have left them.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use skill_factory_io::secrets::Scrubber;
 use skill_factory_ui::run::RunPage;
-use skill_factory_ui::secrets::Scrubber;
 
 fuzz_target!(|input: (&str, &str, &str)| {
     let (result, events, rollouts) = input;

@@ -2,7 +2,7 @@
 //!
 //! Process harnesses run each child in its own process group, so the terminal's Ctrl-C and a
 //! `kill` of Skill Factory reach only Skill Factory. Whenever it quits at once, it first kills
-//! every child still running ([`skill_factory::process::kill_running_children`]):
+//! every child still running ([`skill_factory_io::process::kill_running_children`]):
 //!
 //! * SIGTERM and SIGHUP, for every command: exit 143 / 129;
 //! * Ctrl-C (SIGINT): exit 130 at once for every command but `optimize`, whose first Ctrl-C
@@ -18,7 +18,7 @@ pub const INTERRUPTED: u8 = 130;
 /// Kills the children still running, stops the run's Ray jobs and the local model engines,
 /// and exits with `code`.
 pub fn quit(code: i32) -> ! {
-    skill_factory::process::kill_running_children();
+    skill_factory_io::process::kill_running_children();
     skill_factory::ray::stop_running_jobs();
     skill_factory_llm::local::shutdown();
     crate::output::flush_log();

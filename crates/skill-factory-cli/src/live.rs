@@ -143,11 +143,11 @@ impl EventSink for LiveDisplay {
             Event::EvaluationFinished {
                 round: 0,
                 candidate: 0,
-                split: "val",
+                split,
                 score,
                 complete,
                 ..
-            } => {
+            } if split == "val" => {
                 state.baseline = Some(*score);
                 state.best = Some(*score);
                 let note = if *complete { "" } else { " (interrupted)" };
@@ -196,12 +196,12 @@ impl EventSink for LiveDisplay {
                 "Held-out test: seed {seed_score:.3}, best {best_score:.3}"
             )),
             Event::HeadlineScored {
-                source: "fresh_samples",
+                source,
                 samples,
                 best_score,
                 interval: [low, high],
                 search_best_score,
-            } => self.line(format!(
+            } if source == "fresh_samples" => self.line(format!(
                 "Best skill on {samples} fresh samples of every validation task: {best_score:.3} ({low:.3} to {high:.3}); the search saw {search_best_score:.3}"
             )),
             _ => {}

@@ -34,7 +34,7 @@ pub const UNREACHABLE: &str = "unreachable";
 ///
 /// A harness never fails as a whole for one task: a failed call, a crash or a timeout becomes a
 /// rollout whose `error` says why, and every metric scores it 0.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Rollout {
     /// Id of the task this rollout ran.
     pub task_id: String,

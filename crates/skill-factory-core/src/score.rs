@@ -8,7 +8,7 @@ use crate::rollout::{Rollout, Usage};
 use crate::summary::Summary;
 
 /// The verdict of a metric on one rollout: a score in [0, 1] and the reason for it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MetricResult {
     /// Name of the metric that produced this result (`golden`, `programmatic`, `llm_judge`, ...).
     pub name: String,
@@ -53,7 +53,7 @@ pub fn clamp_unit(score: f64) -> f64 {
 }
 
 /// One task's rollout together with its score.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskEvaluation {
     /// The rollout that was scored.
     pub rollout: Rollout,

@@ -51,7 +51,7 @@ impl Aggregate {
 }
 
 /// A mean with its clustered standard error and a two-sided interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
     /// The mean over tasks (of scores, or of paired differences).
     pub mean: f64,

@@ -221,13 +221,11 @@ fn strings(
 /// Loads and checks the classifier config at `path`.
 pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
     let origin = path.display().to_string();
-    let raw = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => LabError::NotFound {
-            path: path.to_path_buf(),
-            hint: ": pass the classifier config with -c".to_string(),
-        },
-        _ => LabError::io(path, e),
-    })?;
+    let raw = crate::files::read_text(
+        path,
+        crate::files::CONFIG,
+        ": pass the classifier config with -c",
+    )?;
     let root: Value = serde_saphyr::from_str(&raw)
         .map_err(|e| LabError::invalid(format!("{origin}: not valid YAML: {e}")))?;
     let Value::Object(root) = root else {

@@ -368,26 +368,11 @@ impl Example {
 /// file and line and says what to fix; ids must be unique and the file must hold at least one
 /// example.
 pub fn load_dataset(path: &Path, labels: &Labels) -> Result<Vec<Example>, LabError> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Err(LabError::NotFound {
-                path: path.to_path_buf(),
-                hint: ": check `dataset:` in the config; it names a JSONL file with one example \
-                       per line"
-                    .to_string(),
-            });
-        }
-        Err(error) => return Err(LabError::io(path, error)),
-    };
-    let text = String::from_utf8(bytes).map_err(|error| {
-        let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
-        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-        LabError::invalid(format!(
-            "{}:{line}: not UTF-8 text; save the dataset as UTF-8",
-            path.display()
-        ))
-    })?;
+    let text = crate::files::read_text(
+        path,
+        crate::files::DATASET,
+        ": check `dataset:` in the config; it names a JSONL file with one example per line",
+    )?;
     let at = |line: usize, message: &str| {
         LabError::invalid(format!("{}:{line}: {message}", path.display()))
     };

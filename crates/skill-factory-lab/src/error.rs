@@ -38,6 +38,9 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
+    /// A file the user named cannot be read: not a regular file, too large, not UTF-8.
+    #[error(transparent)]
+    Input(#[from] skill_factory_io::input::InputError),
     /// The System One client or the answer cache failed.
     #[error(transparent)]
     SystemOne(#[from] SystemOneError),
@@ -64,7 +67,7 @@ fn io_hint(error: &std::io::Error) -> String {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData => String::new(),
         _ => format!(
             "; {}, or set another `workspace:`",
-            skill_factory_llm::disk::write_hint(error)
+            skill_factory_io::hint::write_hint(error)
         ),
     }
 }

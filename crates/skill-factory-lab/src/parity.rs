@@ -68,10 +68,11 @@ pub fn check_artifact(
     format: Option<Format>,
 ) -> Result<Parity, LabError> {
     let shown = artifact.display();
-    let text = std::fs::read_to_string(artifact).map_err(|_| LabError::NotFound {
-        path: artifact.to_path_buf(),
-        hint: ": pass the exported file as shipped (--artifact)".into(),
-    })?;
+    let text = crate::files::read_text(
+        artifact,
+        crate::files::EXPORT,
+        ": pass the exported file as shipped (--artifact)",
+    )?;
     let format = match format {
         Some(format) => format,
         None => Format::of_path(artifact)?,
@@ -164,10 +165,11 @@ enum Logged {
 /// Reads production rows: `(line, id, verdict)` per non-blank line.
 fn read_production(path: &Path) -> Result<Vec<(usize, String, Logged)>, LabError> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|_| LabError::NotFound {
-        path: path.to_path_buf(),
-        hint: ": pass the JSONL file of production verdicts (--production)".into(),
-    })?;
+    let text = crate::files::read_text(
+        path,
+        crate::files::DATASET,
+        ": pass the JSONL file of production verdicts (--production)",
+    )?;
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;

@@ -36,12 +36,12 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+use skill_factory_io::process::{LineChild, LineError};
 
 use crate::LabError;
 use crate::dataset::Example;
@@ -49,10 +49,11 @@ use crate::evaluate::Policy;
 
 /// A policy file (YAML or JSON) as a value.
 pub fn read_file(path: &Path) -> Result<Value, LabError> {
-    let raw = std::fs::read_to_string(path).map_err(|_| LabError::NotFound {
-        path: path.to_path_buf(),
-        hint: ": the policy file (levels and rules); check the path".into(),
-    })?;
+    let raw = crate::files::read_text(
+        path,
+        crate::files::CONFIG,
+        ": the policy file (levels and rules); check the path",
+    )?;
     serde_saphyr::from_str(&raw)
         .map_err(|e| LabError::invalid(format!("{}: not valid YAML: {e}", path.display())))
 }
@@ -621,18 +622,20 @@ impl PolicySpec {
     }
 }
 
-/// A command policy's program, started on the first question and asked one line at a time.
+/// How long a command policy may take to answer one question.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The longest answer line read from a command policy (a level name).
+const LONGEST_ANSWER: usize = 64 * 1024;
+
+/// A command policy's program, started on the first question and asked one line at a time
+/// ([`LineChild`]: its own process group, stopped on exit and on Ctrl-C, a deadline and a
+/// size limit per answer).
 struct Runner {
     argv: Vec<String>,
     dir: PathBuf,
-    live: Mutex<Option<Live>>,
+    live: Mutex<Option<LineChild>>,
     failure: Arc<Mutex<Option<String>>>,
-}
-
-struct Live {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
 }
 
 impl Runner {
@@ -645,6 +648,8 @@ impl Runner {
         match self.exchange(facts, levels) {
             Ok(level) => level,
             Err(why) => {
+                // The program is out of step once it failed: stop it now.
+                self.live.lock().unwrap_or_else(|p| p.into_inner()).take();
                 *failure = Some(format!(
                     "the policy command `{}` {why}",
                     self.argv.join(" ")
@@ -657,24 +662,12 @@ impl Runner {
     fn exchange(&self, facts: &Facts, levels: &[String]) -> Result<usize, String> {
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
         if live.is_none() {
-            let mut child = std::process::Command::new(&self.argv[0])
-                .args(&self.argv[1..])
-                .current_dir(&self.dir)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .map_err(|e| format!("cannot start: {e}"))?;
-            let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-                return Err("has no standard input or output".into());
-            };
-            *live = Some(Live {
-                child,
-                stdin,
-                stdout: BufReader::new(stdout),
-            });
+            *live = Some(
+                LineChild::spawn(&self.argv, &self.dir, LONGEST_ANSWER)
+                    .map_err(|e| e.to_string())?,
+            );
         }
-        let Some(live) = live.as_mut() else {
+        let Some(child) = live.as_mut() else {
             return Err("did not start".into());
         };
         let question = json!({
@@ -686,37 +679,21 @@ impl Runner {
             "score": facts.score,
             "threshold": facts.threshold,
         });
-        writeln!(live.stdin, "{question}")
-            .and_then(|()| live.stdin.flush())
-            .map_err(|e| format!("stopped reading its input ({e})"))?;
-        let mut answer = String::new();
-        let read = live
-            .stdout
-            .read_line(&mut answer)
-            .map_err(|e| format!("could not be read ({e})"))?;
-        if read == 0 {
-            return Err(format!(
-                "exited before answering about example '{}'",
-                facts.example.id
-            ));
-        }
+        let id = &facts.example.id;
+        let answer = child
+            .ask(&question.to_string(), ANSWER_TIMEOUT)
+            .map_err(|e| match e {
+                LineError::Exited => format!("exited before answering about example '{id}'"),
+                other => format!("{other} about example '{id}'"),
+            })?;
         let level = answer.trim();
         levels.iter().position(|l| l == level).ok_or_else(|| {
+            let shown: String = level.chars().take(80).collect();
             format!(
-                "answered '{level}' about example '{}', not one of the levels {}",
-                facts.example.id,
+                "answered '{shown}' about example '{id}', not one of the levels {}",
                 levels.join(", ")
             )
         })
-    }
-}
-
-impl Drop for Runner {
-    fn drop(&mut self) {
-        if let Some(mut live) = self.live.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let _ = live.child.kill();
-            let _ = live.child.wait();
-        }
     }
 }
 

@@ -83,7 +83,7 @@ pub fn import(
             )));
         }
     }
-    let text = std::fs::read_to_string(&bundles).map_err(|e| LabError::io(&bundles, e))?;
+    let text = crate::files::read_text(&bundles, crate::files::DATASET, "")?;
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -170,8 +170,8 @@ pub fn import(
     let dataset = out.join("dataset.jsonl");
     save_dataset(&dataset, &examples, &labels)?;
     let copied = out.join("answers.jsonl");
-    let cache = std::fs::read(&answers).map_err(|e| LabError::io(&answers, e))?;
-    skill_factory_package::output::write_atomic(&copied, &cache)
+    let cache = crate::files::read_bytes(&answers, crate::files::ANSWERS, "")?;
+    skill_factory_io::output::write_atomic(&copied, &cache)
         .map_err(|e| LabError::io(&copied, e))?;
     let pool = match questions {
         Some(file) => {

@@ -83,19 +83,19 @@ impl Seal {
     /// deleting it unseals.
     pub fn load(workspace: &Path) -> Result<Seal, LabError> {
         let path = workspace.join(FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match skill_factory_io::input::read_text(&path, crate::files::WORKSPACE_FILE) {
             Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Err(skill_factory_io::input::InputError::Missing { .. }) => {
                 return Ok(Seal {
                     path,
                     frozen: None,
                     views: Vec::new(),
                 });
             }
-            Err(error) if error.kind() == std::io::ErrorKind::InvalidData => {
+            Err(skill_factory_io::input::InputError::NotUtf8 { .. }) => {
                 return Err(broken(&path, "it is not UTF-8 text"));
             }
-            Err(error) => return Err(LabError::io(path, error)),
+            Err(error) => return Err(error.into()),
         };
         let value: Value =
             serde_json::from_str(&text).map_err(|error| broken(&path, &error.to_string()))?;

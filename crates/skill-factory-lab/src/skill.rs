@@ -27,7 +27,7 @@ const SCORERS: [(&str, Format); 4] = [
 
 /// Whether `dir` is a classifier workspace (its `result.json` says `kind: classifier`).
 pub fn is_workspace(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("result.json"))
+    skill_factory_io::input::read_text(&dir.join("result.json"), crate::files::WORKSPACE_FILE)
         .ok()
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .is_some_and(|result| result["kind"] == "classifier")
@@ -45,8 +45,7 @@ pub fn bundle(dir: &Path) -> Result<SkillBundle, LabError> {
     if policy.is_some() {
         files.push(BundledFile {
             path: "scripts/policy.json".to_string(),
-            contents: std::fs::read(dir.join(POLICY_FILE))
-                .map_err(|e| LabError::io(dir.join(POLICY_FILE), e))?,
+            contents: crate::files::read_bytes(&file, crate::files::WORKSPACE_FILE, "")?,
             executable: false,
         });
     }

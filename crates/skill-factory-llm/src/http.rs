@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use skill_factory_io::secrets::Scrubber;
 
 use crate::limit::Outcome;
 use crate::request::{ChatResponse, LlmError, StopReason, TokenUsage};
@@ -15,10 +16,6 @@ use crate::url::EndpointUrl;
 
 /// The key sent to servers that need none (local vLLM, LM Studio, Ollama, llama-server).
 pub const PLACEHOLDER_KEY: &str = "not-needed";
-
-/// Shorter keys are not redacted from error text: replacing a two-letter test key would
-/// garble the message while hiding nothing of value.
-const MIN_REDACTED_KEY_LEN: usize = 8;
 
 /// An API key and where it came from. It prints as `***` so that it cannot leak through
 /// `Debug`, logs or errors; only the HTTP layer reads the value.
@@ -62,12 +59,10 @@ impl ApiKey {
         crate::key_host::check(&self.value, &self.source, base_url)
     }
 
-    /// `text` with every occurrence of the key replaced by `***`.
+    /// `text` with every occurrence of the key (and every key-shaped word) replaced by `***`.
     pub(crate) fn redact(&self, text: &str) -> String {
-        if self.value.len() < MIN_REDACTED_KEY_LEN || self.value == PLACEHOLDER_KEY {
-            return text.to_string();
-        }
-        text.replace(&self.value, "***")
+        let key = (self.value != PLACEHOLDER_KEY).then(|| self.value.clone());
+        Scrubber::of(key).text(text)
     }
 
     /// An HTTP header value holding `prefix` + the key, marked sensitive so that reqwest

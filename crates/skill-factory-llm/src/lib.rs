@@ -22,7 +22,6 @@ pub mod batch;
 pub mod budget;
 pub mod cache;
 pub mod cost;
-pub mod disk;
 pub mod fake;
 pub mod http;
 mod key_host;

@@ -23,11 +23,11 @@
 //! A failed call has `"error": "<message>"` instead of `response`; replay skips such lines.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+use skill_factory_io::append::Appender;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -102,14 +102,15 @@ struct RecordedResponse {
 }
 
 /// A file that model exchanges are appended to, one JSON line each. Several clients (and
-/// processes) may share one: each line is written whole, with the file opened for appending.
+/// processes) may share one: each line is appended whole under the file's lock
+/// ([`Appender`]).
 ///
 /// A recorder can also be made before its file is named ([`Recorder::pending`]) and be given
 /// it later ([`Recorder::start`]): `optimize --record` records into the run folder, which is
 /// made after every client is built and before any of them is asked anything.
 #[derive(Debug, Default)]
 pub struct Recorder {
-    file: OnceLock<(PathBuf, Mutex<File>)>,
+    file: OnceLock<Appender>,
 }
 
 impl Recorder {
@@ -131,19 +132,25 @@ impl Recorder {
             return Ok(());
         }
         let path = path.into();
-        let file = open_for_append(&path)?;
+        let file = Appender::open(&path, |line| {
+            serde_json::from_slice::<Exchange>(line).is_ok()
+        })
+        .map_err(|e| RecordError::Access {
+            path,
+            source: Arc::new(e),
+        })?;
         // Another caller may have won the race: its file stays, this one is closed unused.
-        let _ = self.file.set((path, Mutex::new(file)));
+        let _ = self.file.set(file);
         Ok(())
     }
 
     /// The recording, once it has its file.
     pub fn path(&self) -> Option<&Path> {
-        self.file.get().map(|(path, _)| path.as_path())
+        self.file.get().map(Appender::path)
     }
 
     fn append(&self, exchange: &Exchange) {
-        let Some((path, file)) = self.file.get() else {
+        let Some(file) = self.file.get() else {
             // No client is asked anything before the run folder exists; if one ever is, the
             // replay will say which request it lacks.
             tracing::warn!("model recording: an exchange came before the recording had a file");
@@ -157,23 +164,13 @@ impl Recorder {
             }
         };
         line.push('\n');
-        // Every write leaves the file consistent, so a poisoned lock is usable.
-        let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(error) = file.write_all(line.as_bytes()) {
-            tracing::warn!("model recording {}: cannot append: {error}", path.display());
+        if let Err(error) = file.append(&line) {
+            tracing::warn!(
+                "model recording {}: cannot append: {error}",
+                file.path().display()
+            );
         }
     }
-}
-
-fn open_for_append(path: &Path) -> Result<File, RecordError> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| RecordError::Access {
-            path: path.to_path_buf(),
-            source: Arc::new(e),
-        })
 }
 
 /// A client whose every exchange is appended to a [`Recorder`].

@@ -3,16 +3,11 @@
 //! A `base_url` can carry credentials (`http://user:PASS@host/v1?key=KEY`). Requests go to the
 //! URL as given; everything that is shown or written (error texts, the run's `config.yaml`,
 //! recordings, cache keys) uses [`EndpointUrl::shown`], with the userinfo and the values of query
-//! parameters replaced by `***`. This is the one place that redacts URLs (a key is redacted
-//! by [`crate::http::ApiKey`]).
+//! parameters replaced by `***`. This is the one place that parses URLs for credentials; they
+//! are hidden in texts by [`skill_factory_io::secrets::Scrubber`], as everything secret is.
 
 use reqwest::Url;
-
-/// What a redacted part of a URL is written as.
-pub const REDACTED: &str = "***";
-
-/// The shortest credential redacted wherever it appears in a text.
-const MIN_SECRET_CHARS: usize = 4;
+use skill_factory_io::secrets::{HIDDEN, Scrubber};
 
 /// Query parameters whose values are never secrets, and stay readable in a shown URL.
 const PUBLIC_PARAMETERS: [&str; 1] = ["api-version"];
@@ -22,7 +17,7 @@ const PUBLIC_PARAMETERS: [&str; 1] = ["api-version"];
 pub struct EndpointUrl {
     url: String,
     shown: String,
-    secrets: Vec<String>,
+    secrets: Scrubber,
 }
 
 impl EndpointUrl {
@@ -52,7 +47,7 @@ impl EndpointUrl {
         EndpointUrl {
             url,
             shown,
-            secrets,
+            secrets: Scrubber::credentials(secrets),
         }
     }
 
@@ -69,11 +64,7 @@ impl EndpointUrl {
     /// `text` (an error message that may quote the URL) with the URL and every credential of
     /// it redacted.
     pub fn redact(&self, text: &str) -> String {
-        let mut text = text.replace(&self.url, &self.shown);
-        for secret in &self.secrets {
-            text = text.replace(secret.as_str(), REDACTED);
-        }
-        text
+        self.secrets.text(&text.replace(&self.url, &self.shown))
     }
 }
 
@@ -84,12 +75,7 @@ fn redact(url: &str) -> (String, Vec<String>) {
         return (url.to_string(), Vec::new());
     };
     let mut secrets = Vec::new();
-    // Shorter parts are only redacted where the whole URL is quoted: replacing every `a` of
-    // a message would make it unreadable.
     let mut remember = |raw: &str| {
-        if raw.len() < MIN_SECRET_CHARS {
-            return;
-        }
         secrets.push(raw.to_string());
         if let Ok(decoded) = percent_decode(raw)
             && decoded != raw
@@ -99,11 +85,11 @@ fn redact(url: &str) -> (String, Vec<String>) {
     };
     if !parsed.username().is_empty() {
         remember(parsed.username());
-        let _ = parsed.set_username(REDACTED);
+        let _ = parsed.set_username(HIDDEN);
     }
     if let Some(password) = parsed.password() {
         remember(password);
-        let _ = parsed.set_password(Some(REDACTED));
+        let _ = parsed.set_password(Some(HIDDEN));
     }
     if parsed.query().is_some() {
         let pairs: Vec<(String, String)> = parsed
@@ -117,13 +103,11 @@ fn redact(url: &str) -> (String, Vec<String>) {
                 query.append_pair(name, value);
             } else {
                 remember(value);
-                query.append_pair(name, REDACTED);
+                query.append_pair(name, HIDDEN);
             }
         }
         drop(query);
     }
-    // The longest first, so a secret that contains another is replaced whole.
-    secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
     (parsed.to_string(), secrets)
 }
 

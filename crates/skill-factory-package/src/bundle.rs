@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use skill_factory_core::{Skill, SkillError};
 
-use crate::input::{self, InputError};
 use crate::spec::{self, Finding, Rule};
+use skill_factory_io::input::{self, InputError};
 
 /// Most files a skill folder may carry.
 pub const MAX_FILES: usize = 1000;

@@ -8,23 +8,18 @@
 //! * [`bundle`]: a skill and the files of its folder, read from disk;
 //! * [`export`]: a bundle written in the layout installers read (`<out>/<name>/`);
 //! * [`install`]: a bundle copied into each agent's skills folder (project or global);
-//! * [`validate`]: the checks run on a path, for `skill-factory validate`;
-//! * [`input`]: reading a file the user named (regular files only, bounded, UTF-8), for the
-//!   engine's configs and datasets too;
-//! * [`output`]: writing a file whole (temporary file, then rename), for run folders, gallery
-//!   entries and classifier workspaces too.
+//! * [`validate`]: the checks run on a path, for `skill-factory validate`.
 //!
 //! Folders are written by staging beside the target and renaming, so no reader sees a
-//! half-written skill. It depends on `skill-factory-core` alone: exporting, installing and
-//! validating need no model stack.
+//! half-written skill. It depends on `skill-factory-core` and `skill-factory-io` alone
+//! (files are read and written through the latter): exporting, installing and validating need
+//! no model stack.
 
 #![warn(missing_docs)]
 
 pub mod bundle;
 pub mod export;
-pub mod input;
 pub mod install;
-pub mod output;
 pub mod spec;
 mod staged_dir;
 pub mod validate;

@@ -633,22 +633,10 @@ pub fn validate_files(skill: &Skill, paths: &[&str]) -> Vec<Finding> {
 pub fn validate_file_path(path: &str) -> Option<Finding> {
     let fix = "Use a relative path inside the skill folder with '/' separators, e.g. \
                `references/guide.md`.";
-    let problem = if path.is_empty() {
-        Some("is empty")
-    } else if path.starts_with('/') || path.as_bytes().get(1) == Some(&b':') {
-        Some("is absolute")
-    } else if path.contains('\\') {
-        Some("uses '\\' (a Windows separator or an escape)")
-    } else if path.split('/').any(|part| part == "..") {
-        Some("climbs out of the skill folder with '..'")
-    } else if path.split('/').any(|part| part.is_empty() || part == ".") {
-        Some("has an empty or '.' component")
-    } else if path.chars().any(char::is_control) {
-        Some("contains a control character")
-    } else if path == "SKILL.md" {
-        Some("would overwrite the skill's own SKILL.md")
-    } else {
-        None
+    let problem = match skill_factory_io::path::check(path) {
+        Err(problem) => Some(problem.to_string()),
+        Ok(()) if path == "SKILL.md" => Some("would overwrite the skill's own SKILL.md".into()),
+        Ok(()) => None,
     };
     problem.map(|problem| {
         Finding::error(

@@ -14,9 +14,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::Value;
-
-/// The file that makes a folder a run folder.
-pub const RESULT_FILE: &str = "result.json";
+use skill_factory_runfolder::names::RESULT_FILE;
 
 /// How deep below the root run folders are looked for (`runs/<config>/<run>` is depth 2;
 /// an `output.dir` may add a level or two).

@@ -15,8 +15,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use crate::index::RESULT_FILE;
 use crate::lock;
+use skill_factory_runfolder::names::RESULT_FILE;
 
 /// The folder of the runs root where jobs write.
 pub const JOBS_DIR: &str = "jobs";

@@ -5,21 +5,20 @@
 //! per-task table; [`diff`] makes line diffs and the blame of the best skill; [`live`] streams
 //! a run's events as they are written; [`jobs`] runs `optimize` and `evaluate` in the
 //! background; [`export`] writes a run page as one self-contained HTML file; [`server`] serves
-//! the page ([`assets`]) and the JSON API, with every path checked by [`guard`] and every body
-//! passed through [`secrets`].
+//! the page ([`assets`]) and the JSON API, with every path checked by
+//! [`skill_factory_io::path::resolve`] and every body passed through a
+//! [`skill_factory_io::secrets::Scrubber`].
 
 #![warn(missing_docs)]
 
 pub mod assets;
 pub mod diff;
 pub mod export;
-pub mod guard;
 pub mod index;
 pub mod jobs;
 pub mod live;
 pub mod rollouts;
 pub mod run;
-pub mod secrets;
 pub mod server;
 
 pub use index::{Index, RunStatus, RunSummary};

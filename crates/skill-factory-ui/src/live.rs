@@ -18,10 +18,11 @@ use std::time::Duration;
 use axum::response::sse::Event;
 use futures_util::Stream;
 use serde_json::Value;
+use skill_factory_runfolder::event::EventLine;
 use tokio::sync::{mpsc, watch};
 
 use crate::jobs::Jobs;
-use crate::secrets::Scrubber;
+use skill_factory_io::secrets::Scrubber;
 
 /// How often the open run's events file is looked at.
 pub const TAIL_EVERY: Duration = Duration::from_millis(250);
@@ -64,13 +65,14 @@ async fn run(mut follow: Follow, send: mpsc::Sender<Event>) {
     loop {
         if let Some(file) = &follow.events {
             for line in tail(file, &mut offset, &mut partial) {
-                let Ok(mut event) = serde_json::from_str::<Value>(&line) else {
+                let Ok(line) = serde_json::from_str::<EventLine>(&line) else {
                     continue;
                 };
-                let seq = event["seq"].as_u64().unwrap_or(0);
+                let seq = line.seq;
                 if seq <= follow.after {
                     continue;
                 }
+                let mut event = serde_json::to_value(&line).unwrap_or(Value::Null);
                 follow.scrub.json(&mut event);
                 let message = Event::default()
                     .event("event")

@@ -10,11 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// The rollouts file of a run folder.
-pub const ROLLOUTS_FILE: &str = "rollouts.jsonl";
-/// The tasks file of a run folder.
-pub const TASKS_FILE: &str = "tasks.jsonl";
+use skill_factory_runfolder::names::{ROLLOUTS_FILE, TASKS_FILE};
 
 /// A score at or above this is a pass (every metric of ours scores in [0, 1]).
 const PASS: f64 = 1.0 - 1e-9;

@@ -2,24 +2,24 @@
 //! reason each was refused, the score timeline, and the texts the diffs and the blame use.
 //!
 //! Our runs are read from `events.jsonl` (every proposal, gate, score and decision as it
-//! happened) and `candidates/NNN.md`; the Python tool's runs, which have neither, from the
-//! `history` of their `result.json`. A line of `events.jsonl` that is not JSON (the last one of
-//! a run still writing it) is skipped and counted, never a failed page.
+//! happened, typed by `skill_factory_runfolder::event`, so an event the engine renames fails
+//! to compile here) and `candidates/NNN.md`; the Python tool's runs, which have neither, from
+//! the `history` of their `result.json`. A line of `events.jsonl` that is not an event (the
+//! last one of a run still writing it) is skipped and counted, never a failed page.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use skill_factory_io::path::resolve;
+use skill_factory_io::secrets::Scrubber;
+use skill_factory_runfolder::event::{Comparison, Event, EventLine};
+use skill_factory_runfolder::names::{
+    BEST_SKILL_FILE, EVENTS_FILE, HISTORY_FILE, REPORT_FILE, RESULT_FILE, SEAL_FILE, candidate_file,
+};
 
-use crate::guard;
-use crate::index::{RESULT_FILE, RunSummary};
-use crate::secrets::Scrubber;
-
-/// The events file of a run folder.
-pub const EVENTS_FILE: &str = "events.jsonl";
-/// The folder of the candidates' documents.
-const CANDIDATES_DIR: &str = "candidates";
+use crate::index::RunSummary;
 
 /// Why a run page could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -61,13 +61,43 @@ pub struct Candidate {
     pub val_interval: Option<[f64; 2]>,
     /// Its gate against the best (`compared` events): the paired gain with its interval, the
     /// samples and looks it took, and the decision.
-    pub gain: Option<Value>,
+    pub gain: Option<Gain>,
     /// Warnings the proposal check gave.
     pub warnings: Vec<String>,
     /// Its document under the run folder (`candidates/NNN.md`), when written.
     pub file: Option<String>,
     /// Tokens of the proposal request.
     pub tokens: u64,
+}
+
+/// A challenger's gate against the best, as its page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Gain {
+    /// The mean paired gain.
+    pub mean: f64,
+    /// Its interval.
+    pub interval: [f64; 2],
+    /// Samples of each task the decision rested on.
+    pub samples: u32,
+    /// Looks taken.
+    pub looks: usize,
+    /// Whether the challenger was kept.
+    pub accepted: bool,
+    /// Why, in words.
+    pub reason: String,
+}
+
+impl From<&Comparison> for Gain {
+    fn from(comparison: &Comparison) -> Gain {
+        Gain {
+            mean: comparison.difference.mean,
+            interval: [comparison.difference.low, comparison.difference.high],
+            samples: comparison.samples,
+            looks: comparison.looks,
+            accepted: comparison.accepted,
+            reason: comparison.reason.clone(),
+        }
+    }
 }
 
 /// A point of the score timeline.
@@ -112,7 +142,7 @@ pub struct RunPage {
     pub last_seq: u64,
     /// The last event's spending, the run's start event and the round under way.
     pub live: Value,
-    /// Lines of `events.jsonl` that were not JSON.
+    /// Lines of `events.jsonl` that were not events.
     pub skipped_lines: usize,
 }
 
@@ -141,11 +171,11 @@ impl RunPage {
             best: 0,
             seed_text: String::new(),
             best_text: String::new(),
-            last_seq: events.last().and_then(|e| e["seq"].as_u64()).unwrap_or(0),
+            last_seq: events.last().map_or(0, |line| line.seq),
             live: Value::Null,
             skipped_lines,
         };
-        page.best_text = read_text(dir, "best_skill.md")
+        page.best_text = read_text(dir, BEST_SKILL_FILE)
             .or_else(|| {
                 page.result["best_skill"]["body"]
                     .as_str()
@@ -185,144 +215,150 @@ impl RunPage {
         }
     }
 
-    fn read_events_of(&mut self, events: &[Value]) {
+    fn read_events_of(&mut self, events: &[EventLine]) {
         let mut by_id: BTreeMap<usize, Candidate> = BTreeMap::new();
         by_id.insert(
             0,
             Candidate {
                 status: "seed",
                 rationale: "the seed".into(),
-                file: Some(format!("{CANDIDATES_DIR}/000.md")),
+                file: Some(candidate_file(0)),
                 ..Candidate::default()
             },
         );
         let mut live = json!({});
         let mut last_accepted = 0;
         let mut notes: BTreeMap<usize, String> = BTreeMap::new();
-        for event in events {
-            let id = event["candidate"].as_u64().map(|n| n as usize);
-            let round = event["round"].as_u64().unwrap_or(0) as usize;
-            let text = |key: &str| event[key].as_str().unwrap_or_default().to_string();
-            match (event["event"].as_str().unwrap_or_default(), id) {
-                ("run_started", _) => live["started"] = event.clone(),
-                ("round_started", _) => live["round"] = json!(round),
-                ("stopped", _) => live["stopped"] = event.clone(),
-                ("candidate_proposed", Some(id)) => {
-                    let candidate = by_id.entry(id).or_default();
-                    candidate.id = id;
-                    candidate.round = round;
-                    if candidate.parents.is_empty()
-                        && let Some(parent) = event["parent"].as_u64()
-                    {
-                        candidate.parents = vec![parent as usize];
+        for line in events {
+            match &line.event {
+                Event::RunStarted { .. } => live["started"] = json!(line),
+                Event::RoundStarted { round, .. } => live["round"] = json!(round),
+                Event::Stopped { .. } => live["stopped"] = json!(line),
+                Event::CandidateProposed {
+                    round,
+                    candidate: id,
+                    parent,
+                    valid,
+                    reason,
+                    unchanged_from,
+                    warnings,
+                    rationale,
+                    input_tokens,
+                    output_tokens,
+                    ..
+                } => {
+                    let candidate = by_id.entry(*id).or_default();
+                    candidate.id = *id;
+                    candidate.round = *round;
+                    if candidate.parents.is_empty() {
+                        candidate.parents = vec![*parent];
                     }
-                    candidate.rationale = text("rationale");
-                    candidate.file = event["file"].as_str().map(str::to_string);
-                    candidate.tokens = event["input_tokens"].as_u64().unwrap_or(0)
-                        + event["output_tokens"].as_u64().unwrap_or(0);
-                    candidate.warnings = strings(&event["warnings"]);
+                    candidate.rationale = rationale.clone();
+                    candidate.file = Some(candidate_file(*id));
+                    candidate.tokens = input_tokens + output_tokens;
+                    candidate.warnings = warnings.clone();
                     candidate.status = "pending";
-                    if event["valid"] == false {
+                    if !valid {
                         candidate.status = "invalid";
-                        candidate.why = Some(text("reason"));
-                    } else if let Some(same) = event["unchanged_from"].as_u64() {
+                        candidate.why = Some(reason.clone().unwrap_or_default());
+                    } else if let Some(same) = unchanged_from {
                         candidate.status = "invalid";
                         candidate.why = Some(format!("the same skill as candidate {same}"));
                     }
                 }
-                ("lineage", Some(id)) => {
-                    let candidate = by_id.entry(id).or_default();
-                    candidate.id = id;
-                    candidate.round = round;
-                    candidate.parents = event["parents"]
-                        .as_array()
-                        .map(|all| all.iter().filter_map(Value::as_u64).map(|p| p as usize))
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                    candidate.component = event["component"].as_str().map(str::to_string);
-                    candidate.operation = event["operation"].as_str().map(str::to_string);
+                Event::Lineage {
+                    round,
+                    candidate: id,
+                    parents,
+                    component,
+                    operation,
+                } => {
+                    let candidate = by_id.entry(*id).or_default();
+                    candidate.id = *id;
+                    candidate.round = *round;
+                    candidate.parents = parents.clone();
+                    candidate.component = Some(component.clone());
+                    candidate.operation = Some(operation.to_string());
                 }
-                ("gate", Some(id)) => {
-                    let candidate = by_id.entry(id).or_default();
-                    candidate.gate_score = event["child_score"].as_f64();
-                    candidate.gate_parent_score = event["parent_score"].as_f64();
-                    if event["passed"] == false {
+                Event::Gate {
+                    candidate: id,
+                    parent_score,
+                    child_score,
+                    tasks,
+                    passed,
+                    ..
+                } => {
+                    let candidate = by_id.entry(*id).or_default();
+                    candidate.gate_score = Some(*child_score);
+                    candidate.gate_parent_score = Some(*parent_score);
+                    if !passed {
                         candidate.status = "gate_failed";
                         candidate.why = Some(format!(
-                            "on its minibatch of {} tasks it scored {:.3}, not above its parent's {:.3}",
-                            event["tasks"].as_u64().unwrap_or(0),
-                            event["child_score"].as_f64().unwrap_or(0.0),
-                            event["parent_score"].as_f64().unwrap_or(0.0),
+                            "on its minibatch of {tasks} tasks it scored {child_score:.3}, not above its parent's {parent_score:.3}",
                         ));
                     }
                 }
-                ("candidate_scored", Some(id)) => {
-                    if let Some(score) = event["val_score"].as_f64() {
-                        let interval = pair(&event["interval"]);
-                        let candidate = by_id.entry(id).or_default();
-                        candidate.val_score = Some(score);
-                        candidate.val_interval = interval;
-                        self.val.push(Point {
-                            round,
-                            candidate: Some(id),
-                            score,
-                            interval,
-                            accepted: id == 0,
-                            note: String::new(),
-                        });
-                    }
+                Event::CandidateScored {
+                    round,
+                    candidate: id,
+                    val_score,
+                    interval,
+                    ..
+                } => {
+                    let candidate = by_id.entry(*id).or_default();
+                    candidate.val_score = Some(*val_score);
+                    candidate.val_interval = *interval;
+                    self.val.push(Point {
+                        round: *round,
+                        candidate: Some(*id),
+                        score: *val_score,
+                        interval: *interval,
+                        accepted: *id == 0,
+                        note: String::new(),
+                    });
                 }
-                ("compared", _) => {
-                    if let Some(id) = event["challenger"].as_u64() {
-                        let difference = &event["difference"];
-                        by_id.entry(id as usize).or_default().gain = Some(json!({
-                            "mean": difference["mean"],
-                            "interval": [difference["low"], difference["high"]],
-                            "samples": event["samples"],
-                            "looks": event["looks"],
-                            "accepted": event["accepted"],
-                            "reason": event["reason"],
-                        }));
-                    }
+                Event::Compared { comparison, .. } => {
+                    by_id.entry(comparison.challenger).or_default().gain =
+                        Some(Gain::from(comparison));
                 }
-                ("evaluation_finished", Some(id)) if event["split"] == "train" => {
-                    if let Some(score) = event["score"].as_f64() {
-                        self.train.push(Point {
-                            round,
-                            candidate: Some(id),
-                            score,
-                            interval: None,
-                            accepted: false,
-                            note: String::new(),
-                        });
-                    }
-                }
-                ("decision", Some(id)) => {
-                    let candidate = by_id.entry(id).or_default();
-                    notes.insert(id, text("note"));
-                    if event["accepted"] == true {
+                Event::EvaluationFinished {
+                    round,
+                    candidate: id,
+                    split,
+                    score,
+                    ..
+                } if split == "train" => self.train.push(Point {
+                    round: *round,
+                    candidate: Some(*id),
+                    score: *score,
+                    interval: None,
+                    accepted: false,
+                    note: String::new(),
+                }),
+                Event::Decision {
+                    candidate: Some(id),
+                    accepted,
+                    best_before,
+                    note,
+                    ..
+                } => {
+                    let candidate = by_id.entry(*id).or_default();
+                    notes.insert(*id, note.clone());
+                    if *accepted {
                         candidate.status = "accepted";
-                        last_accepted = id;
+                        last_accepted = *id;
                     } else if let Some(score) = candidate.val_score {
                         candidate.status = "rejected";
                         // A gate's own reason says what it measured (a paired gain and its
                         // interval, in a noisy run); else the plain comparison of means.
-                        candidate.why = Some(
-                            candidate
-                                .gain
-                                .as_ref()
-                                .and_then(|gain| gain["reason"].as_str())
-                                .map_or_else(
-                                    || {
-                                        format!(
-                                            "validation {score:.3} did not beat the best so far, {:.3}",
-                                            event["best_before"].as_f64().unwrap_or(0.0),
-                                        )
-                                    },
-                                    str::to_string,
-                                ),
-                        );
+                        candidate.why = Some(candidate.gain.as_ref().map_or_else(
+                            || {
+                                format!(
+                                    "validation {score:.3} did not beat the best so far, {best_before:.3}",
+                                )
+                            },
+                            |gain| gain.reason.clone(),
+                        ));
                     } else {
                         // Not validated: the decision's note says why (a deeper child was
                         // validated in its place, or a check refused it).
@@ -336,14 +372,14 @@ impl RunPage {
                             };
                         }
                         if candidate.why.is_none() {
-                            candidate.why = Some(text("note"));
+                            candidate.why = Some(note.clone());
                         }
                     }
                 }
                 _ => {}
             }
-            if event.get("spent").is_some() {
-                live["spent"] = event["spent"].clone();
+            if let Some(spent) = &line.spent {
+                live["spent"] = json!(spent);
             }
         }
         let finished = live.get("stopped").is_some();
@@ -465,7 +501,7 @@ impl RunPage {
                 }
             }
         }
-        let report = read_text(&self.dir, "report.md").unwrap_or_default();
+        let report = read_text(&self.dir, REPORT_FILE).unwrap_or_default();
         json!({
             "summary": self.summary,
             "result": result,
@@ -489,9 +525,9 @@ fn classifier(dir: &Path, scrub: &Scrubber) -> Value {
     let read = |name: &str| {
         read_text(dir, name).and_then(|text| serde_json::from_str::<Value>(&text).ok())
     };
-    let seal = read("seal.json");
+    let seal = read(SEAL_FILE);
     let frozen = seal.as_ref().is_some_and(|seal| !seal["frozen"].is_null());
-    let mut rounds = read("history.json").unwrap_or(Value::Array(Vec::new()));
+    let mut rounds = read(HISTORY_FILE).unwrap_or(Value::Array(Vec::new()));
     if !frozen && let Some(all) = rounds.as_array_mut() {
         for round in all {
             if let Some(reports) = round["reports"].as_object_mut() {
@@ -510,7 +546,7 @@ fn pair(value: &Value) -> Option<[f64; 2]> {
 }
 
 /// The events of `file`, and how many of its lines were not JSON.
-pub fn read_events(file: &Path) -> (Vec<Value>, usize) {
+pub fn read_events(file: &Path) -> (Vec<EventLine>, usize) {
     let Ok(text) = std::fs::read_to_string(file) else {
         return (Vec::new(), 0);
     };
@@ -519,7 +555,7 @@ pub fn read_events(file: &Path) -> (Vec<Value>, usize) {
         .lines()
         .filter(|line| !line.trim().is_empty())
         .filter_map(|line| {
-            let parsed = serde_json::from_str::<Value>(line).ok();
+            let parsed = serde_json::from_str::<EventLine>(line).ok();
             skipped += usize::from(parsed.is_none());
             parsed
         })
@@ -528,23 +564,12 @@ pub fn read_events(file: &Path) -> (Vec<Value>, usize) {
 }
 
 /// The text of `relative` inside the run folder `dir`, if it is a file there: a run folder
-/// may come from anyone (a cloned repository, a CI artifact), so a candidate's `file` in
-/// `events.jsonl` or a symlink that points outside it is not followed (see [`guard::resolve`]).
+/// may come from anyone (a cloned repository, a CI artifact), so a symlink that points
+/// outside it is not followed (see [`resolve`]); a candidate's file is named by its number,
+/// never by the `file` its event line claims.
 /// `dir` is canonical ([`RunPage::load`] makes it so).
 fn read_text(dir: &Path, relative: &str) -> Option<String> {
-    std::fs::read_to_string(guard::resolve(dir, relative).ok()?).ok()
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|all| {
-            all.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    std::fs::read_to_string(resolve(dir, relative).ok()?).ok()
 }
 
 #[cfg(test)]
@@ -641,10 +666,35 @@ mod tests {
             RESULT_FILE,
             &json!({"optimizer": "gepa", "baseline_score": 0.0, "best_score": 0.0, "stop_reason": "running"}).to_string(),
         );
+        let line = |seq, event| {
+            serde_json::to_string(&EventLine {
+                seq,
+                ts: "2026-12-03T00:00:00.000Z".into(),
+                event,
+                spent: None,
+                file: None,
+            })
+            .unwrap()
+        };
+        let started = Event::RunStarted {
+            optimizer: "gepa".into(),
+            skill: "s".into(),
+            train: 4,
+            val: 4,
+            test: 0,
+            rounds: 3,
+            max_workers: 2,
+            budget: Default::default(),
+            max_metric_calls: None,
+        };
+        let round = Event::RoundStarted {
+            round: 1,
+            minibatch: vec!["a".into()],
+        };
         write(
             tmp.path(),
             EVENTS_FILE,
-            "{\"seq\":1,\"event\":\"run_started\",\"rounds\":3}\n{\"seq\":2,\"event\":\"round_started\",\"round\":1}\n{\"seq\":3,\"ev",
+            &format!("{}\n{}\n{{\"seq\":3,\"ev", line(1, started), line(2, round)),
         );
         let page = RunPage::load(tmp.path(), "x", &Scrubber::default()).unwrap();
         assert_eq!((page.skipped_lines, page.last_seq), (1, 2));

@@ -13,7 +13,7 @@
 //! | `GET /api/stream?path=&after=` | the live stream ([`crate::live`]) |
 //! | `GET /api/jobs`, `POST /api/jobs`, `POST /api/jobs/{id}/cancel` | background jobs ([`crate::jobs`]) |
 //!
-//! Every path a request names goes through [`crate::guard::resolve`]; every body through the
+//! Every path a request names goes through [`skill_factory_io::path::resolve`]; every body through the
 //! [`Scrubber`]; every response carries a Content-Security-Policy that allows only the page's
 //! own files. On loopback the `Host` must be a loopback name (a page of another site cannot
 //! reach the API by rebinding its DNS name); on any other host every request needs the token.
@@ -43,14 +43,15 @@ use tokio::sync::watch;
 
 use crate::assets;
 use crate::diff::{self, Step};
-use crate::guard::{self, Refused};
 use crate::index::Index;
 use crate::jobs::{Jobs, Launch};
 use crate::live::{self, Follow};
 use crate::lock;
 use crate::rollouts::{Query as TableQuery, Rollouts};
-use crate::run::{EVENTS_FILE, RunError, RunPage};
-use crate::secrets::Scrubber;
+use crate::run::{RunError, RunPage};
+use skill_factory_io::path::{Refused, resolve};
+use skill_factory_io::secrets::Scrubber;
+use skill_factory_runfolder::names::{EVENTS_FILE, RESULT_FILE, ROLLOUTS_FILE};
 
 /// How often the runs root is walked for new and changed runs.
 pub const REFRESH_EVERY: Duration = Duration::from_millis(500);
@@ -116,7 +117,7 @@ impl From<Refused> for ApiError {
         let status = match refused {
             Refused::Missing(_) => StatusCode::NOT_FOUND,
             Refused::OutsideRoot(_) => StatusCode::FORBIDDEN,
-            Refused::Empty | Refused::Traversal(_) => StatusCode::BAD_REQUEST,
+            Refused::Written { .. } => StatusCode::BAD_REQUEST,
         };
         ApiError(status, refused.to_string())
     }
@@ -185,16 +186,15 @@ impl Dashboard {
 
     /// The run at `path` (relative to the root), read or taken from memory.
     fn run(&self, path: &str) -> Result<Arc<Loaded>, ApiError> {
-        let dir = guard::resolve(&self.root, path)?;
-        let stamp: Vec<(Option<SystemTime>, u64)> =
-            ["result.json", EVENTS_FILE, crate::rollouts::ROLLOUTS_FILE]
-                .iter()
-                .map(|name| {
-                    std::fs::metadata(dir.join(name))
-                        .map(|m| (m.modified().ok(), m.len()))
-                        .unwrap_or((None, 0))
-                })
-                .collect();
+        let dir = resolve(&self.root, path)?;
+        let stamp: Vec<(Option<SystemTime>, u64)> = [RESULT_FILE, EVENTS_FILE, ROLLOUTS_FILE]
+            .iter()
+            .map(|name| {
+                std::fs::metadata(dir.join(name))
+                    .map(|m| (m.modified().ok(), m.len()))
+                    .unwrap_or((None, 0))
+            })
+            .collect();
         if let Some(loaded) = lock(&self.loaded).get(&dir)
             && loaded.stamp == stamp
         {
@@ -556,7 +556,7 @@ async fn stream(
     Params(query): Params<StreamQuery>,
 ) -> Result<Response, ApiError> {
     let events = match query.path.as_deref().filter(|p| !p.is_empty()) {
-        Some(path) => Some(guard::resolve(&dashboard.root, path)?.join(EVENTS_FILE)),
+        Some(path) => Some(resolve(&dashboard.root, path)?.join(EVENTS_FILE)),
         None => None,
     };
     // A reconnecting browser says where it was; that wins over the page's first `after`.

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use skill_factory_core::{DatasetError, SkillError, SplitError};
+use skill_factory_io::input::InputError;
 use skill_factory_llm::{CacheError, LlmError, RecordError};
-use skill_factory_package::input::InputError;
 
 use crate::config::{ConfigError, Place};
 
@@ -81,7 +81,7 @@ pub enum EngineError {
     #[error(
         "cannot write the run folder {}: {source}; {}, or pick another folder with -o DIR",
         path.display(),
-        skill_factory_llm::disk::write_hint(source)
+        skill_factory_io::hint::write_hint(source)
     )]
     RunFolder {
         /// The folder or file.

@@ -17,7 +17,6 @@ pub mod harness;
 pub mod metric;
 pub mod noise;
 pub mod optimizer;
-pub mod process;
 pub mod ray;
 pub mod run;
 pub mod session;

@@ -14,15 +14,7 @@ use skill_factory_core::stats::{self, Aggregate, Estimate};
 
 use crate::config::{HarnessType, NoiseConfig, RegimeSetting, RunConfig};
 
-/// The two regimes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Regime {
-    /// Rollouts cannot vary.
-    Deterministic,
-    /// Rollouts can vary.
-    Noisy,
-}
+pub use skill_factory_runfolder::event::Regime;
 
 /// A run's noise settings and regime, with the reasons for it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

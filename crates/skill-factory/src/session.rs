@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use skill_factory_core::{Dataset, Skill, Split};
+use skill_factory_io::input;
 use skill_factory_llm::{
     BudgetedModel, CacheMode, CacheStore, ChatModel, Ledger, LlmError, ModelLayers,
     ProviderSettings, RECORD_ENV, REPLAY_ENV, Recorder, Replay, Scheduler, pricing_for,
 };
 use skill_factory_package::bundle::SkillBundle;
-use skill_factory_package::input;
 
 use crate::config::{LoadedConfig, load_config};
 use crate::error::{EngineError, ProviderFailure};

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use skill_factory_io::output::write_atomic;
 use skill_factory_lab::LabError;
 use skill_factory_lab::dataset::Example;
 use skill_factory_lab::evaluate::{Policy, Reports, evaluate_split, question_stats};
@@ -26,7 +27,6 @@ use skill_factory_lab::svg::{SvgRow, splits_svg};
 use skill_factory_lab::table::AnswerTable;
 use skill_factory_lab::workspace::Project;
 use skill_factory_lab::{drift, noise, reflect};
-use skill_factory_package::output::write_atomic;
 use skill_factory_pycompat::float::thousands;
 
 use super::{NOTHING_WORKED, lab_export};

@@ -6,13 +6,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
+use skill_factory_io::output::write_atomic;
 use skill_factory_lab::export::{Format, export as render};
 use skill_factory_lab::parity::{check_artifact, check_production};
 use skill_factory_lab::policy::PolicySpec;
 use skill_factory_lab::probeset::ProbeSet;
 use skill_factory_lab::seal::refuse_sealed;
 use skill_factory_lab::workspace::Project;
-use skill_factory_package::output::write_atomic;
 
 use super::lab::{Opened, asked_of, open, parse_splits};
 use crate::output::outln;

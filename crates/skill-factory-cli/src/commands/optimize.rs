@@ -136,7 +136,10 @@ pub async fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     outln!("Artifacts: {}", outcome.folder.path.display());
     outln!(
         "Report: {}",
-        outcome.folder.latest_file(run::REPORT_FILE).display()
+        outcome
+            .folder
+            .latest_file(skill_factory_runfolder::names::REPORT_FILE)
+            .display()
     );
     super::print_model_calls(&session);
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use skill_factory_package::output::write_atomic;
+use skill_factory_io::output::write_atomic;
 use skill_factory_ui::server::serve;
 use skill_factory_ui::{Dashboard, Options, export};
 use tokio::net::TcpListener;

@@ -332,7 +332,8 @@ async fn every_path_out_of_the_root_is_refused_traversal_encodings_absolute_and_
         ("..%2Fsecret", 400),
         ("llm%2F..%2F..%2Fsecret", 400),
         ("%2E%2E%2Fsecret", 400),
-        ("%252e%252e%252fsecret", 400),
+        // A second encoding is a name like any other: nothing is there.
+        ("%252e%252e%252fsecret", 404),
         ("..%5Csecret", 400),
         ("%2Fetc", 400),
         ("escape", 403),
@@ -488,13 +489,9 @@ async fn keys_in_run_files_and_the_servers_environment_never_reach_a_response() 
         }
         bodies.push(text);
     }
+    assert!(bodies[1].contains("\"api_key\":\"***\""), "{}", bodies[1]);
     assert!(
-        bodies[1].contains("\"api_key\":\"[hidden]\""),
-        "{}",
-        bodies[1]
-    );
-    assert!(
-        bodies[2].contains("[hidden]"),
+        bodies[2].contains("***"),
         "the echoed secret is replaced, the row kept"
     );
 }

@@ -347,7 +347,9 @@ impl BatchApi {
         let connect = |e: reqwest::Error| LlmError::Connect {
             provider: self.provider.clone(),
             url: self.base.shown().to_string(),
-            detail: self.key.redact(&crate::http::error_chain(&e)),
+            detail: self
+                .base
+                .redact(&self.key.redact(&crate::http::error_chain(&e))),
         };
         let response = request
             .headers(self.headers.clone())

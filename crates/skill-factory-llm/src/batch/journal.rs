@@ -5,7 +5,7 @@
 //! One line is appended when a batch is submitted, naming its id, the client it belongs to
 //! (provider, endpoint, model) and the `custom_id` of every request in it; one more once its
 //! results have been read. A batch with the first line and not the second is still owed.
-//! Lines are appended whole under a lock ([`crate::disk::append_locked`]), so several runs
+//! Lines are appended whole under a lock ([`skill_factory_io::append::append_locked`]), so several runs
 //! of one config may share the file and a killed writer leaves no half line behind.
 
 use std::collections::HashMap;
@@ -110,7 +110,7 @@ impl Journal {
     fn append(&self, line: &Line) -> std::io::Result<()> {
         let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
         text.push('\n');
-        crate::disk::append_locked(&self.path, &text, |tail| {
+        skill_factory_io::append::append_locked(&self.path, &text, |tail| {
             serde_json::from_slice::<Line>(tail).is_ok()
         })
     }

@@ -337,6 +337,12 @@ impl AnswerCache {
             }
             Err(e) => return Err(io_error(e)),
         };
+        if !file.metadata().map_err(io_error)?.is_file() {
+            return Err(io_error(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file; remove it, and answers are asked again",
+            )));
+        }
         file.lock().map_err(io_error)?;
         let size = file.metadata().map_err(io_error)?.len();
         let (store, torn) = parse_file(&file, size).map_err(|failure| match failure {
@@ -412,12 +418,11 @@ impl AnswerCache {
             text.push_str(&format_line(key, answer));
             text.push('\n');
         }
-        crate::disk::append_locked(path, &text, |tail| parse_line(tail).is_ok()).map_err(|e| {
-            SystemOneError::CacheIo {
+        skill_factory_io::append::append_locked(path, &text, |tail| parse_line(tail).is_ok())
+            .map_err(|e| SystemOneError::CacheIo {
                 path: path.clone(),
                 source: Arc::new(e),
-            }
-        })?;
+            })?;
         Ok(())
     }
 

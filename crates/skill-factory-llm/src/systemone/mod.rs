@@ -77,7 +77,7 @@ pub enum SystemOneError {
     #[error(
         "answer cache {}: {source}; {}, or move the workspace elsewhere",
         path.display(),
-        crate::disk::write_hint(source)
+        skill_factory_io::hint::write_hint(source)
     )]
     CacheIo {
         /// The cache file.

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use skill_factory_package::input::InputError;
+use skill_factory_io::input::InputError;
 
 /// Where in a config file something is: the file as the user named it, and the line (1-based)
 /// when known.

@@ -6,7 +6,7 @@ use std::path::Path;
 /// A file that is missing or unreadable counts as "not classifier", so that the skill loader
 /// reports the real problem.
 pub fn is_classifier_config(path: &Path) -> bool {
-    skill_factory_package::input::read_text(path, skill_factory_package::input::CONFIG)
+    skill_factory_io::input::read_text(path, skill_factory_io::input::CONFIG)
         .is_ok_and(|text| skill_factory_core::mode::is_classifier(&text))
 }
 

@@ -6,8 +6,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use skill_factory_io::input::{self, InputError};
 use skill_factory_llm::ProviderSettings;
-use skill_factory_package::input::{self, InputError};
 
 use super::env::read_dotenv_files;
 use super::error::{ConfigError, Place};

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use skill_factory_runfolder::event::{Event, EventLine};
 
 /// What became of a candidate.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +44,7 @@ pub struct CandidateRow {
 impl CandidateRow {
     /// The candidate's file inside the run (and the entry) folder.
     pub fn file(&self) -> String {
-        crate::run::events::EventLog::candidate_file(self.number)
+        skill_factory_runfolder::names::candidate_file(self.number)
     }
 }
 
@@ -56,13 +56,6 @@ pub struct BadEventLine {
     pub line: usize,
     /// What the parser said.
     pub detail: String,
-}
-
-fn number(event: &Value, key: &str) -> Option<usize> {
-    event
-        .get(key)
-        .and_then(Value::as_u64)
-        .and_then(|n| usize::try_from(n).ok())
 }
 
 /// The candidates of a run, seed first, in candidate order, from the text of its
@@ -85,53 +78,53 @@ pub fn candidate_history(events: &str, baseline: f64) -> Result<Vec<CandidateRow
         if line.trim().is_empty() {
             continue;
         }
-        let event: Value = serde_json::from_str(line).map_err(|error| BadEventLine {
-            line: index + 1,
-            detail: error.to_string(),
-        })?;
-        match event.get("event").and_then(Value::as_str) {
-            Some("candidate_proposed") => {
-                let Some(candidate) = number(&event, "candidate") else {
-                    continue;
-                };
-                let valid = event.get("valid").and_then(Value::as_bool).unwrap_or(false);
-                let text = |key: &str| {
-                    event
-                        .get(key)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned()
-                };
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|error| BadEventLine {
+                line: index + 1,
+                detail: error.to_string(),
+            })?;
+        // A line of another version's event (or of none) has nothing to say about candidates.
+        let Ok(line) = serde_json::from_value::<EventLine>(value) else {
+            continue;
+        };
+        match line.event {
+            Event::CandidateProposed {
+                round,
+                candidate,
+                valid,
+                reason,
+                unchanged_from,
+                rationale,
+                ..
+            } => {
                 rows.insert(
                     candidate,
                     CandidateRow {
                         number: candidate,
-                        round: number(&event, "round").unwrap_or(0),
+                        round,
                         val_score: None,
-                        outcome: match (valid, number(&event, "unchanged_from")) {
+                        outcome: match (valid, unchanged_from) {
                             (true, Some(parent)) => Outcome::Unchanged(parent),
                             (true, None) => Outcome::NotScored,
-                            (false, _) => Outcome::Invalid(text("reason")),
+                            (false, _) => Outcome::Invalid(reason.unwrap_or_default()),
                         },
-                        rationale: text("rationale"),
+                        rationale,
                     },
                 );
             }
-            Some("candidate_scored") => {
-                if let (Some(candidate), Some(score)) = (
-                    number(&event, "candidate"),
-                    event.get("val_score").and_then(Value::as_f64),
-                ) {
-                    scored.insert(candidate, (score, number(&event, "same_as")));
-                }
+            Event::CandidateScored {
+                candidate,
+                val_score,
+                same_as,
+                ..
+            } => {
+                scored.insert(candidate, (val_score, same_as));
             }
-            Some("decision") => {
-                if event.get("accepted").and_then(Value::as_bool) == Some(true)
-                    && let Some(candidate) = number(&event, "candidate")
-                {
-                    accepted.push(candidate);
-                }
-            }
+            Event::Decision {
+                candidate: Some(candidate),
+                accepted: true,
+                ..
+            } => accepted.push(candidate),
             _ => {}
         }
     }
@@ -157,25 +150,104 @@ pub fn candidate_history(events: &str, baseline: f64) -> Result<Vec<CandidateRow
 mod tests {
     use super::*;
 
-    const EVENTS: &str = r#"{"seq":1,"event":"run_started"}
-{"seq":1,"event":"candidate_scored","round":0,"candidate":0,"val_score":0.25}
-{"seq":2,"event":"candidate_proposed","round":1,"candidate":1,"valid":true,"rationale":"Be terse."}
-{"seq":3,"event":"candidate_proposed","round":1,"candidate":2,"valid":false,"reason":"the reply lacks <NEW_SKILL_BODY> tags","rationale":""}
-{"seq":4,"event":"candidate_scored","round":1,"candidate":1,"val_score":0.75}
-{"seq":5,"event":"decision","round":1,"candidate":1,"accepted":true,"val_score":0.75,"best_before":0.25,"note":"Be terse."}
-{"seq":6,"event":"candidate_proposed","round":2,"candidate":3,"valid":true,"rationale":"Say more."}
-{"seq":7,"event":"candidate_proposed","round":2,"candidate":4,"valid":true,"rationale":"Be terse."}
-{"seq":8,"event":"candidate_scored","round":2,"candidate":3,"val_score":0.5}
-{"seq":9,"event":"candidate_scored","round":2,"candidate":4,"val_score":0.75,"same_as":1}
-{"seq":10,"event":"decision","round":2,"candidate":4,"accepted":false,"val_score":0.75,"best_before":0.75,"note":"x"}
-{"seq":11,"event":"candidate_proposed","round":3,"candidate":5,"valid":true,"rationale":"Same.","unchanged_from":1}
-{"seq":12,"event":"decision","round":3,"accepted":false,"val_score":0.75,"best_before":0.75,"note":"proposal identical to current skill"}
-{"seq":13,"event":"candidate_proposed","round":4,"candidate":6,"valid":true,"rationale":"Late."}
-"#;
+    fn proposed(round: usize, candidate: usize, rationale: &str) -> Event {
+        proposal(round, candidate, rationale, None, None)
+    }
+
+    /// A proposal refused for `reason`, or the same body as `unchanged_from`.
+    fn proposal(
+        round: usize,
+        candidate: usize,
+        rationale: &str,
+        reason: Option<&str>,
+        unchanged_from: Option<usize>,
+    ) -> Event {
+        Event::CandidateProposed {
+            round,
+            candidate,
+            index: 0,
+            parent: 0,
+            temperature: 1.0,
+            valid: reason.is_none(),
+            reason: reason.map(str::to_string),
+            unchanged_from,
+            warnings: Vec::new(),
+            rationale: rationale.into(),
+            body_chars: 10,
+            input_tokens: 1,
+            output_tokens: 1,
+            document: String::new(),
+        }
+    }
+
+    fn scored(round: usize, candidate: usize, val_score: f64, same_as: Option<usize>) -> Event {
+        Event::CandidateScored {
+            round,
+            candidate,
+            val_score,
+            interval: None,
+            same_as,
+        }
+    }
+
+    fn decision(round: usize, candidate: Option<usize>, accepted: bool) -> Event {
+        Event::Decision {
+            round,
+            candidate,
+            accepted,
+            val_score: 0.75,
+            best_before: 0.25,
+            note: String::new(),
+        }
+    }
+
+    /// The text of `events.jsonl` holding `events`, as a run writes it.
+    fn log(events: Vec<Event>) -> String {
+        events
+            .into_iter()
+            .enumerate()
+            .map(|(i, event)| {
+                let line = EventLine {
+                    seq: i as u64 + 1,
+                    ts: "2026-12-03T00:00:00.000Z".into(),
+                    event,
+                    spent: None,
+                    file: None,
+                };
+                format!("{}\n", serde_json::to_string(&line).unwrap())
+            })
+            .collect()
+    }
+
+    fn events() -> String {
+        let invalid = proposal(
+            1,
+            2,
+            "",
+            Some("the reply lacks <NEW_SKILL_BODY> tags"),
+            None,
+        );
+        let unchanged = proposal(3, 5, "Same.", None, Some(1));
+        log(vec![
+            scored(0, 0, 0.25, None),
+            proposed(1, 1, "Be terse."),
+            invalid,
+            scored(1, 1, 0.75, None),
+            decision(1, Some(1), true),
+            proposed(2, 3, "Say more."),
+            proposed(2, 4, "Be terse."),
+            scored(2, 3, 0.5, None),
+            scored(2, 4, 0.75, Some(1)),
+            decision(2, Some(4), false),
+            unchanged,
+            decision(3, None, false),
+            proposed(4, 6, "Late."),
+        ])
+    }
 
     #[test]
     fn every_candidate_gets_a_row_with_what_became_of_it() {
-        let rows = candidate_history(EVENTS, 0.25).unwrap();
+        let rows = candidate_history(&events(), 0.25).unwrap();
         let outcomes: Vec<(usize, usize, Option<f64>, Outcome)> = rows
             .iter()
             .map(|r| (r.number, r.round, r.val_score, r.outcome.clone()))

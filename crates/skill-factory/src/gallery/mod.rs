@@ -35,8 +35,8 @@ use self::index::{IndexWritten, write_index};
 use self::portable::{config_yaml, portable_config};
 use self::readme::{Commands, EntryView, entry_readme};
 use crate::config::{ConfigError, load_config};
-use crate::run::events::{CANDIDATES_DIR, EVENTS_FILE};
-use crate::run::{BEST_SKILL_FILE, TRAFFIC_FILE, folder::write_atomic};
+use crate::run::folder::write_atomic;
+use skill_factory_runfolder::names::{BEST_SKILL_FILE, CANDIDATES_DIR, EVENTS_FILE, TRAFFIC_FILE};
 
 /// The gallery folder when none is given.
 pub const DEFAULT_GALLERY_DIR: &str = "gallery";
@@ -47,16 +47,16 @@ pub const SEED_FILE: &str = "seed_skill.md";
 /// The dataset of an entry.
 pub const DATASET_FILE: &str = "dataset.jsonl";
 /// The config of an entry (and of a run).
-pub const CONFIG_FILE: &str = crate::run::CONFIG_FILE;
+pub const CONFIG_FILE: &str = skill_factory_runfolder::names::CONFIG_FILE;
 /// The run's result, copied into the entry.
-pub const RESULT_FILE: &str = crate::run::RESULT_FILE;
+pub const RESULT_FILE: &str = skill_factory_runfolder::names::RESULT_FILE;
 
 /// Why a gallery entry or index could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum GalleryError {
     /// An input the run named (its dataset) cannot be read.
     #[error(transparent)]
-    Input(#[from] skill_factory_package::input::InputError),
+    Input(#[from] skill_factory_io::input::InputError),
     /// The folder is not a run folder of `skill-factory optimize`.
     #[error(
         "{}: no {missing} here. `gallery add` takes a run folder written by `skill-factory \
@@ -448,10 +448,8 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
             }
         })?;
 
-    let dataset_text = skill_factory_package::input::read_text(
-        &snapshot.dataset,
-        skill_factory_package::input::DATASET,
-    )?;
+    let dataset_text =
+        skill_factory_io::input::read_text(&snapshot.dataset, skill_factory_io::input::DATASET)?;
     let dataset_size = Dataset::from_jsonl(&dataset_text, &snapshot.dataset.display().to_string())
         .map_err(|error| GalleryError::Dataset {
             path: snapshot.dataset.clone(),

@@ -13,7 +13,7 @@ use super::history::{CandidateRow, Outcome};
 use super::portable::script_file;
 use super::{CONFIG_FILE, DATASET_FILE, RESULT_FILE, SEED_FILE};
 use crate::config::{MetricConfig, RunConfig};
-use crate::run::TRAFFIC_FILE;
+use skill_factory_runfolder::names::TRAFFIC_FILE;
 
 /// Everything an entry's README is made of.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@
 //! 2. the skill reaches the child through placeholders (`subprocess`), the preset's flags and
 //!    prompt (`skill_mode: prompt`), or as a real skill folder in a fresh workspace that
 //!    becomes the child's working directory (`skill_mode: installed`);
-//! 3. the child runs under [`crate::process::run`] (or, with `executor: {type: ray}`, as a
+//! 3. the child runs under [`skill_factory_io::process::run`] (or, with `executor: {type: ray}`, as a
 //!    job on a Ray cluster that runs it the same way: [`crate::ray`]): argv executed directly (no shell), stdin
 //!    the task input or `/dev/null`, the environment laid over the parent's, the whole process
 //!    group killed at the deadline;
@@ -42,9 +42,9 @@ use super::workspace::RolloutDir;
 use crate::config::{ExecutorType, HarnessConfig, InputVia, SkillMode};
 use crate::error::EngineError;
 use crate::metric::text::py_strip;
-use crate::process::{self, ChildSpec, Limits, Outcome, Output};
 use crate::ray::RayExecutor;
 use crate::session::Session;
+use skill_factory_io::process::{self, ChildSpec, Limits, Outcome, Output};
 
 /// The harness name of a user's command.
 pub const SUBPROCESS: &str = "subprocess";

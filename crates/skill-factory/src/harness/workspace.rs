@@ -24,10 +24,10 @@ use skill_factory_core::Skill;
 use tempfile::TempDir;
 
 /// Writes `skill`'s reference files under `folder`, none outside it
-/// ([`skill_factory_package::output::below`]).
+/// ([`skill_factory_io::path::below`]).
 fn write_files(folder: &Path, skill: &Skill) -> io::Result<()> {
     for (path, text) in &skill.files {
-        let target = skill_factory_package::output::below(folder, path)?;
+        let target = skill_factory_io::path::below(folder, path)?;
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)?;
         }
@@ -178,10 +178,7 @@ mod tests {
                 "x".to_owned(),
             )]));
             let error = dir.write_skill(&bad).unwrap_err();
-            assert!(
-                error.to_string().contains("not inside the skill folder"),
-                "{error}"
-            );
+            assert!(error.to_string().contains("must stay inside"), "{error}");
         }
     }
 

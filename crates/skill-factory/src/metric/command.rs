@@ -28,7 +28,7 @@ use skill_factory_pycompat::repr::repr_float;
 use super::text::py_strip;
 use super::{Metric, NotApplicable};
 use crate::config::CommandMetricConfig;
-use crate::process::{self, ChildSpec, Limits, Outcome};
+use skill_factory_io::process::{self, ChildSpec, Limits, Outcome};
 
 /// The metric's name in feedback and breakdowns.
 pub const NAME: &str = "command";

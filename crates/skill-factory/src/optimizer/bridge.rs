@@ -21,7 +21,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use skill_factory_core::{Skill, Task};
-use skill_factory_package::output::write_atomic;
+use skill_factory_io::output::write_atomic;
 use skill_factory_pycompat::json::dumps;
 
 use super::context::RunContext;
@@ -30,7 +30,7 @@ use super::progress;
 use super::round::{self, Candidate, Proposed};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason};
 use crate::config::{Command, OptimizerConfig};
-use crate::process::{self, ChildSpec, Limits, Outcome};
+use skill_factory_io::process::{self, ChildSpec, Limits, Outcome};
 
 /// The history note of the bridge's candidate (the reference's).
 pub const BRIDGE_NOTE: &str = "SkillOpt best_skill.md";

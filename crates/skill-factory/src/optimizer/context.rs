@@ -319,20 +319,20 @@ impl RunContext {
         self.emit(Event::EvaluationStarted {
             round,
             candidate,
-            split,
+            split: split.into(),
             sample,
             tasks: tasks.len(),
             reused: tasks.len() - to_run.len(),
         });
         let was_known: Vec<bool> = known.iter().map(Option::is_some).collect();
         for item in known.iter().flatten() {
-            self.emit(Event::Rollout(RolloutRecord {
+            self.emit(Event::Rollout(RolloutRecord::new(
                 round,
                 candidate,
                 split,
-                reused: true,
-                item: item.clone(),
-            }));
+                true,
+                item.clone(),
+            )));
         }
         let observer = Arc::new(Forward {
             events: self.events.clone(),
@@ -409,7 +409,7 @@ impl RunContext {
         self.emit(Event::EvaluationFinished {
             round,
             candidate,
-            split,
+            split: split.into(),
             sample,
             score: evaluation.score(),
             tasks: evaluation.size(),
@@ -443,13 +443,13 @@ struct Forward {
 
 impl EvalObserver for Forward {
     fn task_done(&self, item: &TaskEvaluation) {
-        self.events.event(&Event::Rollout(RolloutRecord {
-            round: self.round,
-            candidate: self.candidate,
-            split: self.split,
-            reused: false,
-            item: item.clone(),
-        }));
+        self.events.event(&Event::Rollout(RolloutRecord::new(
+            self.round,
+            self.candidate,
+            self.split,
+            false,
+            item.clone(),
+        )));
     }
 }
 

@@ -27,12 +27,12 @@
 //! budget is spent, a gate draws no more samples, and a decision still open is a no.
 
 use futures_util::future::join_all;
-use serde::Serialize;
 use skill_factory_core::stats::{self, Aggregate, Estimate};
 use skill_factory_core::{Evaluation, Skill, Task, TaskEvaluation};
 
 use super::context::{RunContext, Scored};
 use crate::noise::{Noise, Regime};
+pub use skill_factory_runfolder::event::Comparison;
 
 /// The fewest tasks a chunk of a noisy gate's first look has.
 pub const MIN_CHUNK: usize = 8;
@@ -44,32 +44,6 @@ pub struct Side<'s> {
     pub id: usize,
     /// The skill.
     pub skill: &'s Skill,
-}
-
-/// A comparison's record, for the events, `result.json` and the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
-    /// The incumbent's candidate number.
-    pub incumbent: usize,
-    /// The challenger's.
-    pub challenger: usize,
-    /// The regime it was decided in.
-    pub regime: Regime,
-    /// The challenger's paired gain over the incumbent (B − A per task), with its interval.
-    pub difference: Estimate,
-    /// The bound the decision compared with `min_delta`: the one-sided lower bound, corrected
-    /// for the looks and rivals (noisy runs); the plain difference of means (deterministic).
-    pub bound: f64,
-    /// The margin the gain had to clear.
-    pub min_delta: f64,
-    /// Whether the challenger was kept.
-    pub accepted: bool,
-    /// Looks taken (chunks of the first look count one each).
-    pub looks: usize,
-    /// Samples of each task the decision rested on.
-    pub samples: u32,
-    /// Why, in words.
-    pub reason: String,
 }
 
 /// What a gate found.

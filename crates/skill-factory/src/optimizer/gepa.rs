@@ -786,7 +786,7 @@ impl Search<'_> {
             self.learn(incumbent);
             self.context.emit(Event::Compared {
                 round: step,
-                split: "val",
+                split: "val".into(),
                 comparison: comparison.clone(),
             });
         }
@@ -856,7 +856,7 @@ impl Search<'_> {
             candidate: id,
             parents: parents.clone(),
             component: component.to_string(),
-            operation,
+            operation: operation.into(),
         });
         self.lineage.push(json!({
             "candidate": id,

@@ -195,7 +195,7 @@ impl Search<'_> {
                 candidate: new.id,
                 parents: vec![parent_id],
                 component: "body".to_string(),
-                operation: "rewrite",
+                operation: "rewrite".into(),
             });
         }
         if let Some(note) = nothing_to_score(&triage) {

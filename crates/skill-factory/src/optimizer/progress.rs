@@ -167,7 +167,7 @@ pub fn finish(
         .metadata
         .insert("metric_calls".into(), Value::from(context.metric_calls()));
     context.emit(Event::Stopped {
-        reason: stop.code(),
+        reason: stop.code().into(),
         detail: stop.detail(),
     });
     result.stop = Some(stop);

@@ -568,7 +568,7 @@ pub async fn validate(
         context.emit(scored_event(round, new.id, gated, &noise, same_as));
         context.emit(Event::Compared {
             round,
-            split: "val",
+            split: "val".into(),
             comparison: comparison.clone(),
         });
         seen.entry(identity(&new.skill)).or_insert(new.id);

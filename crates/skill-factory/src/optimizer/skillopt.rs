@@ -369,7 +369,7 @@ impl Search<'_> {
             candidate: id,
             parents: vec![parent_id],
             component: component.clone(),
-            operation: "patch",
+            operation: "patch".into(),
         });
         self.lineage.push(json!({
             "candidate": id,
@@ -428,7 +428,7 @@ impl Search<'_> {
         context.emit(round::scored_event(round, id, &gated, &noise, None));
         context.emit(Event::Compared {
             round,
-            split: "val",
+            split: "val".into(),
             comparison: comparison.clone(),
         });
         let best_score = self.progress.result.best_score;

@@ -3,7 +3,7 @@
 //!
 //! Per rollout, the driver (this process) prepares the rollout's folder as it would locally,
 //! then ships it, with the harness's `cwd` folder, as the job's working_dir
-//! ([`package`]); `job.py` runs the program on the node exactly as [`crate::process::run`]
+//! ([`package`]); `job.py` runs the program on the node exactly as [`skill_factory_io::process::run`]
 //! would here and reports its exit code and bounded output after a marker in the job's log.
 //! Paths into the rollout's folder or the `cwd` folder, in the arguments and the environment,
 //! are moved to where the package is unpacked. The job's outcome becomes the same
@@ -26,9 +26,9 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 use crate::config::HarnessConfig;
-use crate::process::{Captured, ChildSpec, Outcome, Output};
 use client::RayClient;
 use package::{Entry, ROLLOUT_DIR};
+use skill_factory_io::process::{Captured, ChildSpec, Outcome, Output};
 
 /// The job's entrypoint script.
 const JOB_PY: &str = include_str!("job.py");
@@ -234,7 +234,12 @@ impl RayExecutor {
 
     /// Waits for the job to end, stopping it once it has run for `timeout`, and reads its
     /// outcome from its log.
-    async fn follow(&self, id: &str, timeout: Duration, limits: crate::process::Limits) -> Outcome {
+    async fn follow(
+        &self,
+        id: &str,
+        timeout: Duration,
+        limits: skill_factory_io::process::Limits,
+    ) -> Outcome {
         let mut pause = Duration::from_millis(100);
         let mut started: Option<Instant> = None;
         let mut stopped_at: Option<Instant> = None;
@@ -313,7 +318,7 @@ enum Report {
     Ran { code: i32, output: Output },
 }
 
-fn read_report(logs: &str, limits: crate::process::Limits) -> Option<Report> {
+fn read_report(logs: &str, limits: skill_factory_io::process::Limits) -> Option<Report> {
     let line = logs.lines().rev().find_map(|l| l.strip_prefix(MARKER))?;
     let value: Value = serde_json::from_str(line).ok()?;
     if let Some(error) = value.get("launch_error") {
@@ -479,7 +484,7 @@ mod tests {
 
     #[test]
     fn the_report_line_is_found_after_rays_own_lines() {
-        let limits = crate::process::Limits::default();
+        let limits = skill_factory_io::process::Limits::default();
         let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
         let logs = format!(
             "Running entrypoint for job x\nsome output\n{MARKER}{}\n",

@@ -7,69 +7,46 @@
 //! timestamp with milliseconds and what the run had spent at that moment (`spent`: calls,
 //! tokens, dollars).
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{SecondsFormat, Utc};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+use skill_factory_io::append::Appender;
 use skill_factory_llm::Ledger;
+use skill_factory_runfolder::event::{EventLine, Spent};
+use skill_factory_runfolder::names::{CANDIDATES_DIR, EVENTS_FILE, ROLLOUTS_FILE, candidate_file};
 
 use super::folder::RunFolder;
 use crate::optimizer::{Event, EventSink};
 
-/// The events log's file name.
-pub const EVENTS_FILE: &str = "events.jsonl";
-/// The rollouts log's file name.
-pub const ROLLOUTS_FILE: &str = "rollouts.jsonl";
-/// The folder of proposals.
-pub const CANDIDATES_DIR: &str = "candidates";
-
-/// An append-only JSON Lines file.
+/// An append-only JSON Lines file whose lines carry a sequence number.
 pub struct JsonLines {
-    file: Mutex<Appender>,
-}
-
-/// The open file, the last line's sequence number and the length of its complete lines.
-struct Appender {
-    file: File,
-    seq: u64,
-    len: u64,
+    file: Appender,
+    /// The last line's sequence number, held while a line is written, so lines are in order.
+    seq: Mutex<u64>,
 }
 
 impl JsonLines {
     /// Creates (or appends to) the file.
     pub fn open(path: &Path) -> io::Result<JsonLines> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
-        let len = file.metadata()?.len();
         Ok(JsonLines {
-            file: Mutex::new(Appender { file, seq: 0, len }),
+            file: Appender::open(path, |line| serde_json::from_slice::<Value>(line).is_ok())?,
+            seq: Mutex::new(0),
         })
     }
 
     /// Appends one line; `fill` receives the line's sequence number (from 1) to complete it.
     /// A line the disk had no room for is cut off again, so the file never ends in half a line.
     pub fn append(&self, fill: impl FnOnce(u64) -> Value) -> io::Result<()> {
-        let mut guard = self
-            .file
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        guard.seq += 1;
-        let mut line = fill(guard.seq).to_string();
+        let mut seq = self.seq.lock().unwrap_or_else(|p| p.into_inner());
+        let mut line = fill(*seq + 1).to_string();
         line.push('\n');
-        // One write call per line: the line reaches the OS whole, or not at all.
-        match guard.file.write_all(line.as_bytes()) {
-            Ok(()) => {
-                guard.len += line.len() as u64;
-                Ok(())
-            }
-            Err(error) => {
-                let _ = guard.file.set_len(guard.len);
-                Err(error)
-            }
-        }
+        self.file.append(&line)?;
+        *seq += 1;
+        Ok(())
     }
 }
 
@@ -100,11 +77,6 @@ impl EventLog {
         })
     }
 
-    /// The path of candidate `number`'s file.
-    pub fn candidate_file(number: usize) -> String {
-        format!("{CANDIDATES_DIR}/{number:03}.md")
-    }
-
     /// A failed write is reported once and the run goes on: losing a log line must not
     /// lose the run.
     fn check(&self, outcome: io::Result<()>) {
@@ -118,37 +90,24 @@ impl EventLog {
         }
     }
 
-    fn spent(&self) -> Value {
+    fn spent(&self) -> Spent {
         let total = self.ledger.total();
-        json!({
-            "calls": total.calls,
-            "cached_calls": total.cached_calls,
-            "tokens": total.tokens(),
-            "usd": (total.usd * 1e6).round() / 1e6,
-        })
+        Spent {
+            calls: total.calls,
+            cached_calls: total.cached_calls,
+            tokens: total.tokens(),
+            usd: (total.usd * 1e6).round() / 1e6,
+        }
     }
 }
 
 impl EventSink for EventLog {
     fn event(&self, event: &Event) {
-        let mut body = match serde_json::to_value(event) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        };
+        let mut file = None;
         match event {
             Event::Rollout(record) => {
                 let item = &record.item;
                 let usage = item.rollout.usage;
-                body.insert("task_id".into(), Value::from(item.task_id()));
-                if item.rollout.sample > 0 {
-                    body.insert("sample".into(), json!(item.rollout.sample));
-                }
-                body.insert("score".into(), json!(item.score()));
-                body.insert("failed".into(), Value::Bool(!item.rollout.ok()));
-                body.insert(
-                    "tokens".into(),
-                    json!(usage.total() + item.result.usage.total()),
-                );
                 let at = timestamp();
                 let outcome = self.rollouts.append(|seq| {
                     json!({
@@ -180,22 +139,22 @@ impl EventSink for EventLog {
                 document,
                 ..
             } => {
-                let name = EventLog::candidate_file(*candidate);
-                body.insert("file".into(), Value::from(name.clone()));
+                let name = candidate_file(*candidate);
                 self.check(self.folder.write(&name, document));
+                file = Some(name);
             }
             _ => {}
         }
-        let at = timestamp();
-        let spent = self.spent();
-        let outcome = self.events.append(|seq| {
-            let mut line = Map::new();
-            line.insert("seq".into(), Value::from(seq));
-            line.insert("ts".into(), Value::from(at));
-            line.extend(body);
-            line.insert("spent".into(), spent);
-            Value::Object(line)
-        });
+        let line = |seq| EventLine {
+            seq,
+            ts: timestamp(),
+            event,
+            spent: Some(self.spent()),
+            file,
+        };
+        let outcome = self
+            .events
+            .append(|seq| serde_json::to_value(line(seq)).unwrap_or(Value::Null));
         self.check(outcome);
     }
 }
@@ -224,16 +183,16 @@ mod tests {
             round: 1,
             minibatch: vec!["a".into()],
         });
-        log.event(&Event::Rollout(RolloutRecord {
-            round: 1,
-            candidate: 0,
-            split: "train",
-            reused: false,
-            item: TaskEvaluation {
+        log.event(&Event::Rollout(RolloutRecord::new(
+            1,
+            0,
+            "train",
+            false,
+            TaskEvaluation {
                 rollout: Rollout::success("a", "out"),
                 result: MetricResult::new("m", 0.5, "half"),
             },
-        }));
+        )));
         log.event(&Event::CandidateProposed {
             round: 1,
             candidate: 1,

@@ -10,9 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-
-/// The name of the link to the newest run.
-pub const LATEST: &str = "latest";
+use skill_factory_runfolder::names::LATEST;
 
 /// A run's own folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +106,7 @@ impl RunFolder {
     }
 }
 
-pub use skill_factory_package::output::write_atomic;
+pub use skill_factory_io::output::write_atomic;
 
 #[cfg(test)]
 mod tests {

@@ -144,7 +144,7 @@ impl Source {
 
 fn emit(context: &RunContext, headline: &Headline) {
     context.emit(Event::HeadlineScored {
-        source: headline.source.code(),
+        source: headline.source.code().into(),
         samples: headline.samples,
         best_score: headline.best.mean,
         interval: [headline.best.low, headline.best.high],

@@ -40,10 +40,12 @@ use std::sync::{Arc, Mutex};
 use chrono::{SecondsFormat, Utc};
 use serde_json::Value;
 use skill_factory_core::{Skill, Split};
+use skill_factory_io::output::write_atomic;
+use skill_factory_io::path::below;
+use skill_factory_io::secrets::looks_secret;
 use skill_factory_llm::batch::BatchBoard;
 use skill_factory_llm::url::EndpointUrl;
 use skill_factory_llm::{Ledger, ProviderSettings};
-use skill_factory_package::output::{below, write_atomic};
 
 use self::events::EventLog;
 use self::folder::RunFolder;
@@ -61,24 +63,10 @@ use crate::optimizer::{
     optimizer_name,
 };
 use crate::session::Session;
-
-/// The report's file name.
-pub const REPORT_FILE: &str = "report.md";
-/// The best skill's file name.
-pub const BEST_SKILL_FILE: &str = "best_skill.md";
-/// The folder of the best skill with its reference files (seeds with `references/` only).
-pub const BEST_SKILL_DIR: &str = "best_skill";
-/// The result's file name.
-pub const RESULT_FILE: &str = "result.json";
-/// The resolved config's file name.
-pub const CONFIG_FILE: &str = "config.yaml";
-/// The run's tasks, one JSON line each with its split.
-pub const TASKS_FILE: &str = "tasks.jsonl";
-/// The score chart's file name.
-pub const CHART_FILE: &str = "scores.svg";
-/// The recorded model traffic's file name (`optimize --record`), which
-/// `SKILL_FACTORY_REPLAY` replays.
-pub const TRAFFIC_FILE: &str = "traffic.jsonl";
+use skill_factory_runfolder::names::{
+    BEST_SKILL_DIR, BEST_SKILL_FILE, CHART_FILE, CONFIG_FILE, REPORT_FILE, RESULT_FILE, TASKS_FILE,
+    TRAFFIC_FILE, candidate_file,
+};
 
 /// How to run an optimization.
 #[derive(Clone, Default)]
@@ -228,7 +216,7 @@ fn open_folder(
     let ledger = session.ledger().clone();
     let log =
         EventLog::create(&folder, ledger.clone()).map_err(|e| folder_error(&folder.path, e))?;
-    write(&EventLog::candidate_file(0), &session.skill.to_markdown())?;
+    write(&candidate_file(0), &session.skill.to_markdown())?;
 
     let split = &parts.split;
     let base = RunInfo {
@@ -293,7 +281,7 @@ fn open_folder(
         test: split.test.len(),
         rounds: session.config.config.optimizer.rounds,
         max_workers: workers,
-        budget: session.config.config.optimizer.budget.clone(),
+        budget: session.config.config.optimizer.budget.recorded(),
         max_metric_calls: session.config.config.optimizer.max_metric_calls,
     });
     Ok((recorder, context))
@@ -563,23 +551,6 @@ pub(crate) fn remove_secrets(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(remove_secrets),
         _ => {}
     }
-}
-
-/// Whether an environment variable name suggests its value is a credential.
-fn looks_secret(name: &str) -> bool {
-    let name = name.to_ascii_uppercase();
-    [
-        "KEY",
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-        "AUTH",
-        "COOKIE",
-    ]
-    .iter()
-    .any(|word| name.contains(word))
 }
 
 /// Removes null members of objects, recursively, so the snapshot shows only what is set.

@@ -275,10 +275,8 @@ fn validated_children(events: &[Event]) -> Vec<usize> {
         .iter()
         .filter_map(|e| match e {
             Event::EvaluationStarted {
-                split: "val",
-                candidate,
-                ..
-            } if *candidate != 0 => Some(*candidate),
+                split, candidate, ..
+            } if split == "val" && *candidate != 0 => Some(*candidate),
             _ => None,
         })
         .collect()
@@ -302,10 +300,8 @@ async fn two_children_that_each_fix_half_merge_into_a_perfect_skill() {
         .iter()
         .filter_map(|e| match e {
             Event::Lineage {
-                operation: "merge",
-                parents,
-                ..
-            } => Some(parents),
+                operation, parents, ..
+            } if operation == "merge" => Some(parents),
             _ => None,
         })
         .collect();
@@ -693,10 +689,10 @@ fn mutated_parts(events: &[Event]) -> Vec<String> {
         .iter()
         .filter_map(|e| match e {
             Event::Lineage {
-                operation: "mutation",
+                operation,
                 component,
                 ..
-            } => Some(component.clone()),
+            } if operation == "mutation" => Some(component.clone()),
             _ => None,
         })
         .collect()

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use skill_factory::process::{ChildSpec, Limits, Outcome, kill_running_children, run};
+use skill_factory_io::process::{ChildSpec, Limits, Outcome, kill_running_children, run};
 
 #[tokio::test]
 async fn a_running_child_group_is_killed_by_kill_running_children() {

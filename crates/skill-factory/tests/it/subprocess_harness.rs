@@ -11,8 +11,8 @@ use skill_factory::config::{InputVia, SkillMode};
 use skill_factory::evaluate::{Quiet, evaluate};
 use skill_factory::harness::{Harness, ProcessSettings, Program, SubprocessHarness};
 use skill_factory::metric::GoldenMetric;
-use skill_factory::process::Limits;
 use skill_factory_core::{Rollout, Skill, Task};
+use skill_factory_io::process::Limits;
 
 fn skill(body: &str) -> Skill {
     Skill::parse(&format!("---\nname: s\ndescription: d\n---\n{body}\n")).unwrap()

@@ -156,6 +156,16 @@ pub struct BudgetConfig {
 }
 
 impl BudgetConfig {
+    /// The limits as the run folder's `run_started` event records them.
+    pub fn recorded(&self) -> skill_factory_runfolder::event::Budget {
+        skill_factory_runfolder::event::Budget {
+            max_calls: self.max_calls,
+            max_tokens: self.max_tokens,
+            max_usd: self.max_usd,
+            max_minutes: self.max_minutes,
+        }
+    }
+
     /// The limits a ledger enforces.
     pub fn limits(&self) -> BudgetLimits {
         BudgetLimits {

@@ -1,10 +1,10 @@
 //! Writing a file whole: through a temporary file in the same folder, flushed to disk and
 //! renamed over the target, so a reader (or a process killed mid-write) sees the old file or
-//! the new one, never half of one. Run folders, gallery entries and classifier workspaces all
-//! write their files here.
+//! the new one, never half of one. Run folders, gallery entries, classifier workspaces and the
+//! dashboard's exports all write their files here.
 
 use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Writes `contents` to `path` atomically, creating missing parent folders. A temporary file
@@ -42,20 +42,6 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     written
 }
 
-/// `folder` joined with `relative`, a file path inside a skill folder (`references/a.md`);
-/// refused when it is empty, absolute or climbs out (`..`), so a name taken from a skill
-/// never writes outside the folder.
-pub fn below(folder: &Path, relative: &str) -> std::io::Result<PathBuf> {
-    let path = Path::new(relative);
-    if relative.is_empty() || !path.components().all(|c| matches!(c, Component::Normal(_))) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("the skill file path {relative:?} is not inside the skill folder"),
-        ));
-    }
-    Ok(folder.join(path))
-}
-
 /// Creates `path`, which must not exist: a link planted under the temporary's name is removed,
 /// not written through (`O_EXCL` never follows one).
 fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
@@ -77,22 +63,6 @@ fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_skill_file_path_must_stay_inside_its_folder() {
-        let folder = Path::new("/skills/x");
-        assert_eq!(
-            below(folder, "references/a.md").unwrap(),
-            folder.join("references/a.md")
-        );
-        for bad in ["", "../a.md", "/etc/passwd", "references/../../a.md"] {
-            let error = below(folder, bad).unwrap_err();
-            assert!(
-                error.to_string().contains("not inside the skill folder"),
-                "{bad}"
-            );
-        }
-    }
 
     #[test]
     fn a_file_is_replaced_whole_and_no_temporary_is_left() {

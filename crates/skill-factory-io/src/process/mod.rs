@@ -1,5 +1,5 @@
-//! Running a child process with a deadline: the agent CLIs and subprocess harnesses, and the
-//! `command` metric.
+//! Running a child process with a deadline: the agent CLIs and subprocess harnesses, the
+//! `command` metric, the external optimizer bridge and classifier mode's command policies.
 //!
 //! * The argv is executed directly, never through a shell.
 //! * The child leads its own process group, and the whole group is killed when the deadline
@@ -24,6 +24,10 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
+
+mod lines;
+
+pub use lines::{LineChild, LineError};
 
 /// How much of the output streams is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

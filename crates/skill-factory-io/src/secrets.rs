@@ -1,27 +1,35 @@
-//! Keeping keys out of every response: the run folders should not hold any (the run's
-//! `config.yaml` is written without them), but a folder copied from elsewhere or a model that
-//! echoed a key might, so every body the dashboard sends passes through a [`Scrubber`].
+//! Keeping secrets out of what Skill Factory shows and writes: one rule for which names hold
+//! secrets ([`looks_secret`]) and one [`Scrubber`] that hides their values. The dashboard
+//! passes every body it sends through one; model clients hide their key and the credentials
+//! of their endpoint in every error; the run's `config.yaml` withholds secret-named `env`
+//! values.
 //!
 //! Hidden: the value of every field whose name looks secret (`api_key`, `token`, `password`,
-//! ...), every occurrence of a secret-looking environment variable's value of the server's
-//! own process (the keys it would pass to a job it launches), and `sk-...` shaped keys.
+//! ...), every occurrence of a value the scrubber was given (a key, a URL's credentials, the
+//! secret-looking variables of this process's environment), and `sk-...` shaped keys.
 
 use serde_json::Value;
 
 /// What a hidden value is replaced with.
-pub const HIDDEN: &str = "[hidden]";
+pub const HIDDEN: &str = "***";
 
-/// Shortest environment value treated as a secret (shorter ones would hide common words).
-const SHORTEST_SECRET: usize = 8;
+/// Shortest value hidden because its name looks secret (shorter ones would hide common words).
+const SHORTEST_GUESSED: usize = 8;
+
+/// Shortest value hidden because of where it stands (a URL's password, a query's key):
+/// shorter ones would hide single letters.
+const SHORTEST_KNOWN: usize = 4;
 
 /// Hides secrets in the dashboard's responses.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scrubber {
     /// Secret values to hide wherever they appear, longest first.
     values: Vec<String>,
 }
 
-/// Whether a field or variable called `name` holds a secret.
+/// Whether a field or variable called `name` holds a secret (`OPENAI_API_KEY`, `api_key`,
+/// `GITHUB_TOKEN`, `password`, `SESSION_COOKIE`); token counts (`input_tokens`, `max_tokens`)
+/// and limits (`max_...`) do not.
 pub fn looks_secret(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     [
@@ -32,6 +40,7 @@ pub fn looks_secret(name: &str) -> bool {
         "passwd",
         "credential",
         "auth",
+        "cookie",
     ]
     .iter()
     .any(|word| name.contains(word))
@@ -53,15 +62,31 @@ impl Scrubber {
         )
     }
 
-    /// A scrubber of these secret values.
+    /// A scrubber of values guessed to be secret (by their names): those of 8 bytes or more.
     pub fn of(values: impl IntoIterator<Item = String>) -> Scrubber {
+        Scrubber::at_least(values, SHORTEST_GUESSED)
+    }
+
+    /// A scrubber of values known to be credentials by where they stand (a key, a URL's
+    /// password or query values): those of 4 bytes or more.
+    pub fn credentials(values: impl IntoIterator<Item = String>) -> Scrubber {
+        Scrubber::at_least(values, SHORTEST_KNOWN)
+    }
+
+    fn at_least(values: impl IntoIterator<Item = String>, shortest: usize) -> Scrubber {
         let mut values: Vec<String> = values
             .into_iter()
-            .filter(|value| value.len() >= SHORTEST_SECRET)
+            .filter(|value| value.len() >= shortest)
             .collect();
-        values.sort_by_key(|value| std::cmp::Reverse(value.len()));
+        // Longest first, so a secret containing another is hidden whole.
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         values.dedup();
         Scrubber { values }
+    }
+
+    /// Whether nothing but key shapes would be hidden.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
     }
 
     /// `text` with every secret in it hidden.
@@ -147,9 +172,13 @@ mod tests {
         assert_eq!(value["usage"]["input_tokens"], 12);
         assert_eq!(value["usage"]["max_tokens"], 5);
         assert_eq!(
-            value["output"], "the key is [hidden] and [hidden], short",
+            value["output"], "the key is *** and ***, short",
             "values under 8 characters are not secrets"
         );
         assert_eq!(value["note"], "task-1 ask-me sk-short");
+        assert!(looks_secret("SESSION_COOKIE") && looks_secret("OPENAI_API_KEY"));
+        assert!(!looks_secret("MAX_TOKENS") && !looks_secret("output_tokens"));
+        let url = Scrubber::credentials(["pw12".to_string(), "x".to_string()]);
+        assert_eq!(url.text("user:pw12 x"), "user:*** x");
     }
 }

@@ -1,0 +1,16 @@
+//! The run folder's format, one place for the engine that writes it and the dashboard, the
+//! gallery and the CLI that read it:
+//!
+//! * [`names`]: the names of its files (`events.jsonl`, `result.json`, `candidates/NNN.md`,
+//!   ...), the classifier workspace's included;
+//! * [`event`]: the typed [`Event`](event::Event) of every `events.jsonl` line, serialized by
+//!   the engine and deserialized by its readers, so a renamed event or field fails to compile
+//!   in every reader instead of failing at run time.
+//!
+//! It stands on `skill-factory-core` (plain data: the estimates and rollouts events carry)
+//! and nothing else of ours, so the dashboard stays free of the engine.
+
+#![warn(missing_docs)]
+
+pub mod event;
+pub mod names;
