@@ -10,6 +10,8 @@ use serde_json::Value;
 use skill_factory_core::Skill;
 use skill_factory_package::bundle::{BundledFile, SkillBundle};
 use skill_factory_pycompat::float::thousands;
+use skill_factory_runfolder::names::RESULT_FILE;
+use skill_factory_runfolder::result::{Record, RunResult};
 
 use crate::LabError;
 use crate::export::{Format, export};
@@ -27,10 +29,10 @@ const SCORERS: [(&str, Format); 4] = [
 
 /// Whether `dir` is a classifier workspace (its `result.json` says `kind: classifier`).
 pub fn is_workspace(dir: &Path) -> bool {
-    skill_factory_io::input::read_text(&dir.join("result.json"), crate::files::WORKSPACE_FILE)
+    skill_factory_io::input::read_text(&dir.join(RESULT_FILE), crate::files::WORKSPACE_FILE)
         .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .is_some_and(|result| result["kind"] == "classifier")
+        .and_then(|text| RunResult::parse(&text).ok())
+        .is_some_and(|result| matches!(result.record, Record::Classifier(_)))
 }
 
 /// The skill of the classifier workspace `dir`.

@@ -17,8 +17,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use skill_factory_pycompat::{float::round, json as pyjson};
+use skill_factory_runfolder::names::{HISTORY_FILE, RESULT_FILE};
+use skill_factory_runfolder::result::{
+    BestSkill, ClassifierRecord, HistoryRecord, Record, RunResult, Splits as RunSplits,
+};
 
 use crate::LabError;
 use crate::config::{self, ClassifierConfig};
@@ -153,12 +157,13 @@ impl Project {
         }
         let history = Value::Array(outcome.history.iter().map(|r| r.to_json()).collect());
         write_atomic(
-            &self.file("history.json"),
+            &self.file(HISTORY_FILE),
             &(pyjson::dumps_indent(&history, 1) + "\n"),
         )?;
-        let result = result_json(self, outcome, &best, started_at);
+        let result = serde_json::to_value(result_json(self, outcome, &best, started_at))
+            .unwrap_or(Value::Null);
         write_atomic(
-            &self.file("result.json"),
+            &self.file(RESULT_FILE),
             &(pyjson::dumps_pretty(&result) + "\n"),
         )?;
         // Last: the grown pool is an input of the next run, so a run killed before this point
@@ -178,7 +183,12 @@ fn value(objective: &Objective, reports: &crate::evaluate::Reports) -> f64 {
 /// `result.json`: the summary skill-mode runs write, so run lists (ours and the Python
 /// tool's dashboard) show classifier runs too. Scores are the objective (validation recall
 /// at the false-positive budget).
-fn result_json(project: &Project, outcome: &Outcome, best: &ProbeSet, started_at: &str) -> Value {
+fn result_json(
+    project: &Project,
+    outcome: &Outcome,
+    best: &ProbeSet,
+    started_at: &str,
+) -> RunResult {
     let objective = &project.config.objective;
     let baseline = value(objective, &outcome.before);
     let best_score = value(objective, &outcome.after);
@@ -188,55 +198,60 @@ fn result_json(project: &Project, outcome: &Outcome, best: &ProbeSet, started_at
             .and_then(|r| r.rates(objective.level.as_deref()))
             .map_or(0.0, |r| round(r.recall(), 4))
     };
-    let history: Vec<Value> = outcome
+    let history = outcome
         .history
         .iter()
-        .map(|r| {
-            json!({
-                "iteration": r.round,
-                "train_score": recall(&r.reports, Split::Train),
-                "val_score": recall(&r.reports, Split::Val),
-                "accepted": r.accepted,
-                "note": format!("{}: {}", r.change, r.candidate),
-                "skill_name": project.config.name,
-                "body": if r.round == 0 {
-                    pyjson::dumps_indent(&outcome.seed.to_json(), 1)
-                } else {
-                    r.score.clone()
-                },
-            })
+        .map(|r| HistoryRecord {
+            iteration: r.round,
+            train_score: recall(&r.reports, Split::Train),
+            val_score: recall(&r.reports, Split::Val),
+            accepted: r.accepted,
+            note: format!("{}: {}", r.change, r.candidate),
+            skill_name: project.config.name.clone(),
+            body: if r.round == 0 {
+                pyjson::dumps_indent(&outcome.seed.to_json(), 1)
+            } else {
+                r.score.clone()
+            },
+            ..HistoryRecord::default()
         })
         .collect();
     let body = pyjson::dumps_indent(&best.to_json(), 1);
-    let counts: Map<String, Value> = Split::ALL
-        .iter()
-        .map(|&split| (split.name().to_string(), json!(project.split(split).len())))
-        .collect();
-    json!({
-        "kind": "classifier",
-        "optimizer": "classifier",
-        "baseline_score": round(baseline, 4),
-        "best_score": round(best_score, 4),
-        "improvement": round(best_score - baseline, 4),
-        "candidates": outcome.history.len(),
-        "accepted": outcome.history.iter().filter(|r| r.accepted).count(),
-        "metadata": {
-            "usd": round(outcome.spend.usd, 6),
-            "input_tokens": outcome.spend.input_tokens,
-            "sha256": best.sha256(),
-            "failed_requests": outcome.spend.failed,
+    let count = |split| project.split(split).len();
+    let metadata = json!({
+        "usd": round(outcome.spend.usd, 6),
+        "input_tokens": outcome.spend.input_tokens,
+        "sha256": best.sha256(),
+        "failed_requests": outcome.spend.failed,
+    });
+    RunResult {
+        kind: Some("classifier".into()),
+        optimizer: "classifier".into(),
+        baseline_score: round(baseline, 4),
+        best_score: round(best_score, 4),
+        improvement: round(best_score - baseline, 4),
+        candidates: outcome.history.len(),
+        accepted: outcome.history.iter().filter(|r| r.accepted).count(),
+        metadata: metadata.as_object().cloned().unwrap_or_default(),
+        best_skill: BestSkill {
+            name: project.config.name.clone(),
+            description: "probe set".into(),
+            markdown: format!("```json\n{body}\n```\n"),
+            body,
+            files: Default::default(),
         },
-        "best_skill": {
-            "name": project.config.name,
-            "description": "probe set",
-            "body": body,
-            "markdown": format!("```json\n{body}\n```\n"),
-        },
-        "history": history,
-        "config_name": project.config.name,
-        "started_at": started_at,
-        "finished_at": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        "stop_reason": "done",
-        "splits": counts,
-    })
+        history,
+        record: Record::Classifier(ClassifierRecord {
+            config_name: project.config.name.clone(),
+            started_at: started_at.to_string(),
+            finished_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            stop_reason: "done".into(),
+            splits: RunSplits {
+                train: count(Split::Train),
+                val: count(Split::Val),
+                test: count(Split::Test),
+                held_out: Some(count(Split::HeldOut)),
+            },
+        }),
+    }
 }

@@ -5,7 +5,10 @@
 //!   ...), the classifier workspace's included;
 //! * [`event`]: the typed [`Event`](event::Event) of every `events.jsonl` line, serialized by
 //!   the engine and deserialized by its readers, so a renamed event or field fails to compile
-//!   in every reader instead of failing at run time.
+//!   in every reader instead of failing at run time;
+//! * [`result`]: `result.json` of every kind ([`RunResult`](result::RunResult)): the
+//!   reference tool's fields, then a skill run's or a classifier workspace's record, written by
+//!   the engine and the lab and read by the dashboard and the gallery.
 //!
 //! It stands on `skill-factory-core` (plain data: the estimates and rollouts events carry)
 //! and nothing else of ours, so the dashboard stays free of the engine.
@@ -14,3 +17,4 @@
 
 pub mod event;
 pub mod names;
+pub mod result;

@@ -15,6 +15,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 use serde_json::Value;
 use skill_factory_runfolder::names::RESULT_FILE;
+use skill_factory_runfolder::result::{Record, RunResult};
 
 /// How deep below the root run folders are looked for (`runs/<config>/<run>` is depth 2;
 /// an `output.dir` may add a level or two).
@@ -103,15 +104,13 @@ pub enum IndexError {
         /// What the parser said.
         source: serde_json::Error,
     },
-    /// A field every result has is missing or has the wrong type.
-    #[error("{}: `{field}` is missing or not {expected}; is this a Skill Factory result.json?", path.display())]
-    Field {
+    /// JSON, but not a result: a field every result has is missing or has the wrong type.
+    #[error("{}: {source}; is this a Skill Factory result.json?", path.display())]
+    Shape {
         /// The file.
         path: PathBuf,
-        /// The field.
-        field: &'static str,
-        /// What it should be.
-        expected: &'static str,
+        /// What the reader said.
+        source: serde_json::Error,
     },
 }
 
@@ -119,57 +118,61 @@ impl RunSummary {
     /// The summary of the run whose `result.json` at `file` holds `text`; `path` is the run
     /// folder relative to the root.
     pub fn parse(path: &str, file: &Path, text: &str) -> Result<RunSummary, IndexError> {
-        let result: Value = serde_json::from_str(text).map_err(|source| IndexError::Json {
+        let value: Value = serde_json::from_str(text).map_err(|source| IndexError::Json {
             path: file.to_path_buf(),
             source,
         })?;
-        let missing = |field, expected| IndexError::Field {
-            path: file.to_path_buf(),
-            field,
-            expected,
-        };
-        let number = |field| {
-            result[field]
-                .as_f64()
-                .ok_or_else(|| missing(field, "a number"))
-        };
-        let text_at = |value: &Value| value.as_str().map(str::to_string);
+        let result: RunResult =
+            serde_json::from_value(value).map_err(|source| IndexError::Shape {
+                path: file.to_path_buf(),
+                source,
+            })?;
         let folder = |depth: usize| {
             path.rsplit('/')
                 .nth(depth)
                 .filter(|name| !name.is_empty())
                 .map(str::to_string)
         };
-        let stop_reason = text_at(&result["stop_reason"]);
-        let total = &result["usage"]["total"];
-        let tokens = match (
-            total["input_tokens"].as_u64(),
-            total["output_tokens"].as_u64(),
-        ) {
-            (Some(input), Some(output)) => Some(input + output),
-            _ => None,
-        };
-        Ok(RunSummary {
+        let mut summary = RunSummary {
             path: path.to_string(),
-            run_id: text_at(&result["run_id"])
-                .or_else(|| folder(0))
-                .unwrap_or_default(),
-            config_name: text_at(&result["config_name"])
-                .or_else(|| folder(1))
-                .unwrap_or_default(),
-            kind: text_at(&result["kind"]).unwrap_or_else(|| "skill".into()),
-            optimizer: text_at(&result["optimizer"]).ok_or_else(|| missing("optimizer", "text"))?,
-            status: RunStatus::of(stop_reason.as_deref()),
-            stop_reason,
-            baseline_val: number("baseline_score")?,
-            best_val: number("best_score")?,
-            test_seed: result["test"]["seed_score"].as_f64(),
-            test_best: result["test"]["best_score"].as_f64(),
-            calls: total["calls"].as_u64(),
-            tokens,
-            cost_usd: result["cost_usd"].as_f64(),
-            started_at: text_at(&result["started_at"]),
-        })
+            run_id: folder(0).unwrap_or_default(),
+            config_name: folder(1).unwrap_or_default(),
+            kind: result.kind.clone().unwrap_or_else(|| "skill".into()),
+            optimizer: result.optimizer.clone(),
+            status: RunStatus::of(None),
+            stop_reason: None,
+            baseline_val: result.baseline_score,
+            best_val: result.best_score,
+            test_seed: None,
+            test_best: None,
+            calls: None,
+            tokens: None,
+            cost_usd: None,
+            started_at: None,
+        };
+        match result.record {
+            Record::Skill(run) => {
+                let total = run.usage.get("total");
+                summary.run_id = run.run_id;
+                summary.config_name = run.config_name;
+                summary.status = RunStatus::of(Some(&run.stop_reason));
+                summary.stop_reason = Some(run.stop_reason);
+                summary.test_seed = run.test.as_ref().and_then(|t| t.seed_score);
+                summary.test_best = run.test.as_ref().and_then(|t| t.best_score);
+                summary.calls = total.map(|t| t.calls);
+                summary.tokens = total.map(|t| t.input_tokens + t.output_tokens);
+                summary.cost_usd = run.cost_usd;
+                summary.started_at = Some(run.started_at);
+            }
+            Record::Classifier(workspace) => {
+                summary.config_name = workspace.config_name;
+                summary.status = RunStatus::of(Some(&workspace.stop_reason));
+                summary.stop_reason = Some(workspace.stop_reason);
+                summary.started_at = Some(workspace.started_at);
+            }
+            Record::Reference {} => {}
+        }
+        Ok(summary)
     }
 }
 
@@ -386,7 +389,7 @@ mod tests {
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("a/1/result.json") && problems[0].contains("not valid JSON"));
         assert!(
-            problems[1].contains("`optimizer` is missing"),
+            problems[1].contains("missing field `optimizer`"),
             "{}",
             problems[1]
         );

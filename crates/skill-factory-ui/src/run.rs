@@ -18,6 +18,7 @@ use skill_factory_runfolder::event::{Comparison, Event, EventLine};
 use skill_factory_runfolder::names::{
     BEST_SKILL_FILE, EVENTS_FILE, HISTORY_FILE, REPORT_FILE, RESULT_FILE, SEAL_FILE, candidate_file,
 };
+use skill_factory_runfolder::result::{HistoryRecord, RunResult};
 
 use crate::index::RunSummary;
 
@@ -126,6 +127,8 @@ pub struct RunPage {
     pub summary: RunSummary,
     /// `result.json`, secrets removed.
     pub result: Value,
+    /// Its history (what a run without events is read from).
+    pub history: Vec<HistoryRecord>,
     /// Every candidate, by number.
     pub candidates: Vec<Candidate>,
     /// Validation scores per candidate, in the order they were scored.
@@ -160,11 +163,15 @@ impl RunPage {
         let mut result: Value =
             serde_json::from_str(&text).map_err(|e| RunError::Unreadable(e.to_string()))?;
         scrub.json(&mut result);
+        // Read after scrubbing, so the bodies it gives are the page's.
+        let typed: RunResult = serde_json::from_value(result.clone())
+            .map_err(|e| RunError::Unreadable(e.to_string()))?;
         let (events, skipped_lines) = read_events(&dir.join(EVENTS_FILE));
         let mut page = RunPage {
             dir: dir.to_path_buf(),
             summary,
             result,
+            history: typed.history,
             candidates: Vec::new(),
             val: Vec::new(),
             train: Vec::new(),
@@ -175,13 +182,7 @@ impl RunPage {
             live: Value::Null,
             skipped_lines,
         };
-        page.best_text = read_text(dir, BEST_SKILL_FILE)
-            .or_else(|| {
-                page.result["best_skill"]["body"]
-                    .as_str()
-                    .map(str::to_string)
-            })
-            .unwrap_or_default();
+        page.best_text = read_text(dir, BEST_SKILL_FILE).unwrap_or(typed.best_skill.body);
         if events.is_empty() {
             page.read_history();
         } else {
@@ -192,11 +193,7 @@ impl RunPage {
         }
         page.seed_text = page
             .document(0)
-            .or_else(|| {
-                page.result["history"][0]["body"]
-                    .as_str()
-                    .map(str::to_string)
-            })
+            .or_else(|| page.history.first().map(|seed| seed.body.clone()))
             .unwrap_or_default();
         Ok(page)
     }
@@ -206,12 +203,11 @@ impl RunPage {
         let named = self.candidates.iter().find(|c| c.id == id)?;
         match &named.file {
             Some(file) => read_text(&self.dir, file),
-            None => self.result["history"]
-                .as_array()?
+            None => self
+                .history
                 .iter()
-                .find(|h| h["iteration"].as_u64() == Some(id as u64))?["body"]
-                .as_str()
-                .map(str::to_string),
+                .find(|h| h.iteration == id)
+                .map(|h| h.body.clone()),
         }
     }
 
@@ -421,15 +417,13 @@ impl RunPage {
     /// The Python tool's runs: one candidate per history record, each the child of the last
     /// accepted one before it.
     fn read_history(&mut self) {
-        let Some(history) = self.result["history"].as_array().cloned() else {
-            return;
-        };
+        let history = self.history.clone();
         let mut parent = 0;
         for (index, record) in history.iter().enumerate() {
-            let accepted = record["accepted"] == true;
-            let round = record["iteration"].as_u64().unwrap_or(index as u64) as usize;
-            let note = record["note"].as_str().unwrap_or_default().to_string();
-            let val = record["val_score"].as_f64();
+            let accepted = record.accepted;
+            let round = record.iteration;
+            let note = record.note.clone();
+            let val = Some(record.val_score);
             self.candidates.push(Candidate {
                 id: round,
                 round,
@@ -449,21 +443,19 @@ impl RunPage {
                     round,
                     candidate: Some(round),
                     score,
-                    interval: pair(&record["val_interval"]),
+                    interval: record.val_interval,
                     accepted,
                     note: note.clone(),
                 });
             }
-            if let Some(score) = record["train_score"].as_f64() {
-                self.train.push(Point {
-                    round,
-                    candidate: Some(round),
-                    score,
-                    interval: None,
-                    accepted,
-                    note,
-                });
-            }
+            self.train.push(Point {
+                round,
+                candidate: Some(round),
+                score: record.train_score,
+                interval: None,
+                accepted,
+                note,
+            });
             if accepted {
                 parent = round;
                 self.best = round;
@@ -538,11 +530,6 @@ fn classifier(dir: &Path, scrub: &Scrubber) -> Value {
     let mut value = json!({"classifier": {"rounds": rounds, "seal": seal, "frozen": frozen}});
     scrub.json(&mut value);
     value
-}
-
-/// `[low, high]` from a JSON array of two numbers.
-fn pair(value: &Value) -> Option<[f64; 2]> {
-    Some([value.get(0)?.as_f64()?, value.get(1)?.as_f64()?])
 }
 
 /// The events of `file`, and how many of its lines were not JSON.

@@ -24,11 +24,11 @@ use skill_factory::harness::Harness;
 use skill_factory::metric::Metric;
 use skill_factory::noise::Noise;
 use skill_factory::optimizer::StopReason;
-use skill_factory::run::result::estimate_json;
 use skill_factory::session::{Session, SessionOptions, load_skill};
 use skill_factory::{harness, metric};
 use skill_factory_core::stats::{self, Estimate, FloorBasis, NoiseFloor, Variance, Verdict};
 use skill_factory_core::{Evaluation, Skill, Summary, Task};
+use skill_factory_runfolder::result::ScoreEstimate;
 
 use crate::cli::{EvaluateArgs, SplitChoice};
 use crate::output::{errln, outln};
@@ -428,7 +428,7 @@ async fn compare(
                 "regime_reasons": noise.reasons,
                 "a": side(a_path, &fa, &scored_a),
                 "b": side(b_path, &fb, &scored_b),
-                "difference": estimate_json(&difference),
+                "difference": ScoreEstimate::from(&difference),
                 "verdict": verdict,
                 "noise_floor": floor,
             }))?

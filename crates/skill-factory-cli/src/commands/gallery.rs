@@ -28,11 +28,11 @@ pub fn run(args: GalleryArgs) -> anyhow::Result<ExitCode> {
                 "Gallery entry {} → {} (run {}, {} candidate files)",
                 added.name,
                 added.dir.display(),
-                facts.run_id,
+                facts.run.run_id,
                 added.candidates
             );
             outln!("Skill → {}", added.skill.skill_md.display());
-            let test = match &facts.test {
+            let test = match &facts.run.test {
                 Some(test) => match (test.seed_score, test.best_score) {
                     (Some(seed), Some(best)) => format!("; test {seed:.3} → {best:.3}"),
                     _ => "; test not scored".to_owned(),

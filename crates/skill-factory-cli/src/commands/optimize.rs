@@ -13,13 +13,13 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use skill_factory::cancel::CancelToken;
 use skill_factory::optimizer::StopReason;
-use skill_factory::run::result::round4;
 use skill_factory::run::{self, RunOptions};
 use skill_factory::session::Session;
 use skill_factory::session::SessionOptions;
 use skill_factory_llm::batch::BatchBoard;
 use skill_factory_package::bundle::SkillBundle;
 use skill_factory_package::export::{check_destination, export_bundle, install_hint};
+use skill_factory_runfolder::result::round4;
 use tokio::task::JoinHandle;
 
 use crate::cli::{Kind, OptimizeArgs};

@@ -1,76 +1,13 @@
-//! What a gallery entry reads from a run's `result.json`: the fields the reference tool
-//! writes (scores, the best skill) and the ones Skill Factory adds after them (run id, splits,
-//! held-out test scores, usage, time). See [`crate::run::result`] for the file itself.
+//! What a gallery entry reads from a run's `result.json`: the typed result
+//! ([`skill_factory_runfolder::result::RunResult`]) of a skill-mode run of ours, whose record
+//! holds the run id, splits, held-out test scores, usage and time. The Python tool's results
+//! and classifier workspaces have no such record and are refused.
 
-use std::collections::BTreeMap;
+use serde::de::Error as _;
+use skill_factory_runfolder::result::{BestSkill, Record, RunResult, SkillRecord};
 
-use serde::Deserialize;
-
-/// The best skill's name, description and reference files.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct BestSkill {
-    /// The skill's name as the run wrote it.
-    pub name: String,
-    /// Its description.
-    #[serde(default)]
-    pub description: String,
-    /// Its reference files by path, as the search left them (written only for a skill that
-    /// has some).
-    #[serde(default)]
-    pub files: BTreeMap<String, String>,
-}
-
-/// Task counts of the splits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub struct Splits {
-    /// Train tasks.
-    pub train: usize,
-    /// Validation tasks.
-    pub val: usize,
-    /// Held-out test tasks.
-    pub test: usize,
-}
-
-impl Splits {
-    /// Tasks in all splits together: the dataset's size.
-    pub fn total(&self) -> usize {
-        self.train + self.val + self.test
-    }
-}
-
-/// Held-out test scores of the seed and the best skill.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Test {
-    /// Test tasks.
-    pub size: usize,
-    /// The seed's score, when it was scored.
-    pub seed_score: Option<f64>,
-    /// The best skill's score, when it was scored.
-    pub best_score: Option<f64>,
-    /// Why the test split was not scored.
-    #[serde(default)]
-    pub skipped: Option<String>,
-}
-
-/// Calls and tokens of one role (or of all of them, `total`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-pub struct Usage {
-    /// Model calls.
-    pub calls: u64,
-    /// Of them, answered from the cache.
-    #[serde(default)]
-    pub cached_calls: u64,
-    /// Of them, failed.
-    #[serde(default)]
-    pub failed_calls: u64,
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Completion tokens.
-    pub output_tokens: u64,
-}
-
-/// The fields of a finished run's `result.json` the gallery uses.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// A skill-mode run's result, as a gallery entry reads it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunFacts {
     /// Optimizer name.
     pub optimizer: String,
@@ -80,44 +17,31 @@ pub struct RunFacts {
     pub best_score: f64,
     /// The best skill.
     pub best_skill: BestSkill,
-    /// The run folder's name.
-    pub run_id: String,
-    /// UTC start, RFC 3339.
-    #[serde(default)]
-    pub started_at: Option<String>,
-    /// UTC end; `None` while the run is going on (or after it was killed).
-    #[serde(default)]
-    pub finished_at: Option<String>,
-    /// Why the search stopped (`running` while it goes on).
-    pub stop_reason: String,
-    /// The reason in a sentence.
-    #[serde(default)]
-    pub stop_detail: Option<String>,
-    /// Task counts.
-    pub splits: Splits,
-    /// Held-out test scores; `None` without a test split.
-    #[serde(default)]
-    pub test: Option<Test>,
-    /// Calls and tokens per role, and `total`.
-    #[serde(default)]
-    pub usage: BTreeMap<String, Usage>,
-    /// Dollars spent; `None` when a model has no known price.
-    #[serde(default)]
-    pub cost_usd: Option<f64>,
-    /// Wall time in seconds.
-    #[serde(default)]
-    pub elapsed_seconds: f64,
+    /// What the run adds to the reference's fields.
+    pub run: SkillRecord,
 }
 
 impl RunFacts {
     /// Reads the facts from the text of a `result.json`.
     pub fn parse(text: &str) -> Result<RunFacts, serde_json::Error> {
-        serde_json::from_str(text)
+        let result = RunResult::parse(text)?;
+        match result.record {
+            Record::Skill(run) => Ok(RunFacts {
+                optimizer: result.optimizer,
+                baseline_score: result.baseline_score,
+                best_score: result.best_score,
+                best_skill: result.best_skill,
+                run: *run,
+            }),
+            _ => Err(serde_json::Error::custom(
+                "not a skill-mode run of Skill Factory (it has no `run_id`, `stop_reason` and `started_at`)",
+            )),
+        }
     }
 
     /// Whether the run finished (it was not still running, or killed, when it was written).
     pub fn finished(&self) -> bool {
-        self.finished_at.is_some() && self.stop_reason != "running"
+        self.run.finished()
     }
 }
 

@@ -126,7 +126,7 @@ fn task(description: &str) -> String {
 }
 
 fn test_scores(facts: &RunFacts) -> String {
-    match &facts.test {
+    match &facts.run.test {
         None => "no test split".to_owned(),
         Some(test) => match (test.seed_score, test.best_score) {
             (Some(seed), Some(best)) => format!("{seed:.3} → {best:.3}"),

@@ -418,7 +418,7 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
     if !facts.finished() {
         return Err(GalleryError::Unfinished {
             path: run_dir.to_path_buf(),
-            stop_reason: facts.stop_reason.clone(),
+            stop_reason: facts.run.stop_reason.clone(),
         });
     }
     let traffic_path = run_dir.join(TRAFFIC_FILE);
@@ -456,11 +456,11 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
             source: Box::new(error),
         })?
         .len();
-    if dataset_size != facts.splits.total() {
+    if dataset_size != facts.run.splits.total() {
         return Err(GalleryError::DatasetChanged {
             path: snapshot.dataset.clone(),
             found: dataset_size,
-            expected: facts.splits.total(),
+            expected: facts.run.splits.total(),
         });
     }
 
@@ -519,7 +519,7 @@ pub fn add_entry(run_dir: &Path, options: &AddOptions) -> Result<AddedEntry, Gal
     let exported = export_bundle(&bundle, &dir, false, true)?;
     write_file(
         &dir.join(CONFIG_FILE),
-        config_yaml(&portable.config, &facts.run_id).as_bytes(),
+        config_yaml(&portable.config, &facts.run.run_id).as_bytes(),
     )?;
     write_file(&dir.join(SEED_FILE), seed_text.as_bytes())?;
     for (name, bytes) in &copies {

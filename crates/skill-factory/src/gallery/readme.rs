@@ -8,12 +8,13 @@ use std::fmt::Write;
 use skill_factory_llm::ProviderSettings;
 use skill_factory_llm::local::fetch::KNOWN_MODELS;
 
-use super::facts::{RunFacts, Usage};
+use super::facts::RunFacts;
 use super::history::{CandidateRow, Outcome};
 use super::portable::script_file;
 use super::{CONFIG_FILE, DATASET_FILE, RESULT_FILE, SEED_FILE};
 use crate::config::{MetricConfig, RunConfig};
 use skill_factory_runfolder::names::TRAFFIC_FILE;
+use skill_factory_runfolder::result::Usage;
 
 /// Everything an entry's README is made of.
 #[derive(Debug, Clone)]
@@ -177,7 +178,7 @@ pub fn score_change(from: f64, to: f64) -> String {
 
 /// The held-out test cell: `seed → best` on N tasks, or why there is none.
 pub fn test_cell(facts: &RunFacts) -> String {
-    match &facts.test {
+    match &facts.run.test {
         None => "no test split (`test_fraction` not set)".to_owned(),
         Some(test) => match (test.seed_score, test.best_score) {
             (Some(seed), Some(best)) => format!(
@@ -224,7 +225,7 @@ fn usage_text(usage: &Usage) -> String {
 
 fn tokens_cell(facts: &RunFacts) -> String {
     let mut text = String::new();
-    if let Some(total) = facts.usage.get("total") {
+    if let Some(total) = facts.run.usage.get("total") {
         let _ = write!(
             text,
             "{} tokens: {}",
@@ -233,6 +234,7 @@ fn tokens_cell(facts: &RunFacts) -> String {
         );
     }
     let roles: Vec<String> = facts
+        .run
         .usage
         .iter()
         .filter(|(role, _)| role.as_str() != "total")
@@ -316,13 +318,17 @@ pub fn entry_readme(view: &EntryView) -> String {
         "> Written by `skill-factory gallery add` from run `{}`. Every number below comes from \
          that run's files ([`{RESULT_FILE}`]({RESULT_FILE}) holds them all); rerun the command \
          instead of editing this file.\n",
-        facts.run_id
+        facts.run.run_id
     );
     let _ = writeln!(text, "{}\n", facts.best_skill.description.trim());
     honesty_notes(&mut text, config);
 
     let skill_md = format!("{}/SKILL.md", view.skill_dir);
-    let (train, val, test) = (facts.splits.train, facts.splits.val, facts.splits.test);
+    let (train, val, test) = (
+        facts.run.splits.train,
+        facts.run.splits.val,
+        facts.run.splits.test,
+    );
     let mut rows: Vec<(&str, String)> = vec![
         (
             "Skill",
@@ -383,27 +389,23 @@ pub fn entry_readme(view: &EntryView) -> String {
         ("Tokens", tokens_cell(facts)),
         (
             "Cost",
-            facts.cost_usd.map_or_else(
+            facts.run.cost_usd.map_or_else(
                 || "unknown (a model has no price)".to_owned(),
                 |usd| format!("${usd:.4}"),
             ),
         ),
-        ("Wall time", wall_time(facts.elapsed_seconds)),
+        ("Wall time", wall_time(facts.run.elapsed_seconds)),
         (
             "Stopped",
             format!(
                 "`{}`: {}",
-                facts.stop_reason,
-                facts.stop_detail.as_deref().unwrap_or("")
+                facts.run.stop_reason,
+                facts.run.stop_detail.as_deref().unwrap_or("")
             ),
         ),
         (
             "Run",
-            format!(
-                "`{}`, started {}",
-                facts.run_id,
-                facts.started_at.as_deref().unwrap_or("at an unknown time")
-            ),
+            format!("`{}`, started {}", facts.run.run_id, facts.run.started_at),
         ),
     ]);
     text.push_str("| | |\n| :--- | :--- |\n");
@@ -501,8 +503,8 @@ pub fn entry_readme(view: &EntryView) -> String {
          answers cached in `.skill-factory/` here), recording it; `gallery add` rewrites this \
          entry and the gallery index from it. The run above took {} on the machine that made \
          it.{}",
-        facts.run_id,
-        wall_time(facts.elapsed_seconds),
+        facts.run.run_id,
+        wall_time(facts.run.elapsed_seconds),
         if local_models.is_empty() {
             ""
         } else {
@@ -521,7 +523,7 @@ mod tests {
 
     use super::*;
     use crate::config::parse_config;
-    use crate::gallery::facts::{BestSkill, Splits, Test};
+    use skill_factory_runfolder::result::{BestSkill, SkillRecord, Splits, TestRecord};
 
     fn config(providers: &str) -> RunConfig {
         parse_config(
@@ -539,8 +541,8 @@ mod tests {
     const LOCAL_TARGET_SCRIPTED_OPTIMIZER: &str = "provider: {name: local, model: ../../models/SmolLM2-135M-Instruct.Q4_1.gguf}\n\
          optimizer_provider: {name: fake, script: optimizer_script.yaml}\n";
 
-    fn facts(test: Option<Test>) -> RunFacts {
-        let mut usage = std::collections::BTreeMap::new();
+    fn facts(test: Option<TestRecord>) -> RunFacts {
+        let mut usage = indexmap::IndexMap::new();
         usage.insert(
             "total".to_owned(),
             Usage {
@@ -549,6 +551,7 @@ mod tests {
                 failed_calls: 0,
                 input_tokens: 123_456,
                 output_tokens: 7_890,
+                cost_usd: Some(0.0),
             },
         );
         RunFacts {
@@ -558,22 +561,33 @@ mod tests {
             best_skill: BestSkill {
                 name: "weather-temperature".into(),
                 description: "Give the temperature.".into(),
-                files: Default::default(),
+                ..BestSkill::default()
             },
-            run_id: "20260101-000000".into(),
-            started_at: Some("2026-01-01T00:00:00Z".into()),
-            finished_at: Some("2026-01-01T00:05:00Z".into()),
-            stop_reason: "rounds".into(),
-            stop_detail: Some("3 rounds run".into()),
-            splits: Splits {
-                train: 15,
-                val: 12,
-                test: 9,
+            run: SkillRecord {
+                run_id: "20260101-000000".into(),
+                config_name: "weather".into(),
+                started_at: "2026-01-01T00:00:00Z".into(),
+                finished_at: Some("2026-01-01T00:05:00Z".into()),
+                stop_reason: "rounds".into(),
+                stop_detail: Some("3 rounds run".into()),
+                splits: Splits {
+                    train: 15,
+                    val: 12,
+                    test: 9,
+                    held_out: None,
+                },
+                test,
+                usage,
+                cost_usd: Some(0.0),
+                unpriced_models: Vec::new(),
+                elapsed_seconds: 312.4,
+                failed_rollouts: 0,
+                refused_copies: Vec::new(),
+                cleaned_repeats: Vec::new(),
+                noise: None,
+                headline: None,
+                batches: None,
             },
-            test,
-            usage,
-            cost_usd: Some(0.0),
-            elapsed_seconds: 312.4,
         }
     }
 
@@ -618,12 +632,12 @@ mod tests {
         })
     }
 
-    fn scored_test() -> Option<Test> {
-        Some(Test {
+    fn scored_test() -> Option<TestRecord> {
+        Some(TestRecord {
             size: 9,
             seed_score: Some(0.0),
             best_score: Some(0.5556),
-            skipped: None,
+            ..TestRecord::default()
         })
     }
 

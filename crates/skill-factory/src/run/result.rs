@@ -1,50 +1,26 @@
-//! `result.json`: the reference tool's fields, byte for byte in its format (Python's
-//! `json.dumps(indent=2)`: two-space indent, non-ASCII escaped as `\uXXXX`, scores rounded to
-//! 4 decimals, no final newline), followed by ours.
-//!
-//! Reference fields, in order: `optimizer`, `baseline_score`, `best_score`, `improvement`,
-//! `candidates` (history length, seed included), `accepted` (seed included), `metadata`,
-//! `best_skill` (`name`, `description`, `body`, `markdown`, and ours, `files`, for a skill
-//! with reference files) and `history` (per record:
-//! `iteration`, `train_score`, `val_score`, `accepted`, `note`, `skill_name`, `body`).
-//!
-//! Ours, after them (never renaming theirs): `run_id`, `config_name`, `started_at`,
-//! `finished_at` (null while running), `stop_reason` (`running`, `rounds`, `patience`,
-//! `budget`, `cancelled`), `stop_detail`, `splits` (task counts), `test` (held-out scores
-//! and the val→test gap, or null without a test split), `usage` (calls and tokens per role
-//! and in total), `cost_usd` (null when a model has no known price), `unpriced_models`,
-//! `elapsed_seconds`, `failed_rollouts` (rollouts that failed and were scored 0),
-//! `refused_copies` (the numbers of the candidates refused for copying a task's answer or
-//! input) and `cleaned_repeats` (those whose repeated paragraphs were removed), `noise` (the
-//! regime, why, and the noise settings) and `headline` (where `best_score` was measured, the
-//! best's, the seed's and the gain's estimates with their intervals, and the search's own
-//! score). History records add `val_interval` and the `comparison` of the gate that decided
-//! them; `test` adds the samples, both estimates and the gain paired by task and sample.
+//! `result.json` of a skill-mode run: the reference tool's fields, byte for byte in its format
+//! (Python's `json.dumps(indent=2)`: two-space indent, non-ASCII escaped as `\uXXXX`, scores
+//! rounded to 4 decimals, no final newline), followed by ours. The file's shape is
+//! [`skill_factory_runfolder::result::RunResult`] with a
+//! [`SkillRecord`](skill_factory_runfolder::result::SkillRecord); this module fills it from
+//! the optimization and the run.
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
+use indexmap::IndexMap;
+use serde_json::Value;
 use skill_factory_core::Estimate;
 use skill_factory_llm::Spend;
 use skill_factory_llm::batch::BatchCounts;
 use skill_factory_pycompat::json::dumps_pretty_ascii;
+use skill_factory_runfolder::result::{
+    Batches, BestSkill, ComparisonRecord, HeadlineRecord, HistoryRecord, NoiseRecord, Record,
+    RunResult, ScoreEstimate, SkillRecord, Splits, TestRecord, Usage, round_to, round4,
+};
 
 use super::headline::Headline;
 use crate::noise::Noise;
 use crate::optimizer::OptimizationResult;
-use crate::optimizer::gate::Comparison;
-
-/// Python's `round(x, 4)`: the nearest 4-decimal number (ties to even, on the exact value).
-pub fn round4(x: f64) -> f64 {
-    round_to(x, 4)
-}
-
-fn round_to(x: f64, places: usize) -> f64 {
-    if !x.is_finite() {
-        return x;
-    }
-    format!("{x:.places$}").parse().unwrap_or(x)
-}
 
 /// Held-out test scores of the seed and the best skill.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,208 +103,138 @@ impl RunInfo {
     }
 }
 
-fn usage_json(spend: &Spend) -> Value {
-    json!({
-        "calls": spend.calls,
-        "cached_calls": spend.cached_calls,
-        "failed_calls": spend.failed_calls,
-        "input_tokens": spend.input_tokens,
-        "output_tokens": spend.output_tokens,
-        "cost_usd": (spend.unpriced_calls == 0).then_some(round_to(spend.usd, 6)),
-    })
+fn usage(spend: &Spend) -> Usage {
+    Usage {
+        calls: spend.calls,
+        cached_calls: spend.cached_calls,
+        failed_calls: spend.failed_calls,
+        input_tokens: spend.input_tokens,
+        output_tokens: spend.output_tokens,
+        cost_usd: (spend.unpriced_calls == 0).then_some(round_to(spend.usd, 6)),
+    }
+}
+
+/// The result, fields in order.
+pub fn run_result(result: &OptimizationResult, info: &RunInfo) -> RunResult {
+    let best = &result.best_skill;
+    let history = result
+        .history
+        .iter()
+        .map(|r| HistoryRecord {
+            iteration: r.iteration,
+            train_score: round4(r.train_score),
+            val_score: round4(r.val_score),
+            accepted: r.accepted,
+            note: r.note.clone(),
+            skill_name: r.skill.name.clone(),
+            body: r.skill.body.clone(),
+            val_interval: r.interval.map(|[low, high]| [round4(low), round4(high)]),
+            comparison: r.comparison.as_ref().map(ComparisonRecord::from),
+        })
+        .collect();
+    let (train, val, test_tasks) = info.splits;
+    let test = info.test.as_ref().map(|scores| {
+        let estimates = scores.estimates.as_ref();
+        TestRecord {
+            size: scores.size,
+            seed_score: scores.seed_score.map(round4),
+            best_score: scores.best_score.map(round4),
+            improvement: scores
+                .seed_score
+                .zip(scores.best_score)
+                .map(|(s, b)| round4(b - s)),
+            val_test_gap: scores.best_score.map(|b| round4(result.best_score - b)),
+            skipped: scores.skipped.clone(),
+            samples: estimates.map(|e| e.samples),
+            seed: estimates.map(|e| ScoreEstimate::from(&e.seed)),
+            best: estimates.map(|e| ScoreEstimate::from(&e.best)),
+            paired_improvement: estimates.map(|e| ScoreEstimate::from(&e.improvement)),
+        }
+    });
+    let mut usages: IndexMap<String, Usage> = info
+        .by_role
+        .iter()
+        .map(|(role, spend)| (role.clone(), usage(spend)))
+        .collect();
+    usages.insert("total".into(), usage(&info.total()));
+    let record = SkillRecord {
+        run_id: info.run_id.clone(),
+        config_name: info.config_name.clone(),
+        started_at: info.started_at.clone(),
+        finished_at: info.finished_at.clone(),
+        stop_reason: result
+            .stop
+            .as_ref()
+            .map_or("running", |s| s.code())
+            .to_string(),
+        stop_detail: result.stop.as_ref().map(|s| s.detail()),
+        splits: Splits {
+            train,
+            val,
+            test: test_tasks,
+            held_out: None,
+        },
+        test,
+        usage: usages,
+        cost_usd: info.cost_usd().map(|c| round_to(c, 6)),
+        unpriced_models: info.unpriced_models.clone(),
+        elapsed_seconds: round_to(info.elapsed_secs, 3),
+        failed_rollouts: info.failed_rollouts,
+        refused_copies: info.refused_copies.clone(),
+        cleaned_repeats: info.cleaned_repeats.clone(),
+        noise: info.noise.as_ref().map(|noise| NoiseRecord {
+            regime: noise.regime,
+            reasons: noise.reasons.clone(),
+            samples: noise.samples,
+            max_samples: noise.max_samples,
+            confidence: noise.confidence,
+            aggregate: noise.aggregate,
+            pass_score: noise.pass_score,
+        }),
+        headline: info.headline.as_ref().map(|headline| HeadlineRecord {
+            source: headline.source.code().to_string(),
+            samples: headline.samples,
+            best: ScoreEstimate::from(&headline.best),
+            seed: ScoreEstimate::from(&headline.seed),
+            improvement: ScoreEstimate::from(&headline.improvement),
+            search_best_score: round4(headline.search_best_score),
+            note: headline.note.clone(),
+        }),
+        batches: info.batches.as_ref().map(|batches| Batches {
+            submitted: batches.submitted,
+            resumed: batches.resumed,
+            answered: batches.answered,
+            asked_directly: batches.direct,
+        }),
+    };
+    RunResult {
+        kind: None,
+        optimizer: result.optimizer.clone(),
+        baseline_score: round4(result.baseline_score),
+        best_score: round4(result.best_score),
+        improvement: round4(result.improvement()),
+        candidates: result.history.len(),
+        accepted: result.accepted(),
+        metadata: result.metadata.clone(),
+        best_skill: BestSkill {
+            name: best.name.clone(),
+            description: best.description.clone(),
+            body: best.body.clone(),
+            markdown: best.to_markdown(),
+            // Ours, only for a skill with reference files: their text by path.
+            files: best.files.clone(),
+        },
+        history,
+        record: Record::Skill(Box::new(record)),
+    }
 }
 
 /// The result as a JSON value, fields in order.
 pub fn result_value(result: &OptimizationResult, info: &RunInfo) -> Value {
-    let best = &result.best_skill;
-    let mut map = Map::new();
-    map.insert("optimizer".into(), json!(result.optimizer));
-    map.insert(
-        "baseline_score".into(),
-        json!(round4(result.baseline_score)),
-    );
-    map.insert("best_score".into(), json!(round4(result.best_score)));
-    map.insert("improvement".into(), json!(round4(result.improvement())));
-    map.insert("candidates".into(), json!(result.history.len()));
-    map.insert("accepted".into(), json!(result.accepted()));
-    map.insert("metadata".into(), Value::Object(result.metadata.clone()));
-    let mut best_skill = json!({
-        "name": best.name,
-        "description": best.description,
-        "body": best.body,
-        "markdown": best.to_markdown(),
-    });
-    if !best.files.is_empty() {
-        // Ours, only for a skill with reference files: their text by path.
-        best_skill["files"] = json!(best.files);
-    }
-    map.insert("best_skill".into(), best_skill);
-    map.insert(
-        "history".into(),
-        Value::Array(
-            result
-                .history
-                .iter()
-                .map(|r| {
-                    let mut record = json!({
-                        "iteration": r.iteration,
-                        "train_score": round4(r.train_score),
-                        "val_score": round4(r.val_score),
-                        "accepted": r.accepted,
-                        "note": r.note,
-                        "skill_name": r.skill.name,
-                        "body": r.skill.body,
-                    });
-                    // Ours, after the reference's keys.
-                    if let Some([low, high]) = r.interval {
-                        record["val_interval"] = json!([round4(low), round4(high)]);
-                    }
-                    if let Some(comparison) = &r.comparison {
-                        record["comparison"] = comparison_json(comparison);
-                    }
-                    record
-                })
-                .collect(),
-        ),
-    );
-    map.insert("run_id".into(), json!(info.run_id));
-    map.insert("config_name".into(), json!(info.config_name));
-    map.insert("started_at".into(), json!(info.started_at));
-    map.insert("finished_at".into(), json!(info.finished_at));
-    map.insert(
-        "stop_reason".into(),
-        json!(result.stop.as_ref().map_or("running", |s| s.code())),
-    );
-    map.insert(
-        "stop_detail".into(),
-        json!(result.stop.as_ref().map(|s| s.detail())),
-    );
-    let (train, val, test) = info.splits;
-    map.insert(
-        "splits".into(),
-        json!({"train": train, "val": val, "test": test}),
-    );
-    map.insert(
-        "test".into(),
-        match &info.test {
-            None => Value::Null,
-            Some(scores) => {
-                let mut test = json!({
-                    "size": scores.size,
-                    "seed_score": scores.seed_score.map(round4),
-                    "best_score": scores.best_score.map(round4),
-                    "improvement": scores.seed_score.zip(scores.best_score).map(|(s, b)| round4(b - s)),
-                    "val_test_gap": scores.best_score.map(|b| round4(result.best_score - b)),
-                    "skipped": scores.skipped,
-                });
-                if let Some(estimates) = &scores.estimates {
-                    test["samples"] = json!(estimates.samples);
-                    test["seed"] = estimate_json(&estimates.seed);
-                    test["best"] = estimate_json(&estimates.best);
-                    test["paired_improvement"] = estimate_json(&estimates.improvement);
-                }
-                test
-            }
-        },
-    );
-    let mut usage = Map::new();
-    for (role, spend) in &info.by_role {
-        usage.insert(role.clone(), usage_json(spend));
-    }
-    usage.insert("total".into(), usage_json(&info.total()));
-    map.insert("usage".into(), Value::Object(usage));
-    map.insert(
-        "cost_usd".into(),
-        json!(info.cost_usd().map(|c| round_to(c, 6))),
-    );
-    map.insert("unpriced_models".into(), json!(info.unpriced_models));
-    map.insert(
-        "elapsed_seconds".into(),
-        json!(round_to(info.elapsed_secs, 3)),
-    );
-    map.insert("failed_rollouts".into(), json!(info.failed_rollouts));
-    map.insert("refused_copies".into(), json!(info.refused_copies));
-    map.insert("cleaned_repeats".into(), json!(info.cleaned_repeats));
-    if let Some(noise) = &info.noise {
-        map.insert(
-            "noise".into(),
-            json!({
-                "regime": noise.regime,
-                "reasons": noise.reasons,
-                "samples": noise.samples,
-                "max_samples": noise.max_samples,
-                "confidence": noise.confidence,
-                "aggregate": noise.aggregate,
-                "pass_score": noise.pass_score,
-            }),
-        );
-    }
-    if let Some(headline) = &info.headline {
-        map.insert(
-            "headline".into(),
-            json!({
-                "source": headline.source.code(),
-                "samples": headline.samples,
-                "best": estimate_json(&headline.best),
-                "seed": estimate_json(&headline.seed),
-                "improvement": estimate_json(&headline.improvement),
-                "search_best_score": round4(headline.search_best_score),
-                "note": headline.note,
-            }),
-        );
-    }
-    if let Some(batches) = &info.batches {
-        map.insert(
-            "batches".into(),
-            json!({"submitted": batches.submitted, "resumed": batches.resumed,
-                   "answered": batches.answered, "asked_directly": batches.direct}),
-        );
-    }
-    Value::Object(map)
-}
-
-/// An estimate as result files write it: the mean, its interval, the standard error and
-/// what it is over, rounded as the reference rounds scores.
-pub fn estimate_json(estimate: &Estimate) -> Value {
-    json!({
-        "mean": round4(estimate.mean),
-        "interval": [round4(estimate.low), round4(estimate.high)],
-        "se": estimate.se.map(round4),
-        "confidence": estimate.confidence,
-        "tasks": estimate.tasks,
-        "samples": estimate.samples,
-    })
-}
-
-/// A gate's decision as result files write it.
-pub fn comparison_json(comparison: &Comparison) -> Value {
-    json!({
-        "incumbent": comparison.incumbent,
-        "regime": comparison.regime,
-        "difference": estimate_json(&comparison.difference),
-        "bound": round4(comparison.bound),
-        "min_delta": comparison.min_delta,
-        "accepted": comparison.accepted,
-        "looks": comparison.looks,
-        "samples": comparison.samples,
-        "reason": comparison.reason,
-    })
+    serde_json::to_value(run_result(result, info)).unwrap_or(Value::Null)
 }
 
 /// The text of `result.json`.
 pub fn result_json(result: &OptimizationResult, info: &RunInfo) -> String {
     dumps_pretty_ascii(&result_value(result, info))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rounding_matches_python_round_to_four_places() {
-        assert_eq!(round4(0.03125), 0.0312);
-        assert_eq!(round4(0.09375), 0.0938);
-        assert_eq!(round4(2.0 / 3.0), 0.6667);
-        assert_eq!(round4(1.0), 1.0);
-    }
 }

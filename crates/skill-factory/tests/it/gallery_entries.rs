@@ -76,7 +76,7 @@ fn every_readme_gives_the_numbers_of_its_result_json() {
         let facts = facts(&entry);
         let readme = read(&entry.join("README.md"));
         assert!(
-            readme.contains(&format!("from run `{}`", facts.run_id)),
+            readme.contains(&format!("from run `{}`", facts.run.run_id)),
             "{}",
             entry.display()
         );
@@ -89,6 +89,7 @@ fn every_readme_gives_the_numbers_of_its_result_json() {
             entry.display()
         );
         let test = facts
+            .run
             .test
             .as_ref()
             .unwrap_or_else(|| panic!("{}: gallery runs have a test split", entry.display()));
@@ -139,7 +140,7 @@ fn every_entry_can_be_reproduced_from_its_own_files() {
         let dataset = Dataset::from_jsonl(&read(&config.dataset), "dataset").unwrap();
         assert_eq!(
             dataset.len(),
-            facts(&entry).splits.total(),
+            facts(&entry).run.splits.total(),
             "{}",
             entry.display()
         );
