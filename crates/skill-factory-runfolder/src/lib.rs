@@ -6,6 +6,7 @@
 //! * [`event`]: the typed [`Event`](event::Event) of every `events.jsonl` line, serialized by
 //!   the engine and deserialized by its readers, so a renamed event or field fails to compile
 //!   in every reader instead of failing at run time;
+//! * [`lines`]: the lines of `rollouts.jsonl` and `tasks.jsonl`;
 //! * [`result`]: `result.json` of every kind ([`RunResult`](result::RunResult)): the
 //!   reference tool's fields, then a skill run's or a classifier workspace's record, written by
 //!   the engine and the lab and read by the dashboard and the gallery.
@@ -16,5 +17,6 @@
 #![warn(missing_docs)]
 
 pub mod event;
+pub mod lines;
 pub mod names;
 pub mod result;

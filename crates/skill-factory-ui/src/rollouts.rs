@@ -10,41 +10,12 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use skill_factory_core::Task;
+use skill_factory_runfolder::lines::{RolloutLine as Line, TaskLine};
 use skill_factory_runfolder::names::{ROLLOUTS_FILE, TASKS_FILE};
 
 /// A score at or above this is a pass (every metric of ours scores in [0, 1]).
 const PASS: f64 = 1.0 - 1e-9;
-
-/// One rollout line, as the table needs it.
-#[derive(Debug, Clone, Deserialize)]
-struct Line {
-    #[serde(default)]
-    candidate: usize,
-    #[serde(default)]
-    split: String,
-    task_id: String,
-    /// Which sample of the task (0 in a run without repeated samples).
-    #[serde(default)]
-    sample: u32,
-    #[serde(default)]
-    score: f64,
-    #[serde(default)]
-    output: String,
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    feedback: String,
-}
-
-/// One task of the run.
-#[derive(Debug, Clone, Default, Deserialize)]
-struct TaskLine {
-    id: String,
-    #[serde(default)]
-    input: String,
-    #[serde(default)]
-    expected: Option<String>,
-}
 
 /// One row of the per-task table.
 #[derive(Debug, Clone, Serialize)]
@@ -120,7 +91,7 @@ pub struct Rollouts {
     /// The rollouts of each (candidate, split, task).
     latest: HashMap<(usize, String, String), Sampled>,
     /// The tasks, in dataset order.
-    tasks: Vec<TaskLine>,
+    tasks: Vec<Task>,
     /// Lines that were not rollouts.
     pub skipped_lines: usize,
 }
@@ -133,7 +104,7 @@ impl Rollouts {
         for line in text.lines().filter(|line| !line.trim().is_empty()) {
             match serde_json::from_str::<Line>(line) {
                 Ok(line) => {
-                    let key = (line.candidate, line.split.clone(), line.task_id.clone());
+                    let key = (line.candidate, line.split.to_string(), line.task_id.clone());
                     let sample = line.sample;
                     let score = line.score;
                     let sampled = rollouts.latest.entry(key).or_insert_with(|| Sampled {
@@ -153,7 +124,8 @@ impl Rollouts {
         let tasks = std::fs::read_to_string(dir.join(TASKS_FILE)).unwrap_or_default();
         rollouts.tasks = tasks
             .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
+            .filter_map(|line| serde_json::from_str::<TaskLine>(line).ok())
+            .map(|line| line.task)
             .collect();
         if rollouts.tasks.is_empty() {
             // A run from before `tasks.jsonl` (or the Python tool's): the ids the rollouts name.
@@ -164,13 +136,7 @@ impl Rollouts {
                 .collect();
             seen.sort();
             seen.dedup();
-            rollouts.tasks = seen
-                .into_iter()
-                .map(|id| TaskLine {
-                    id,
-                    ..TaskLine::default()
-                })
-                .collect();
+            rollouts.tasks = seen.into_iter().map(|id| Task::new(id, "")).collect();
         }
         rollouts
     }
@@ -281,7 +247,7 @@ impl Rollouts {
             .collect();
         candidates.sort_unstable();
         candidates.dedup();
-        let tasks: Vec<&TaskLine> = self
+        let tasks: Vec<&Task> = self
             .tasks
             .iter()
             .filter(|task| {

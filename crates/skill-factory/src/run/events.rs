@@ -13,10 +13,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{SecondsFormat, Utc};
-use serde_json::{Value, json};
+use serde_json::Value;
 use skill_factory_io::append::Appender;
 use skill_factory_llm::Ledger;
 use skill_factory_runfolder::event::{EventLine, Spent};
+use skill_factory_runfolder::lines::RolloutLine;
 use skill_factory_runfolder::names::{CANDIDATES_DIR, EVENTS_FILE, ROLLOUTS_FILE, candidate_file};
 
 use super::folder::RunFolder;
@@ -108,30 +109,30 @@ impl EventSink for EventLog {
             Event::Rollout(record) => {
                 let item = &record.item;
                 let usage = item.rollout.usage;
-                let at = timestamp();
-                let outcome = self.rollouts.append(|seq| {
-                    json!({
-                        "seq": seq,
-                        "ts": at,
-                        "round": record.round,
-                        "candidate": record.candidate,
-                        "split": record.split,
-                        "task_id": item.task_id(),
-                        "sample": item.rollout.sample,
-                        "score": item.score(),
-                        "output": item.rollout.output,
-                        "error": item.rollout.error,
-                        "feedback": item.result.feedback,
-                        "breakdown": item.result.breakdown,
-                        "input_tokens": usage.input_tokens,
-                        "output_tokens": usage.output_tokens,
-                        "metric_input_tokens": item.result.usage.input_tokens,
-                        "metric_output_tokens": item.result.usage.output_tokens,
-                        "latency_ms": item.rollout.latency_ms,
-                        "reused": record.reused,
-                        "metadata": item.rollout.metadata,
-                    })
-                });
+                let line = |seq| RolloutLine {
+                    seq,
+                    ts: timestamp(),
+                    round: record.round,
+                    candidate: record.candidate,
+                    split: record.split.clone(),
+                    task_id: item.task_id().to_string(),
+                    sample: item.rollout.sample,
+                    score: item.score(),
+                    output: item.rollout.output.clone(),
+                    error: item.rollout.error.clone(),
+                    feedback: item.result.feedback.clone(),
+                    breakdown: item.result.breakdown.clone(),
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    metric_input_tokens: item.result.usage.input_tokens,
+                    metric_output_tokens: item.result.usage.output_tokens,
+                    latency_ms: item.rollout.latency_ms,
+                    reused: record.reused,
+                    metadata: item.rollout.metadata.clone(),
+                };
+                let outcome = self
+                    .rollouts
+                    .append(|seq| serde_json::to_value(line(seq)).unwrap_or(Value::Null));
                 self.check(outcome);
             }
             Event::CandidateProposed {

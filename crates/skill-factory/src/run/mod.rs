@@ -63,6 +63,7 @@ use crate::optimizer::{
     optimizer_name,
 };
 use crate::session::Session;
+use skill_factory_runfolder::lines::TaskLine;
 use skill_factory_runfolder::names::{
     BEST_SKILL_DIR, BEST_SKILL_FILE, CHART_FILE, CONFIG_FILE, REPORT_FILE, RESULT_FILE, TASKS_FILE,
     TRAFFIC_FILE, candidate_file,
@@ -297,12 +298,11 @@ fn tasks_lines(split: &Split) -> String {
     let mut text = String::new();
     for (name, tasks) in named {
         for task in tasks.iter() {
-            let mut line = serde_json::Map::new();
-            line.insert("split".into(), Value::from(name));
-            if let Ok(Value::Object(fields)) = serde_json::to_value(task) {
-                line.extend(fields);
-            }
-            text.push_str(&Value::Object(line).to_string());
+            let line = TaskLine {
+                split: name.into(),
+                task: task.clone(),
+            };
+            text.push_str(&serde_json::to_string(&line).unwrap_or_default());
             text.push('\n');
         }
     }
