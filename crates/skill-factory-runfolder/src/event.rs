@@ -68,17 +68,21 @@ pub enum Regime {
     Noisy,
 }
 
-/// A gate's comparison of a challenger with the best skill, paired by task and sample.
+/// A gate's comparison of a challenger with the best skill, paired by task and sample: with
+/// the raw estimate in events, and rounded in `result.json`
+/// ([`ComparisonRecord`](crate::result::ComparisonRecord)).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub struct Comparison<D = Estimate> {
     /// The incumbent's candidate number.
     pub incumbent: usize,
-    /// The challenger's.
+    /// The challenger's. The seed is never a challenger, so 0 stands for "named by where the
+    /// comparison is": a `result.json` history record, which is the challenger, leaves it out.
+    #[serde(default, skip_serializing_if = "named_by_place")]
     pub challenger: usize,
     /// The regime it was decided in.
     pub regime: Regime,
     /// The challenger's paired gain over the incumbent (B − A per task), with its interval.
-    pub difference: Estimate,
+    pub difference: D,
     /// The bound the decision compared with `min_delta`: the one-sided lower bound, corrected
     /// for the looks and rivals (noisy runs); the plain difference of means (deterministic).
     pub bound: f64,
@@ -321,6 +325,12 @@ pub enum Event {
         /// Validation score of the best skill.
         best_score: f64,
     },
+}
+
+/// Whether a comparison's challenger is left to the record that holds it (see
+/// [`Comparison::challenger`]).
+fn named_by_place(challenger: &usize) -> bool {
+    *challenger == 0
 }
 
 /// Whether a sample number is a task's first, which events do not spell out.

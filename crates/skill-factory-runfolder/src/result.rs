@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use skill_factory_core::stats::{Aggregate, Estimate};
 
-use crate::event::Regime;
+use crate::event::{Comparison, Regime};
 
 /// Python's `round(x, 4)`: the nearest 4-decimal number (ties to even, on the exact value).
 pub fn round4(x: f64) -> f64 {
@@ -322,33 +322,15 @@ impl From<&Estimate> for ScoreEstimate {
     }
 }
 
-/// A gate's decision as result files write it (the events keep it unrounded).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComparisonRecord {
-    /// The incumbent's candidate number.
-    pub incumbent: usize,
-    /// The regime it was decided in.
-    pub regime: Regime,
-    /// The paired gain with its interval.
-    pub difference: ScoreEstimate,
-    /// The bound compared with `min_delta`.
-    pub bound: f64,
-    /// The margin the gain had to clear.
-    pub min_delta: f64,
-    /// Whether the challenger was kept.
-    pub accepted: bool,
-    /// Looks taken.
-    pub looks: usize,
-    /// Samples of each task the decision rested on.
-    pub samples: u32,
-    /// Why, in words.
-    pub reason: String,
-}
+/// A gate's decision as result files write it: rounded, and held by the history record of its
+/// challenger.
+pub type ComparisonRecord = Comparison<ScoreEstimate>;
 
-impl From<&crate::event::Comparison> for ComparisonRecord {
-    fn from(comparison: &crate::event::Comparison) -> ComparisonRecord {
+impl From<&Comparison> for ComparisonRecord {
+    fn from(comparison: &Comparison) -> ComparisonRecord {
         ComparisonRecord {
             incumbent: comparison.incumbent,
+            challenger: 0,
             regime: comparison.regime,
             difference: ScoreEstimate::from(&comparison.difference),
             bound: round4(comparison.bound),
