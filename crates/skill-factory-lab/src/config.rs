@@ -1,14 +1,19 @@
 //! The `kind: classifier` config: what to tune, on which data, against which model.
 //!
 //! Every relative path resolves against the config file's directory, so a config runs the same
-//! from anywhere. Unknown keys are errors at every level (the reference tool ignores them in
-//! `splits`, `objective` and `optimizer`, and turns a typo in `systemone` into a silently
-//! offline lab), each naming the key, the block and the keys allowed there.
+//! from anywhere. It is read by the loader skill mode uses (`skill_factory_config`), so every
+//! error names the file, the line and the key path: unknown keys are errors at every level
+//! (the reference tool ignores them in `splits`, `objective` and `optimizer`, and turns a typo
+//! in `systemone` into a silently offline lab), each with the closest valid key.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
+use skill_factory_config::locate::{Locator, parse_path};
+use skill_factory_config::scalar::ScalarText;
+use skill_factory_config::{ConfigError, Place};
 use skill_factory_llm::systemone::{
     AnswerCache, DecisionModel, SCRIPTED_PROVIDER, SystemOneClient, SystemOneSettings, scripted,
 };
@@ -25,47 +30,6 @@ use crate::splits::SplitPlan;
 
 /// The proposer's answers, in the workspace.
 pub const PROPOSALS_FILE: &str = "proposals.sqlite";
-
-const TOP_KEYS: &[&str] = &[
-    "kind",
-    "name",
-    "dataset",
-    "labels",
-    "probeset",
-    "pool",
-    "workspace",
-    "splits",
-    "systemone",
-    "objective",
-    "policy",
-    "optimizer",
-    "optimizer_provider",
-    "keep_questions",
-];
-const SPLIT_KEYS: &[&str] = &[
-    "fractions",
-    "held_out_sources",
-    "held_out_groups",
-    "read_before_split",
-    "salt",
-];
-const CLIENT_KEYS: &[&str] = &[
-    "provider",
-    "model",
-    "api_key",
-    "base_url",
-    "account_id",
-    "timeout",
-    "max_retries",
-    "script",
-];
-const LAB_KEYS: &[&str] = &[
-    "per_request",
-    "concurrency",
-    "usd_per_million_input_tokens",
-    "max_usd",
-    "chars_per_token",
-];
 
 /// A loaded classifier config, paths resolved.
 #[derive(Debug, Clone)]
@@ -106,115 +70,141 @@ pub struct ClassifierConfig {
     pub keep_questions: Option<Vec<String>>,
 }
 
-/// The error for a key of `block` that is not among `allowed`.
-fn unknown_keys(
-    origin: &str,
-    block: &str,
-    map: &Map<String, Value>,
-    allowed: &[&str],
-) -> Result<(), LabError> {
-    let unknown: Vec<&str> = map
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !allowed.contains(k))
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    Err(LabError::invalid(format!(
-        "{origin}: unknown {block} keys: {}; the keys allowed there are: {}",
-        unknown.join(", "),
-        allowed.join(", ")
-    )))
+/// A classifier config as written: unknown keys are errors at every level, each naming the
+/// key, its line, the block and the closest valid key.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    /// `classifier`: what sent the file here (`skill_factory_config::kind`).
+    #[serde(default, rename = "kind")]
+    _kind: Option<ScalarText>,
+    #[serde(default)]
+    name: Option<ScalarText>,
+    dataset: ScalarText,
+    #[serde(default)]
+    labels: Option<LabelsFile>,
+    probeset: ScalarText,
+    #[serde(default)]
+    pool: Option<ScalarText>,
+    #[serde(default)]
+    workspace: Option<ScalarText>,
+    #[serde(default)]
+    splits: Option<SplitsFile>,
+    #[serde(default)]
+    systemone: Option<SystemOneFile>,
+    #[serde(default)]
+    objective: Option<Value>,
+    #[serde(default)]
+    policy: Option<Value>,
+    #[serde(default)]
+    optimizer: Option<Map<String, Value>>,
+    #[serde(default)]
+    optimizer_provider: Option<Value>,
+    #[serde(default, deserialize_with = "optional_list")]
+    keep_questions: Option<Vec<String>>,
 }
 
-/// Reads a config block as a mapping (absent or null = empty).
-fn block<'a>(
-    origin: &str,
-    root: &'a Map<String, Value>,
-    key: &str,
-) -> Result<Option<&'a Map<String, Value>>, LabError> {
-    match root.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(map)) => Ok(Some(map)),
-        Some(other) => Err(LabError::invalid(format!(
-            "{origin}: '{key}' must be a mapping, not {}",
-            skill_factory_pycompat::repr::type_name(other)
-        ))),
-    }
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LabelsFile {
+    #[serde(default)]
+    positive: Option<ScalarText>,
+    #[serde(default)]
+    negative: Option<ScalarText>,
 }
 
-fn text(
-    origin: &str,
-    map: &Map<String, Value>,
-    key: &str,
-    block: &str,
-) -> Result<Option<String>, LabError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(Value::Number(n)) => Ok(Some(n.to_string())),
-        Some(other) => Err(LabError::invalid(format!(
-            "{origin}: {block}{key} must be text, not {}",
-            skill_factory_pycompat::repr::type_name(other)
-        ))),
-    }
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SplitsFile {
+    #[serde(default)]
+    fractions: Option<FractionsFile>,
+    #[serde(default, deserialize_with = "optional_list")]
+    held_out_sources: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "optional_list")]
+    held_out_groups: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "optional_list")]
+    read_before_split: Option<Vec<String>>,
+    #[serde(default)]
+    salt: Option<ScalarText>,
 }
 
-fn number(
-    origin: &str,
-    map: &Map<String, Value>,
-    key: &str,
-    block: &str,
-) -> Result<Option<f64>, LabError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(other) => Err(LabError::invalid(format!(
-            "{origin}: {block}{key} must be a number, not {}",
-            skill_factory_pycompat::repr::type_name(other)
-        ))),
-    }
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FractionsFile {
+    #[serde(default)]
+    train: Option<f64>,
+    #[serde(default)]
+    val: Option<f64>,
 }
 
-fn count(
-    origin: &str,
-    map: &Map<String, Value>,
-    key: &str,
-    block: &str,
-) -> Result<Option<usize>, LabError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64().map(|n| n as usize)),
-        Some(other) => Err(LabError::invalid(format!(
-            "{origin}: {block}{key} must be a whole number of at least 0, not {other}"
-        ))),
-    }
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SystemOneFile {
+    #[serde(default)]
+    provider: Option<ScalarText>,
+    #[serde(default)]
+    model: Option<ScalarText>,
+    #[serde(default)]
+    api_key: Option<ScalarText>,
+    #[serde(default)]
+    base_url: Option<ScalarText>,
+    #[serde(default)]
+    account_id: Option<ScalarText>,
+    #[serde(default)]
+    timeout: Option<f64>,
+    #[serde(default)]
+    max_retries: Option<u32>,
+    #[serde(default)]
+    script: Option<ScalarText>,
+    #[serde(default)]
+    per_request: Option<usize>,
+    #[serde(default)]
+    concurrency: Option<usize>,
+    #[serde(default)]
+    usd_per_million_input_tokens: Option<f64>,
+    #[serde(default)]
+    max_usd: Option<f64>,
+    #[serde(default)]
+    chars_per_token: Option<usize>,
 }
 
-fn strings(
-    origin: &str,
-    map: &Map<String, Value>,
-    key: &str,
-    block: &str,
-) -> Result<Option<Vec<String>>, LabError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|item| match item {
-                Value::String(s) => Ok(s.clone()),
-                Value::Number(n) => Ok(n.to_string()),
-                other => Err(LabError::invalid(format!(
-                    "{origin}: {block}{key} must be a list of text, and {other} is not text"
-                ))),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some),
-        Some(other) => Err(LabError::invalid(format!(
-            "{origin}: {block}{key} must be a list, not {}",
-            skill_factory_pycompat::repr::type_name(other)
-        ))),
+/// A list of scalars as text, or nothing.
+fn optional_list<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    Option::<Vec<ScalarText>>::deserialize(deserializer)
+        .map(|list| list.map(|items| items.into_iter().map(|item| item.0).collect()))
+}
+
+/// How to add the required keys of a classifier config.
+const FIXES: &[(&str, &str)] = &[
+    (
+        "dataset",
+        "add e.g. 'dataset: dataset.jsonl' (the JSONL examples, relative to the config file)",
+    ),
+    (
+        "probeset",
+        "add e.g. 'probeset: probeset.json' (the seed probe set, relative to the config file)",
+    ),
+];
+
+/// A value of the config that reads but cannot be used, at its line.
+struct Checker<'a> {
+    file: &'a Path,
+    locator: Locator,
+}
+
+impl Checker<'_> {
+    fn error(&self, key: &str, message: impl Into<String>) -> LabError {
+        let place = Place {
+            file: self.file.to_path_buf(),
+            line: self.locator.line(&parse_path(key)),
+        };
+        LabError::from(ConfigError::UnreadableValue {
+            place,
+            key: key.to_string(),
+            message: message.into(),
+        })
     }
 }
 
@@ -226,14 +216,11 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         crate::files::CONFIG,
         ": pass the classifier config with -c",
     )?;
-    let root: Value = serde_saphyr::from_str(&raw)
-        .map_err(|e| LabError::invalid(format!("{origin}: not valid YAML: {e}")))?;
-    let Value::Object(root) = root else {
-        return Err(LabError::invalid(format!(
-            "{origin}: the config must be a mapping of keys (kind, dataset, probeset, ...)"
-        )));
+    let file: ConfigFile = skill_factory_config::yaml::parse(&raw, path, FIXES)?;
+    let check = Checker {
+        file: path,
+        locator: Locator::new(&raw),
     };
-    unknown_keys(&origin, "classifier config", &root, TOP_KEYS)?;
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
@@ -242,21 +229,9 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         let p = PathBuf::from(p);
         if p.is_relative() { dir.join(p) } else { p }
     };
-    let required = |key: &str| -> Result<PathBuf, LabError> {
-        text(&origin, &root, key, "")?.map(&resolve).ok_or_else(|| {
-            LabError::invalid(format!(
-                "{origin}: classifier config is missing '{key}' (the {} file)",
-                if key == "dataset" {
-                    "JSONL examples"
-                } else {
-                    "seed probe set"
-                }
-            ))
-        })
-    };
-    let dataset = required("dataset")?;
-    let probeset = required("probeset")?;
-    let name = match text(&origin, &root, "name", "")? {
+    let dataset = resolve(file.dataset.0);
+    let probeset = resolve(file.probeset.0);
+    let name = match file.name.map(|n| n.0) {
         Some(name) if !name.trim().is_empty() => name,
         _ => std::fs::canonicalize(&dir)
             .ok()
@@ -264,35 +239,34 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
             .unwrap_or_else(|| "classifier".to_string()),
     };
     let mut labels = Labels::default();
-    if let Some(map) = block(&origin, &root, "labels")? {
-        unknown_keys(&origin, "labels", map, &["positive", "negative"])?;
-        if let Some(p) = text(&origin, map, "positive", "labels.")? {
-            labels.positive = p;
+    if let Some(given) = file.labels {
+        if let Some(positive) = given.positive {
+            labels.positive = positive.0;
         }
-        if let Some(n) = text(&origin, map, "negative", "labels.")? {
-            labels.negative = n;
+        if let Some(negative) = given.negative {
+            labels.negative = negative.0;
         }
     }
-    let workspace = text(&origin, &root, "workspace", "")?
-        .map(&resolve)
+    let workspace = file
+        .workspace
+        .map(|w| resolve(w.0))
         .unwrap_or_else(|| dir.join("runs").join(folder_name(&name)));
-
-    let splits = split_plan(&origin, block(&origin, &root, "splits")?)?;
-    let (systemone, script, lab) =
-        systemone(&origin, block(&origin, &root, "systemone")?, &resolve)?;
-    let objective = Objective::from_json(root.get("objective").filter(|v| !v.is_null()))
-        .map_err(|e| LabError::invalid(format!("{origin}: objective: {e}")))?;
-    let optimizer = OptimizerSettings::from_json(block(&origin, &root, "optimizer")?)
-        .map_err(|e| LabError::invalid(format!("{origin}: optimizer: {e}")))?;
-    let policy = match root.get("policy").filter(|p| !p.is_null()) {
+    let splits = split_plan(&check, file.splits)?;
+    let (systemone, script, lab) = systemone(&check, file.systemone, &resolve)?;
+    let objective = Objective::from_json(file.objective.as_ref().filter(|v| !v.is_null()))
+        .map_err(|e| check.error("objective", e))?;
+    let optimizer = OptimizerSettings::from_json(file.optimizer.as_ref())
+        .map_err(|e| check.error("optimizer", e))?;
+    let policy = match file.policy.filter(|p| !p.is_null()) {
         None => None,
         Some(Value::String(file)) if file.contains(".py") => {
-            return Err(LabError::invalid(format!(
-                "{origin}: policy: {file}: Python policy functions cannot run in this tool; write the rules as a declarative policy (levels and rules, inline or in a YAML file: see `policy` in the README's classifier section)"
-            )));
+            return Err(check.error(
+                "policy",
+                format!("{file}: Python policy functions cannot run in this tool; write the rules as a declarative policy (levels and rules, inline or in a YAML file: see `policy` in the README's classifier section)"),
+            ));
         }
         Some(Value::String(file)) => {
-            let path = resolve(file.clone());
+            let path = resolve(file);
             let folder = path.parent().map_or_else(|| dir.clone(), Path::to_path_buf);
             Some((
                 crate::policy::read_file(&path)?,
@@ -300,27 +274,24 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
                 folder,
             ))
         }
-        Some(inline @ Value::Object(_)) => {
-            Some((inline.clone(), format!("{origin}: policy"), dir.clone()))
-        }
+        Some(inline @ Value::Object(_)) => Some((inline, format!("{origin}: policy"), dir.clone())),
         Some(other) => {
-            return Err(LabError::invalid(format!(
-                "{origin}: policy must be a map (name, levels, rules) or the path of a YAML file holding one, not {}",
-                skill_factory_pycompat::repr::type_name(other)
-            )));
+            return Err(check.error(
+                "policy",
+                format!(
+                    "policy must be a map (name, levels, rules) or the path of a YAML file holding one, not {}",
+                    skill_factory_pycompat::repr::type_name(&other)
+                ),
+            ));
         }
     };
-    let optimizer_provider = root
-        .get("optimizer_provider")
-        .filter(|v| !v.is_null())
-        .cloned();
     Ok(ClassifierConfig {
         path: path.to_path_buf(),
         name,
         dataset,
         labels,
         probeset,
-        pool: text(&origin, &root, "pool", "")?.map(&resolve),
+        pool: file.pool.map(|p| resolve(p.0)),
         workspace,
         splits,
         systemone,
@@ -328,103 +299,108 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         lab,
         objective,
         optimizer,
-        optimizer_provider,
+        optimizer_provider: file.optimizer_provider.filter(|v| !v.is_null()),
         policy,
-        keep_questions: strings(&origin, &root, "keep_questions", "")?,
+        keep_questions: file.keep_questions,
     })
 }
 
-fn split_plan(origin: &str, map: Option<&Map<String, Value>>) -> Result<SplitPlan, LabError> {
+fn split_plan(check: &Checker<'_>, given: Option<SplitsFile>) -> Result<SplitPlan, LabError> {
     let mut plan = SplitPlan::default();
-    let Some(map) = map else {
+    let Some(given) = given else {
         return Ok(plan);
     };
-    unknown_keys(origin, "splits", map, SPLIT_KEYS)?;
-    if let Some(fractions) = block(origin, map, "fractions")? {
-        unknown_keys(origin, "splits.fractions", fractions, &["train", "val"])?;
-        if let Some(train) = number(origin, fractions, "train", "splits.fractions.")? {
+    if let Some(fractions) = given.fractions {
+        if let Some(train) = fractions.train {
             plan.train = train;
         }
-        if let Some(val) = number(origin, fractions, "val", "splits.fractions.")? {
+        if let Some(val) = fractions.val {
             plan.val = val;
         }
     }
-    let set = |key: &str| -> Result<_, LabError> {
-        Ok(strings(origin, map, key, "splits.")?
-            .unwrap_or_default()
-            .into_iter()
-            .collect())
-    };
-    plan.held_out_sources = set("held_out_sources")?;
-    plan.held_out_groups = set("held_out_groups")?;
-    plan.read_before_split = set("read_before_split")?;
-    plan.salt = text(origin, map, "salt", "splits.")?.unwrap_or_default();
+    plan.held_out_sources = given
+        .held_out_sources
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    plan.held_out_groups = given
+        .held_out_groups
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    plan.read_before_split = given
+        .read_before_split
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    plan.salt = given.salt.map(|s| s.0).unwrap_or_default();
     plan.validate()
-        .map_err(|e| LabError::invalid(format!("{origin}: {e}")))?;
+        .map_err(|e| check.error("splits", e.to_string()))?;
     Ok(plan)
 }
 
 type SystemOneBlock = (SystemOneSettings, Option<PathBuf>, LabSettings);
 
 fn systemone(
-    origin: &str,
-    map: Option<&Map<String, Value>>,
+    check: &Checker<'_>,
+    given: Option<SystemOneFile>,
     resolve: &dyn Fn(String) -> PathBuf,
 ) -> Result<SystemOneBlock, LabError> {
     let mut settings = SystemOneSettings::default();
     let mut lab = LabSettings::default();
-    let Some(map) = map else {
+    let Some(given) = given else {
         return Ok((settings, None, lab));
     };
-    let allowed: Vec<&str> = CLIENT_KEYS.iter().chain(LAB_KEYS).copied().collect();
-    unknown_keys(origin, "systemone", map, &allowed)?;
-    let b = "systemone.";
-    settings.provider = text(origin, map, "provider", b)?;
-    settings.model = text(origin, map, "model", b)?;
-    settings.api_key = text(origin, map, "api_key", b)?;
-    settings.base_url = text(origin, map, "base_url", b)?;
-    settings.account_id = text(origin, map, "account_id", b)?;
-    if let Some(timeout) = number(origin, map, "timeout", b)? {
+    let text = |value: Option<ScalarText>| value.map(|v| v.0);
+    settings.provider = text(given.provider);
+    settings.model = text(given.model);
+    settings.api_key = text(given.api_key);
+    settings.base_url = text(given.base_url);
+    settings.account_id = text(given.account_id);
+    if let Some(timeout) = given.timeout {
         if !(timeout > 0.0 && timeout.is_finite()) {
-            return Err(LabError::invalid(format!(
-                "{origin}: systemone.timeout must be a number of seconds above 0"
-            )));
+            return Err(check.error(
+                "systemone.timeout",
+                "systemone.timeout must be a number of seconds above 0",
+            ));
         }
         settings.timeout = std::time::Duration::from_secs_f64(timeout);
     }
-    if let Some(retries) = count(origin, map, "max_retries", b)? {
-        settings.max_retries = retries as u32;
+    if let Some(retries) = given.max_retries {
+        settings.max_retries = retries;
     }
-    let script = text(origin, map, "script", b)?.map(resolve);
+    let script = text(given.script).map(resolve);
     let scripted_provider = settings
         .provider
         .as_deref()
         .is_some_and(|p| p.trim().eq_ignore_ascii_case(SCRIPTED_PROVIDER));
     if scripted_provider && script.is_none() {
-        return Err(LabError::invalid(format!(
-            "{origin}: systemone.provider is scripted but systemone.script is missing; name the YAML file of rules"
-        )));
+        return Err(check.error(
+            "systemone.provider",
+            "systemone.provider is scripted but systemone.script is missing; name the YAML file of rules",
+        ));
     }
     if !scripted_provider && script.is_some() {
-        return Err(LabError::invalid(format!(
-            "{origin}: systemone.script only applies to provider: scripted"
-        )));
+        return Err(check.error(
+            "systemone.script",
+            "systemone.script only applies to provider: scripted",
+        ));
     }
-    if let Some(n) = count(origin, map, "per_request", b)? {
+    if let Some(n) = given.per_request {
         lab.per_request = n;
     }
-    if let Some(n) = count(origin, map, "concurrency", b)? {
+    if let Some(n) = given.concurrency {
         lab.concurrency = n;
     }
-    if let Some(n) = count(origin, map, "chars_per_token", b)? {
+    if let Some(n) = given.chars_per_token {
         lab.chars_per_token = n;
     }
-    if let Some(price) = number(origin, map, "usd_per_million_input_tokens", b)? {
+    if let Some(price) = given.usd_per_million_input_tokens {
         lab.usd_per_million_input_tokens = price;
     }
-    lab.max_usd = number(origin, map, "max_usd", b)?;
+    lab.max_usd = given.max_usd;
     lab.validate()
-        .map_err(|e| LabError::invalid(format!("{origin}: {e}")))?;
+        .map_err(|e| check.error("systemone", e.to_string()))?;
     Ok((settings, script, lab))
 }
 
@@ -594,33 +570,43 @@ mod tests {
     }
 
     #[test]
-    fn broken_yaml_is_reported_as_a_yaml_error_of_the_file() {
+    fn broken_yaml_is_reported_at_its_line_of_the_file() {
         let (_dir, broken) = write("kind: classifier\nprobeset: [\n");
         let error = load(&broken).unwrap_err().to_string();
-        assert!(error.contains("not valid YAML"), "{error}");
-        assert!(error.contains("config.yaml"), "{error}");
+        assert!(error.contains("config.yaml line 2"), "{error}");
+        assert!(error.contains("'probeset'"), "{error}");
     }
 
     #[test]
-    fn unknown_keys_are_refused_at_every_level_with_the_keys_allowed() {
+    fn unknown_keys_are_refused_at_every_level_with_their_line_and_the_closest_key() {
         for (extra, expected) in [
-            ("typo: 1\n", "unknown classifier config keys: typo"),
+            ("typo: 1\n", "unknown key 'typo' in the top level"),
             (
                 "systemone: {provder: x}\n",
-                "unknown systemone keys: provder",
+                "unknown key 'provder' in systemone",
             ),
             (
                 "splits: {salt: a, fraction: {}}\n",
-                "unknown splits keys: fraction",
+                "unknown key 'fraction' in splits",
             ),
             ("objective: {fpr: 0.1}\n", "unknown objective keys: fpr"),
             ("optimizer: {round: 1}\n", "unknown optimizer keys: round"),
-            ("labels: {postive: x}\n", "unknown labels keys: postive"),
+            ("labels: {postive: x}\n", "unknown key 'postive' in labels"),
         ] {
             let (_dir, path) = write(&format!("{MINIMAL}{extra}"));
             let error = load(&path).unwrap_err().to_string();
             assert!(error.contains(expected), "{extra}: {error}");
-            assert!(error.contains("config.yaml"), "{error}");
+            assert!(error.contains("config.yaml line 4"), "{error}");
+        }
+        for (extra, suggestion) in [
+            ("systemone: {provder: x}\n", "did you mean 'provider'?"),
+            ("splits: {fraction: {}}\n", "did you mean 'fractions'?"),
+            ("labels: {postive: x}\n", "did you mean 'positive'?"),
+            ("probset: p.json\n", "did you mean 'probeset'?"),
+        ] {
+            let (_dir, path) = write(&format!("{MINIMAL}{extra}"));
+            let error = load(&path).unwrap_err().to_string();
+            assert!(error.contains(suggestion), "{extra}: {error}");
         }
     }
 
@@ -628,7 +614,11 @@ mod tests {
     fn dataset_and_probeset_are_required() {
         let (_dir, path) = write("kind: classifier\nprobeset: p.json\n");
         let error = load(&path).unwrap_err().to_string();
-        assert!(error.contains("missing 'dataset'"), "{error}");
+        assert!(error.contains("missing required key 'dataset'"), "{error}");
+        assert!(
+            error.contains("add e.g. 'dataset: dataset.jsonl'"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -41,9 +41,18 @@ pub enum LabError {
     /// A file the user named cannot be read: not a regular file, too large, not UTF-8.
     #[error(transparent)]
     Input(#[from] skill_factory_io::input::InputError),
+    /// The config cannot be read: the message names the file, line and key, and the fix.
+    #[error(transparent)]
+    Config(Box<skill_factory_config::ConfigError>),
     /// The System One client or the answer cache failed.
     #[error(transparent)]
     SystemOne(#[from] SystemOneError),
+}
+
+impl From<skill_factory_config::ConfigError> for LabError {
+    fn from(error: skill_factory_config::ConfigError) -> Self {
+        LabError::Config(Box::new(error))
+    }
 }
 
 impl LabError {

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use skill_factory_io::input::{self, InputError};
 use skill_factory_llm::ProviderSettings;
 
-use super::env::read_dotenv_files;
-use super::error::{ConfigError, Place};
-use super::locate::{Locator, parse_path};
 use super::parse::parse_config;
 use super::schema::RunConfig;
+use skill_factory_config::env::read_dotenv_files;
+use skill_factory_config::locate::{Locator, parse_path};
+use skill_factory_config::{ConfigError, Place};
 
 /// A config read from a file, with everything needed to act on it. Its `Debug` output lists
 /// the `.env` variable names, never their values.

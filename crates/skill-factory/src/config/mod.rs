@@ -2,7 +2,8 @@
 //!
 //! [`load_config`] reads a file into a [`LoadedConfig`]: the checked [`RunConfig`], the
 //! file's directory, a short run name and the `.env` values. [`parse_config`] does the parse
-//! and checks on a text alone. [`is_classifier_config`] tells the CLI which mode a file is for.
+//! and checks on a text alone, through the loader classifier mode shares
+//! (`skill_factory_config`). [`is_classifier_config`] tells the CLI which mode a file is for.
 //!
 //! The keys and defaults are those of the reference tool (`skill-factory` 0.2.0), so its
 //! configs load unchanged; ours adds `test_fraction`, `description` and the optional provider
@@ -66,23 +67,15 @@
 //! Provider names are compared case-insensitively with surrounding blanks ignored; resolved
 //! names are lower-case. Empty variables count as unset.
 
-mod env;
-mod error;
-mod kind;
 mod load;
-mod locate;
 mod parse;
 mod roles;
-mod scalar;
 mod schema;
-mod suggest;
 mod validate;
 
 #[cfg(test)]
 mod tests;
 
-pub use error::{ConfigError, Place};
-pub use kind::is_classifier_config;
 pub(crate) use load::resolve_paths;
 pub use load::{LoadedConfig, config_name, dotenv_beside, load_config};
 pub use parse::parse_config;
@@ -97,4 +90,4 @@ pub use schema::{
     OutputConfig, ProgrammaticConfig, ReflectionStyle, RegimeSetting, RunConfig, SkillMode,
     SystemOneCheck, SystemOneConfig,
 };
-pub use suggest::closest;
+pub use skill_factory_config::{ConfigError, Place, closest, is_classifier_config};

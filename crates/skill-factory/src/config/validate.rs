@@ -5,9 +5,9 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
-use super::error::{ConfigError, Place};
-use super::locate::{Locator, Step, render_path};
 use super::schema::{Command, ExecutorType, HarnessType, InputVia, RunConfig, SkillMode};
+use skill_factory_config::locate::{Locator, Step, render_path};
+use skill_factory_config::{ConfigError, Place};
 
 /// The most rollouts a config may put in flight at once.
 const MAX_WORKERS: usize = 65_536;

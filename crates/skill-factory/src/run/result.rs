@@ -2,7 +2,7 @@
 //! (Python's `json.dumps(indent=2)`: two-space indent, non-ASCII escaped as `\uXXXX`, scores
 //! rounded to 4 decimals, no final newline), followed by ours. The file's shape is
 //! [`skill_factory_runfolder::result::RunResult`] with a
-//! [`SkillRecord`](skill_factory_runfolder::result::SkillRecord); this module fills it from
+//! [`SkillRecord`]; this module fills it from
 //! the optimization and the run.
 
 use std::collections::BTreeMap;

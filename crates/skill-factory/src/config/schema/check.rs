@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value, json};
 use skill_factory_pycompat::re;
 
-use super::INVALID_VALUE;
+use skill_factory_config::yaml::INVALID_VALUE;
 
 /// One deterministic check on a rollout's output.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,10 +1,13 @@
 //! The `harness` block.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
+use skill_factory_config::scalar::ScalarText;
 
 /// How the skill is run on one task. One struct for every harness type: each type reads the
 /// keys that apply to it.
@@ -32,7 +35,10 @@ pub struct HarnessConfig {
     #[serde(default)]
     pub timeout: Option<f64>,
     /// `claude_code` / `codex` / `gemini_cli`: appended to the argv.
-    #[serde(default, deserialize_with = "crate::config::scalar::string_list")]
+    #[serde(
+        default,
+        deserialize_with = "skill_factory_config::scalar::string_list"
+    )]
     pub extra_args: Vec<String>,
     /// Every harness but `api`: how the skill reaches the agent (default `prompt`).
     #[serde(default)]
@@ -47,7 +53,7 @@ pub struct HarnessConfig {
     #[serde(default)]
     pub cwd: Option<PathBuf>,
     /// Every harness but `api`: variables set over the inherited environment.
-    #[serde(default, deserialize_with = "crate::config::scalar::string_map")]
+    #[serde(default, deserialize_with = "skill_factory_config::scalar::string_map")]
     pub env: BTreeMap<String, String>,
     /// Rollouts in flight at once during `evaluate` and `optimize` (default 16; `optimize`
     /// takes `optimizer.max_workers` instead when that is larger). Model requests in flight
@@ -216,7 +222,30 @@ pub enum Command {
 
 impl<'de> Deserialize<'de> for Command {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(crate::config::scalar::CommandVisitor)
+        deserializer.deserialize_any(CommandVisitor)
+    }
+}
+
+/// A command line: an argv list (each element any scalar) or one string.
+struct CommandVisitor;
+
+impl<'de> Visitor<'de> for CommandVisitor {
+    type Value = Command;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of arguments such as [python, run.py] or one command string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Command::Line(v.to_owned()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut argv = Vec::new();
+        while let Some(item) = seq.next_element::<ScalarText>()? {
+            argv.push(item.0);
+        }
+        Ok(Command::Argv(argv))
     }
 }
 

@@ -309,7 +309,7 @@ pub struct CommandMetricConfig {
     #[serde(default)]
     pub cwd: Option<PathBuf>,
     /// Variables set over the inherited environment.
-    #[serde(default, deserialize_with = "crate::config::scalar::string_map")]
+    #[serde(default, deserialize_with = "skill_factory_config::scalar::string_map")]
     pub env: BTreeMap<String, String>,
 }
 

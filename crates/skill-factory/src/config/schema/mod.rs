@@ -15,7 +15,7 @@ mod output;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use skill_factory_llm::ProviderSettings;
 
 pub use cache::CacheConfig;
@@ -125,33 +125,7 @@ fn default_val_fraction() -> f64 {
     0.3
 }
 
-/// What a block that is present but null (`optimizer:` with nothing under it) reports; the
-/// error module turns it into [`super::ConfigError::NullBlock`].
-pub(crate) const NULL_BLOCK: &str = "skill-factory: block is null";
-
-/// What a value that deserialized but cannot be read as what its key takes (a check naming
-/// no check) reports, before its problem; the error module turns it into
-/// [`super::ConfigError::UnreadableValue`] at the value's line.
-pub(crate) const INVALID_VALUE: &str = "skill-factory: invalid value: ";
-
-/// A block that must be a mapping when present: `optimizer: null` is an error, not the
-/// defaults, because it usually means the lines under it lost their indentation.
-pub(crate) fn block<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer)?.ok_or_else(|| serde::de::Error::custom(NULL_BLOCK))
-}
-
-/// An optional block whose presence matters (`metric.golden`): present but null is an error.
-pub(crate) fn optional_block<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    block(deserializer).map(Some)
-}
+pub(crate) use skill_factory_config::yaml::{block, optional_block};
 
 /// A number of seconds as a duration. Loading checks that every duration key is a positive
 /// number a duration can hold, so the saturation never applies to a loaded config.

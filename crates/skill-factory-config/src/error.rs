@@ -70,7 +70,7 @@ pub enum ConfigError {
         /// The closest valid key, when one is close.
         suggestion: Option<&'static str>,
         /// Every valid key of that block.
-        valid: Vec<&'static str>,
+        valid: Box<[&'static str]>,
     },
     /// A required key is absent.
     #[error("missing required key '{key}' ({place}): {fix}")]

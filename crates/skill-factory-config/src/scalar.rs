@@ -8,11 +8,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::de::{Deserializer, Visitor};
 use skill_factory_pycompat::repr::repr_float;
 
 /// One scalar rendered as Python's `str()` would render it.
-struct ScalarText(String);
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalarText(pub String);
 
 impl<'de> Deserialize<'de> for ScalarText {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -55,40 +56,15 @@ impl Visitor<'_> for ScalarVisitor {
 }
 
 /// A list whose elements may be any scalars, each turned into text.
-pub(crate) fn string_list<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Vec<String>, D::Error> {
+pub fn string_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
     let items: Vec<ScalarText> = Vec::deserialize(deserializer)?;
     Ok(items.into_iter().map(|s| s.0).collect())
 }
 
 /// A mapping from names to scalars, each value turned into text.
-pub(crate) fn string_map<'de, D: Deserializer<'de>>(
+pub fn string_map<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<BTreeMap<String, String>, D::Error> {
     let items: BTreeMap<String, ScalarText> = BTreeMap::deserialize(deserializer)?;
     Ok(items.into_iter().map(|(k, v)| (k, v.0)).collect())
-}
-
-/// A command line: an argv list (each element any scalar) or one string.
-pub(crate) struct CommandVisitor;
-
-impl<'de> Visitor<'de> for CommandVisitor {
-    type Value = super::schema::Command;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of arguments such as [python, run.py] or one command string")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(super::schema::Command::Line(v.to_owned()))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut argv = Vec::new();
-        while let Some(item) = seq.next_element::<ScalarText>()? {
-            argv.push(item.0);
-        }
-        Ok(super::schema::Command::Argv(argv))
-    }
 }

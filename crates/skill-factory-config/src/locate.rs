@@ -14,7 +14,7 @@ use serde_saphyr::Spanned;
 
 /// One step of a key path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Step {
+pub enum Step {
     /// A mapping key.
     Key(String),
     /// A list index.
@@ -22,7 +22,7 @@ pub(crate) enum Step {
 }
 
 /// Renders a key path the way a person writes it: `metric.judge.criteria[1].weight`.
-pub(crate) fn render_path(steps: &[Step]) -> String {
+pub fn render_path(steps: &[Step]) -> String {
     let mut out = String::new();
     for step in steps {
         match step {
@@ -43,7 +43,7 @@ pub(crate) fn render_path(steps: &[Step]) -> String {
 }
 
 /// Reads a key path written as [`render_path`] writes it (`metric.judge.criteria[1].weight`).
-pub(crate) fn parse_path(key: &str) -> Vec<Step> {
+pub fn parse_path(key: &str) -> Vec<Step> {
     let mut steps = Vec::new();
     for part in key.split('.') {
         let (name, indexes) = part
@@ -63,7 +63,7 @@ pub(crate) fn parse_path(key: &str) -> Vec<Step> {
 
 /// The untyped shape of a YAML document, with the line of every value.
 #[derive(Debug)]
-pub(crate) enum Node {
+pub enum Node {
     /// A mapping, keys in document order (non-text keys are rendered as text).
     Map(Vec<(String, Spanned<Node>)>),
     /// A list.
@@ -75,13 +75,13 @@ pub(crate) enum Node {
 }
 
 /// A parsed document to look lines up in.
-pub(crate) struct Locator {
+pub struct Locator {
     root: Option<Spanned<Node>>,
 }
 
 impl Locator {
     /// Reads the text; a text that is not valid YAML gives a locator that knows nothing.
-    pub(crate) fn new(text: &str) -> Self {
+    pub fn new(text: &str) -> Self {
         // `.nan` must not make the whole document unreadable: the checks report it.
         let mut options = serde_saphyr::Options::default();
         options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
@@ -91,7 +91,7 @@ impl Locator {
     }
 
     /// The node at a path, if the document has it.
-    pub(crate) fn node(&self, path: &[Step]) -> Option<&Spanned<Node>> {
+    pub fn node(&self, path: &[Step]) -> Option<&Spanned<Node>> {
         let mut current = self.root.as_ref()?;
         for step in path {
             current = match (&current.value, step) {
@@ -109,7 +109,7 @@ impl Locator {
 
     /// The line (1-based) of the value at a path or, when the document does not have that
     /// key (a default was used), of the nearest block above it that it has.
-    pub(crate) fn line(&self, path: &[Step]) -> Option<u32> {
+    pub fn line(&self, path: &[Step]) -> Option<u32> {
         (1..=path.len()).rev().find_map(|depth| {
             self.node(&path[..depth])
                 .map(|n| n.referenced.line())
@@ -119,7 +119,7 @@ impl Locator {
     }
 
     /// What the document root is, for "the root must be a mapping" errors.
-    pub(crate) fn root_kind(&self) -> Option<&'static str> {
+    pub fn root_kind(&self) -> Option<&'static str> {
         self.root.as_ref().map(|root| match root.value {
             Node::Map(_) => "a mapping",
             Node::Seq(_) => "a list",

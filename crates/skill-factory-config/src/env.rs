@@ -2,17 +2,15 @@
 //!
 //! Two files are read: `.env` in the working directory, then `.env` beside the config, whose
 //! values win. Variables already set in the process environment win over both (see
-//! [`super::LoadedConfig::env`]).
+//! the loaded config's lookup).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::error::ConfigError;
+use crate::error::ConfigError;
 
 /// Reads the `.env` files that exist among `files` (later files win) into one map.
-pub(crate) fn read_dotenv_files(
-    files: &[PathBuf],
-) -> Result<BTreeMap<String, String>, ConfigError> {
+pub fn read_dotenv_files(files: &[PathBuf]) -> Result<BTreeMap<String, String>, ConfigError> {
     let mut values = BTreeMap::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     for file in files {
