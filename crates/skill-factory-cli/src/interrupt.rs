@@ -43,6 +43,8 @@ pub fn quit_on_termination() {
 pub fn quit_on_ctrl_c() -> JoinHandle<()> {
     tokio::spawn(async {
         if tokio::signal::ctrl_c().await.is_ok() {
+            // Children first: the message may meet a closed pipe, which ends the process.
+            skill_factory_io::process::kill_running_children();
             errln!("Interrupted.");
             quit(i32::from(INTERRUPTED));
         }

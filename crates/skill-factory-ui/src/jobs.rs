@@ -13,10 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use skill_factory_io::process::GroupGuard;
+use skill_factory_runfolder::names::RESULT_FILE;
 use tokio::sync::watch;
 
 use crate::lock;
-use skill_factory_runfolder::names::RESULT_FILE;
 
 /// The folder of the runs root where jobs write.
 pub const JOBS_DIR: &str = "jobs";
@@ -151,15 +152,13 @@ impl Jobs {
             .ok_or_else(|| {
                 JobError::Outside(launch.config.clone(), self.workdir.display().to_string())
             })?;
-        let id = {
-            let list = lock(&self.list);
-            format!("job-{}-{}", std::process::id(), list.len() + 1)
-        };
-        let folder = self.root.join(JOBS_DIR).join(&id);
-        std::fs::create_dir_all(&folder)
-            .map_err(|e| JobError::Spawn(folder.display().to_string(), e))?;
+        let (id, folder) = self.new_folder()?;
         let log_path = folder.join(LOG_FILE);
-        let log = std::fs::File::create(&log_path)
+        // A new file in a folder just made: nothing planted there is written through.
+        let log = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&log_path)
             .map_err(|e| JobError::Spawn(log_path.display().to_string(), e))?;
         let err_log = log
             .try_clone()
@@ -197,7 +196,10 @@ impl Jobs {
         lock(&self.list).push(job.clone());
         self.changed.send_modify(|n| *n += 1);
         let jobs = self.clone();
+        // Until it exits, the job and its agents stop with the dashboard.
+        let registered = child.id().map(GroupGuard::new);
         tokio::spawn(async move {
+            let _registered = registered;
             let status = loop {
                 tokio::select! {
                     status = child.wait() => break status,
@@ -217,6 +219,28 @@ impl Jobs {
             });
         });
         Ok(job)
+    }
+
+    /// A job id and its folder under `<root>/jobs/`, made new: a name that is taken (by an
+    /// earlier dashboard, or by a link planted there) is passed over, never entered.
+    fn new_folder(&self) -> Result<(String, PathBuf), JobError> {
+        let jobs = self.root.join(JOBS_DIR);
+        std::fs::create_dir_all(&jobs)
+            .map_err(|e| JobError::Spawn(jobs.display().to_string(), e))?;
+        let first = lock(&self.list).len() + 1;
+        for n in first..first + 1000 {
+            let id = format!("job-{}-{n}", std::process::id());
+            let folder = jobs.join(&id);
+            match std::fs::create_dir(&folder) {
+                Ok(()) => return Ok((id, folder)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(JobError::Spawn(folder.display().to_string(), e)),
+            }
+        }
+        Err(JobError::Spawn(
+            jobs.display().to_string(),
+            std::io::Error::other("a thousand job folders of this process exist already"),
+        ))
     }
 
     /// Records the job's run folder once it holds a `result.json`.
@@ -260,5 +284,39 @@ impl Jobs {
             .find(|job| job.id == id)
             .cloned()
             .ok_or_else(|| JobError::Unknown(id.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_link_planted_where_a_job_writes_is_passed_over_not_written_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (workdir, root) = (tmp.path().join("work"), tmp.path().join("runs"));
+        std::fs::create_dir_all(&workdir).unwrap();
+        std::fs::write(workdir.join("config.yaml"), "skill: s.md\n").unwrap();
+        let precious = tmp.path().join("precious");
+        std::fs::create_dir_all(&precious).unwrap();
+        std::fs::write(precious.join(LOG_FILE), "keep me").unwrap();
+        // The folder the first job would take is a link to the precious folder.
+        let first = root
+            .join(JOBS_DIR)
+            .join(format!("job-{}-1", std::process::id()));
+        std::fs::create_dir_all(first.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&precious, &first).unwrap();
+        let jobs = Jobs::new(PathBuf::from("true"), workdir.canonicalize().unwrap(), root);
+        let job = jobs
+            .start(Launch {
+                command: Command::Evaluate,
+                config: "config.yaml".into(),
+            })
+            .unwrap();
+        assert_eq!(job.id, format!("job-{}-2", std::process::id()));
+        assert_eq!(
+            std::fs::read_to_string(precious.join(LOG_FILE)).unwrap(),
+            "keep me"
+        );
     }
 }

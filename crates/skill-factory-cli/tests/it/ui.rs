@@ -873,3 +873,80 @@ async fn a_run_folder_cannot_make_the_dashboard_read_a_file_outside_it() {
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     assert!(!std::fs::read_to_string(&out).unwrap().contains(planted));
 }
+
+#[tokio::test]
+async fn ctrl_c_on_the_dashboard_stops_the_jobs_it_launched() {
+    let fixture = fixture();
+    // A run whose baseline alone takes minutes: nothing ends it but a signal.
+    let slow = slow_config(&fixture.workdir);
+    let config = fixture.workdir.join(slow);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("sleep 0.3", "sleep 60")).unwrap();
+    let mut served = serve(&fixture.root, &fixture.workdir, &[], &[]);
+    let url = served.url.clone();
+    let job: Value = reqwest::Client::new()
+        .post(format!("{url}/api/jobs"))
+        .json(&json!({"command": "optimize", "config": slow}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = job["id"].as_str().unwrap().to_string();
+    let running = wait_for_job(&url, &id, |j| j["run"].is_string()).await;
+    // The job is the dashboard's child process: SIGTERM stops it and its own children.
+    let tasks = format!("/proc/{}/task", served.child.id());
+    let children: Vec<u32> = std::fs::read_dir(&tasks)
+        .unwrap()
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|pid| pid.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect();
+    assert_eq!(children.len(), 1, "{children:?}");
+    let pid = children[0];
+    let dashboard = libc::pid_t::try_from(served.child.id()).unwrap();
+    // SAFETY: kill(2) only sends a signal, to the dashboard this test started.
+    unsafe {
+        libc::kill(dashboard, libc::SIGINT);
+    }
+    // It quits (by its exit 130, or by the signal of the closed pipe its message meets).
+    served.child.wait().unwrap();
+    // Gone, or a zombie waiting for whoever adopted it to reap it.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(), "the job {pid} outlived the dashboard");
+    // And its harness programs (the agents of a real run) with it.
+    let programs = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+            .filter(|cmdline| cmdline.starts_with(b"sh\0-c\0sleep 60; echo n"))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while programs() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(programs(), 0, "the job's harness programs outlived it");
+    // What it wrote before it stopped stays readable.
+    let run = fixture.root.join(running["run"].as_str().unwrap());
+    crate::common::read_json(&run.join("result.json"));
+}

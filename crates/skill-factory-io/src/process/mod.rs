@@ -303,9 +303,7 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
 static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
 fn running() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
-    RUNNING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    lock(&RUNNING)
 }
 
 fn register(leader: Option<u32>) {
@@ -320,6 +318,31 @@ fn unregister(leader: Option<u32>) {
     }
 }
 
+/// Leaders of the groups of Skill Factory processes started by another (the dashboard's
+/// jobs): asked to stop with SIGTERM, which they answer by stopping their own children.
+static OURS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+/// A Skill Factory process started by another (a job the dashboard launches, whose output
+/// goes to a file) that leads its own process group: while the guard lives,
+/// [`kill_running_children`] sends that group SIGTERM, so the job stops its own children
+/// (agents, harness programs) before it exits.
+#[derive(Debug)]
+pub struct GroupGuard(u32);
+
+impl GroupGuard {
+    /// Registers the group led by `leader`.
+    pub fn new(leader: u32) -> GroupGuard {
+        lock(&OURS).insert(leader);
+        GroupGuard(leader)
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        lock(&OURS).remove(&self.0);
+    }
+}
+
 /// Kills the process group of every child still running, grandchildren included; for a
 /// process about to exit without waiting for them. Returns how many groups were signalled.
 pub fn kill_running_children() -> usize {
@@ -327,12 +350,23 @@ pub fn kill_running_children() -> usize {
     for &leader in &leaders {
         kill_group(Some(leader));
     }
-    leaders.len()
+    let ours = std::mem::take(&mut *lock(&OURS));
+    for &leader in &ours {
+        signal_group(leader, libc::SIGTERM);
+    }
+    leaders.len() + ours.len()
 }
 
 /// Sends SIGKILL to the process group led by `leader` (ignoring a group that is already gone).
 fn kill_group(leader: Option<u32>) {
-    let Some(pid) = leader.and_then(|pid| libc::pid_t::try_from(pid).ok()) else {
+    if let Some(leader) = leader {
+        signal_group(leader, libc::SIGKILL);
+    }
+}
+
+/// Sends `signal` to the process group led by `leader`.
+fn signal_group(leader: u32, signal: libc::c_int) {
+    let Ok(pid) = libc::pid_t::try_from(leader) else {
         return;
     };
     if pid <= 0 {
@@ -341,8 +375,14 @@ fn kill_group(leader: Option<u32>) {
     // SAFETY: kill(2) only sends a signal; a negative pid addresses the process group the
     // child was made to lead with `process_group(0)`, so no unrelated process is signalled.
     unsafe {
-        libc::kill(-pid, libc::SIGKILL);
+        libc::kill(-pid, signal);
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]
