@@ -9,6 +9,37 @@ use std::path::{Path, PathBuf};
 
 use crate::error::ConfigError;
 
+/// The variables of the `.env` files a config at `path` reads: `.env` in the working
+/// directory, then `.env` beside the config (whose values win). Both modes read their keys
+/// through these files.
+pub fn beside(path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
+    beside_in(path, std::env::current_dir().ok().as_deref())
+}
+
+/// [`beside`] with the working directory made explicit, so tests need not change it.
+pub fn beside_in(path: &Path, cwd: Option<&Path>) -> Result<BTreeMap<String, String>, ConfigError> {
+    let mut files = Vec::new();
+    if let Some(cwd) = cwd {
+        files.push(cwd.join(".env"));
+    }
+    files.push(path.parent().unwrap_or(Path::new("")).join(".env"));
+    read_dotenv_files(&files)
+}
+
+/// A variable as a run sees it: the process environment first, then `dotenv` (the files of
+/// [`beside`]); empty values count as unset.
+pub fn variable(dotenv: &BTreeMap<String, String>, key: &str) -> Option<String> {
+    std::env::var(key)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .or_else(|| dotenv.get(key).filter(|v| !v.is_empty()).cloned())
+}
+
+/// [`variable`] as a lookup that owns its `.env` values.
+pub fn lookup(dotenv: BTreeMap<String, String>) -> impl Fn(&str) -> Option<String> {
+    move |key: &str| variable(&dotenv, key)
+}
+
 /// Reads the `.env` files that exist among `files` (later files win) into one map.
 pub fn read_dotenv_files(files: &[PathBuf]) -> Result<BTreeMap<String, String>, ConfigError> {
     let mut values = BTreeMap::new();

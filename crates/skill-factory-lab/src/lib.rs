@@ -29,7 +29,9 @@
 //! * [`config`]: the `kind: classifier` YAML;
 //! * [`scanner`]: a skill-scanner judge lab imported as a workspace;
 //! * [`skill`]: a classifier workspace as an agent skill carrying its scorer;
-//! * [`workspace`]: the files of a workspace and the reports written into it.
+//! * [`workspace`]: the files of a workspace and the reports written into it;
+//! * [`run`]: what the commands do (open a workspace, plan, optimize, write its reports), for
+//!   the CLI to call and print.
 
 #![warn(missing_docs)]
 
@@ -51,6 +53,7 @@ pub mod probeset;
 pub mod question;
 pub mod reflect;
 pub mod report;
+pub mod run;
 pub mod scanner;
 pub mod score;
 pub mod seal;

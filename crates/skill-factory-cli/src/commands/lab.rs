@@ -13,17 +13,19 @@ use skill_factory_io::output::write_atomic;
 use skill_factory_lab::LabError;
 use skill_factory_lab::dataset::Example;
 use skill_factory_lab::evaluate::{Policy, Reports, evaluate_split, question_stats};
-use skill_factory_lab::lab::{AskReport, Asked, Lab};
+use skill_factory_lab::lab::AskReport;
 use skill_factory_lab::metrics::pct;
-use skill_factory_lab::optimizer::{Inputs, Outcome, optimize};
 use skill_factory_lab::policy::PolicySpec;
 use skill_factory_lab::probeset::ProbeSet;
 use skill_factory_lab::question::Bank;
-use skill_factory_lab::report::{self, ReportInput, TableRow};
+use skill_factory_lab::report;
+use skill_factory_lab::run::{
+    self, Opened, asked_of, examples_of, reports_of, svg_rows, table_rows,
+};
 use skill_factory_lab::seal::{Seal, refuse_sealed};
 use skill_factory_lab::select::{Selection, pareto};
 use skill_factory_lab::splits::Split;
-use skill_factory_lab::svg::{SvgRow, splits_svg};
+use skill_factory_lab::svg::splits_svg;
 use skill_factory_lab::table::AnswerTable;
 use skill_factory_lab::workspace::Project;
 use skill_factory_lab::{drift, noise, reflect};
@@ -39,18 +41,11 @@ const REQUESTS_FAILED: u8 = NOTHING_WORKED;
 /// How often the ask progress line is printed, in requests.
 const PROGRESS_EVERY: usize = 200;
 
-/// A project and its lab.
-pub(super) struct Opened {
-    pub(super) project: Project,
-    pub(super) lab: Lab,
-}
-
+/// Opens the workspace of `config`, saying which examples `splits.read_before_split` moved.
 pub(super) fn open(config: &Path, workspace: Option<&Path>) -> anyhow::Result<Opened> {
-    let project = Project::load(config, workspace)?;
-    let moved = project.splits.moved_by_read_before_split();
+    let opened = run::open(config, workspace)?;
+    let moved = &opened.moved;
     if !moved.is_empty() {
-        // The reference does this silently; it overrides an explicit split or a held-out
-        // source, which a user should see.
         let shown: Vec<&str> = moved.iter().take(5).map(String::as_str).collect();
         errln!(
             "note: splits.read_before_split put {} example(s) into train over their explicit split or held-out source: {}{}",
@@ -59,20 +54,7 @@ pub(super) fn open(config: &Path, workspace: Option<&Path>) -> anyhow::Result<Op
             if moved.len() > 5 { ", ..." } else { "" }
         );
     }
-    let lab = project.config.lab(&environment(config)?)?;
-    Ok(Opened { project, lab })
-}
-
-/// The variables keys are read from: the process environment, then the `.env` files the
-/// config reads.
-fn environment(config: &Path) -> anyhow::Result<impl Fn(&str) -> Option<String>> {
-    let dotenv = skill_factory::config::dotenv_beside(config)?;
-    Ok(move |key: &str| {
-        std::env::var(key)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .or_else(|| dotenv.get(key).filter(|v| !v.is_empty()).cloned())
-    })
+    Ok(opened)
 }
 
 fn progress(done: usize, total: usize) {
@@ -110,68 +92,6 @@ pub(super) fn parse_splits(flag: &str, text: &str) -> anyhow::Result<Vec<Split>>
     Ok(splits)
 }
 
-pub(super) fn examples_of<'a>(project: &'a Project, splits: &[Split]) -> Vec<&'a Example> {
-    splits.iter().flat_map(|&s| project.split(s)).collect()
-}
-
-pub(super) fn asked_of(bank: &Bank) -> anyhow::Result<Vec<Asked>> {
-    Ok(Asked::all(bank.compiled().map_err(anyhow::Error::msg)?))
-}
-
-fn reports_of(
-    project: &Project,
-    splits: &[Split],
-    table: &AnswerTable,
-    probeset: &ProbeSet,
-    policy: &Policy,
-) -> Reports {
-    splits
-        .iter()
-        .filter(|&&s| !project.split(s).is_empty())
-        .map(|&s| {
-            (
-                s,
-                evaluate_split(s, project.split(s), table, probeset, policy),
-            )
-        })
-        .collect()
-}
-
-fn table_rows(project: &Project, splits: &[Split], reports: &Reports) -> Vec<TableRow> {
-    splits
-        .iter()
-        .filter(|&&s| !project.split(s).is_empty())
-        .map(|&split| {
-            let (positives, negatives) = project.splits.counts(split);
-            TableRow {
-                split,
-                positives,
-                negatives,
-                sealed: split.is_sealed() && !reports.contains_key(&split),
-            }
-        })
-        .collect()
-}
-
-fn svg_rows(before: Option<&Reports>, after: &Reports, level: Option<&str>) -> Vec<SvgRow> {
-    let point = |reports: &Reports, split: &Split| {
-        reports
-            .get(split)
-            .and_then(|r| r.rates(level))
-            .map(|r| (r.recall(), r.fpr()))
-    };
-    after
-        .keys()
-        .filter_map(|split| {
-            Some(SvgRow {
-                label: split.label().to_string(),
-                before: before.and_then(|b| point(b, split)),
-                after: point(after, split)?,
-            })
-        })
-        .collect()
-}
-
 /// Prints the failed requests of `report` and says whether there were any.
 fn warn_failures(report: &AskReport) -> bool {
     if report.failed == 0 {
@@ -188,42 +108,22 @@ fn warn_failures(report: &AskReport) -> bool {
 /// `optimize -c CONFIG` of a classifier config.
 pub async fn optimize_classifier(config: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let started = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
-    let Opened { project, lab } = open(config, out)?;
-    let name = &project.config.name;
-    outln!("Optimizing probe set {name} (classifier mode)...");
-    let proposer = project.config.proposer(&environment(config)?)?;
-    let pool = project.pool()?;
-    let (train, val) = (project.split(Split::Train), project.split(Split::Val));
-    let asked = asked_of(&pool)?;
-    let examples: Vec<&Example> = train.iter().chain(val).collect();
-    let jobs = lab.plan(&examples, &asked, project.seed.state_budget, 0);
+    let opened = open(config, out)?;
+    let project = &opened.project;
+    outln!(
+        "Optimizing probe set {} (classifier mode)...",
+        project.config.name
+    );
+    let plan = run::plan(&opened)?;
     errln!(
         "{} examples, {} questions: {} requests to send, about ${:.4}",
-        examples.len(),
-        asked.len(),
-        jobs.len(),
-        lab.estimate_usd(&jobs)
+        plan.examples,
+        plan.questions,
+        plan.requests,
+        plan.usd
     );
-    let (policy, _) = project.policy()?;
+    let outcome = run::optimize(&opened, &started, &progress).await?;
     let objective = &project.config.objective;
-    let outcome = optimize(
-        &lab,
-        Inputs {
-            seed: &project.seed,
-            train,
-            val,
-            pool: &pool,
-            objective,
-            policy: &policy,
-            settings: &project.config.optimizer,
-            keep: project.config.keep_questions.as_deref(),
-            proposer: proposer.as_deref(),
-        },
-        &progress,
-    )
-    .await?;
-    project.write_outcome(&outcome, &started)?;
-    write_report(&project, &lab, &outcome, &policy)?;
     if outcome.spend.planned > 0 {
         outln!("lab: {}", outcome.spend.summary());
     }
@@ -311,46 +211,6 @@ pub async fn optimize_classifier(config: &Path, out: Option<&Path>) -> anyhow::R
         return Ok(ExitCode::from(REQUESTS_FAILED));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn write_report(
-    project: &Project,
-    lab: &Lab,
-    outcome: &Outcome,
-    policy: &Policy,
-) -> anyhow::Result<()> {
-    let seal = Seal::load(project.dir())?;
-    let objective = &project.config.objective;
-    let train_val: Vec<&Example> = examples_of(project, &[Split::Train, Split::Val]);
-    let input = ReportInput {
-        name: &project.config.name,
-        outcome,
-        objective,
-        policy,
-        seal_summary: seal.summary(),
-        table_rows: table_rows(project, &Split::ALL, &outcome.after),
-        coverage: report::coverage(
-            &Split::ALL.map(|s| (s, project.split(s))),
-            outcome.best.state_budget,
-        ),
-        cost_per_pass: lab.cost_per_pass(
-            &train_val,
-            outcome.best.bank.len(),
-            outcome.best.state_budget,
-        ),
-        failed_requests: outcome.spend.failed,
-        first_error: outcome.spend.errors.first().cloned(),
-    };
-    write_whole(&project.file("report.md"), &report::render(&input))?;
-    let svg = splits_svg(
-        &project.config.name,
-        &svg_rows(
-            Some(&outcome.before),
-            &outcome.after,
-            objective.level.as_deref(),
-        ),
-    );
-    write_whole(&project.file("splits.svg"), &svg)
 }
 
 /// Writes a report file whole (a killed run leaves the previous one), naming it on failure.
@@ -476,7 +336,7 @@ fn simulate(
 ) -> anyhow::Result<ExitCode> {
     let splits = parse_splits("--splits", splits)?;
     refuse_sealed(&splits, "lab simulate")?;
-    let Opened { project, lab } = open(config, None)?;
+    let Opened { project, lab, .. } = open(config, None)?;
     let probeset = probeset_or(probeset, || Ok(project.best()?))?;
     // Policies may read pool questions the score does not: the table holds them all.
     let bank = pool_and(&project, &probeset)?;
@@ -586,7 +446,7 @@ async fn ask(
 ) -> anyhow::Result<ExitCode> {
     let splits = parse_splits("--splits", splits)?;
     refuse_sealed(&splits, "lab ask")?;
-    let Opened { project, lab } = open(config, None)?;
+    let Opened { project, lab, .. } = open(config, None)?;
     let extra = questions.as_deref().map(Bank::load).transpose()?;
     let bank = match &extra {
         Some(bank) => bank.clone(),
@@ -674,7 +534,7 @@ fn score(
         }
         None => None,
     };
-    let Opened { project, lab } = open(config, None)?;
+    let Opened { project, lab, .. } = open(config, None)?;
     let probeset = probeset_or(probeset, || Ok(project.best()?))?;
     let examples = examples_of(&project, &splits);
     let asked = asked_of(&probeset.bank)?;
@@ -778,7 +638,7 @@ fn select(
     max_questions: usize,
     out: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
-    let Opened { project, lab } = open(config, None)?;
+    let Opened { project, lab, .. } = open(config, None)?;
     let budget = fpr.unwrap_or(project.config.objective.fpr_budget);
     check_rate(budget)?;
     if max_questions == 0 {
@@ -889,7 +749,7 @@ async fn report(
     ask_first: bool,
     out: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
-    let Opened { project, lab } = open(config, None)?;
+    let Opened { project, lab, .. } = open(config, None)?;
     let splits: Vec<Split> = parse_splits("--splits", splits)?
         .into_iter()
         .filter(|&s| !project.split(s).is_empty())
@@ -986,7 +846,7 @@ async fn reask(
 ) -> anyhow::Result<ExitCode> {
     let splits = parse_splits("--split", split)?;
     refuse_sealed(&splits, "lab reask")?;
-    let Opened { project, lab } = open(config, None)?;
+    let Opened { project, lab, .. } = open(config, None)?;
     let probeset = probeset_or(probeset, || Ok(project.best()?))?;
     let examples = examples_of(&project, &splits);
     let result = noise::reask(&lab, &probeset, &examples, replicate, &progress).await?;
@@ -1011,11 +871,12 @@ async fn recalibrate(
     if let Some(rate) = fpr {
         check_rate(rate)?;
     }
-    let Opened { project, lab } = open(config, None)?;
+    let Opened { project, lab, .. } = open(config, None)?;
     let probeset = probeset_or(probeset, || Ok(project.best()?))?;
-    let new_lab = project
-        .config
-        .lab_for_model(model, lab.shared_cache(), &environment(config)?)?;
+    let new_lab =
+        project
+            .config
+            .lab_for_model(model, lab.shared_cache(), &run::environment(config)?)?;
     let result = match drift::recalibrate(
         &probeset,
         &lab,
@@ -1045,7 +906,7 @@ async fn recalibrate(
 }
 
 fn status(config: &Path) -> anyhow::Result<ExitCode> {
-    let Opened { project, lab } = open(config, None)?;
+    let Opened { project, lab, .. } = open(config, None)?;
     let best = project.best()?;
     outln!("workspace: {}", project.dir().display());
     let counts: Vec<String> = Split::ALL

@@ -14,8 +14,9 @@ use skill_factory_lab::probeset::ProbeSet;
 use skill_factory_lab::seal::refuse_sealed;
 use skill_factory_lab::workspace::Project;
 
-use super::lab::{Opened, asked_of, open, parse_splits};
+use super::lab::{open, parse_splits};
 use crate::output::outln;
+use skill_factory_lab::run::{Opened, asked_of};
 
 /// The exit code when parity does not hold.
 const MISMATCH: u8 = 4;
@@ -105,7 +106,7 @@ pub fn parity(
             bail!("--split {split}: give one split (train or val)");
         };
         refuse_sealed(&[split], "lab parity --production")?;
-        let Opened { project, lab } = open(config, None)?;
+        let Opened { project, lab, .. } = open(config, None)?;
         let (policy, _) = project.policy()?;
         let examples = project.split(split);
         let asked = asked_of(&set.bank)?;

@@ -11,7 +11,6 @@ use skill_factory_llm::ProviderSettings;
 
 use super::parse::parse_config;
 use super::schema::RunConfig;
-use skill_factory_config::env::read_dotenv_files;
 use skill_factory_config::locate::{Locator, parse_path};
 use skill_factory_config::{ConfigError, Place};
 
@@ -49,10 +48,7 @@ impl LoadedConfig {
     /// A variable from the process environment, else from the `.env` files (the one beside
     /// the config wins over the working directory's). Empty values count as unset.
     pub fn env(&self, key: &str) -> Option<String> {
-        std::env::var(key)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .or_else(|| self.dotenv.get(key).filter(|v| !v.is_empty()).cloned())
+        skill_factory_config::env::variable(&self.dotenv, key)
     }
 
     /// The folder holding this config's runs: `output.dir` when given, else
@@ -124,7 +120,7 @@ pub(crate) fn load_config_in(path: &Path, cwd: Option<&Path>) -> Result<LoadedCo
     let base = path.parent().unwrap_or(Path::new(""));
     resolve_paths(&mut config, base);
 
-    let dotenv = dotenv_in(path, cwd)?;
+    let dotenv = skill_factory_config::env::beside_in(path, cwd)?;
 
     Ok(LoadedConfig {
         config,
@@ -134,22 +130,6 @@ pub(crate) fn load_config_in(path: &Path, cwd: Option<&Path>) -> Result<LoadedCo
         dotenv,
         text: text.into(),
     })
-}
-
-/// The variables of the `.env` files a config at `path` reads: `.env` in the working
-/// directory, then `.env` beside the config (whose values win). Classifier mode reads its keys
-/// through the same files.
-pub fn dotenv_beside(path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
-    dotenv_in(path, std::env::current_dir().ok().as_deref())
-}
-
-fn dotenv_in(path: &Path, cwd: Option<&Path>) -> Result<BTreeMap<String, String>, ConfigError> {
-    let mut files = Vec::new();
-    if let Some(cwd) = cwd {
-        files.push(cwd.join(".env"));
-    }
-    files.push(path.parent().unwrap_or(Path::new("")).join(".env"));
-    read_dotenv_files(&files)
 }
 
 /// The directory of a config file, `.` when the path names none.

@@ -77,7 +77,7 @@ mod validate;
 mod tests;
 
 pub(crate) use load::resolve_paths;
-pub use load::{LoadedConfig, config_name, dotenv_beside, load_config};
+pub use load::{LoadedConfig, config_name, load_config};
 pub use parse::parse_config;
 pub use roles::{
     DEFAULT_OPTIMIZER_MODEL, DEFAULT_PROVIDER, DEFAULT_TARGET_MODEL, EnvLookup, JUDGE_MODEL_ENV,

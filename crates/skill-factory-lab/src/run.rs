@@ -1,0 +1,223 @@
+//! Classifier mode's runs, as `skill_factory::run` is skill mode's: the commands open a
+//! workspace, plan, optimize and write the workspace's reports here, and the CLI only prints
+//! what they return.
+
+use std::path::Path;
+
+use crate::LabError;
+use crate::dataset::Example;
+use crate::evaluate::{Policy, Reports, evaluate_split};
+use crate::files::write_atomic;
+use crate::lab::{Asked, Lab};
+use crate::optimizer::{Inputs, Outcome, optimize as search};
+use crate::probeset::ProbeSet;
+use crate::question::Bank;
+use crate::report::{self, ReportInput, TableRow};
+use crate::seal::Seal;
+use crate::splits::Split;
+use crate::svg::{SvgRow, splits_svg};
+use crate::table::AnswerTable;
+use crate::workspace::Project;
+
+/// A workspace and its lab.
+pub struct Opened {
+    /// The config, the splits and the workspace's files.
+    pub project: Project,
+    /// The lab that asks (or, offline, only reads) System One.
+    pub lab: Lab,
+    /// Examples `splits.read_before_split` put into train over their explicit split or
+    /// held-out source (the reference does this silently; a user should see it).
+    pub moved: Vec<String>,
+}
+
+/// The variables keys are read from: the process environment, then the `.env` files the
+/// config reads.
+pub fn environment(config: &Path) -> Result<impl Fn(&str) -> Option<String>, LabError> {
+    Ok(skill_factory_config::env::lookup(
+        skill_factory_config::env::beside(config)?,
+    ))
+}
+
+/// Opens the workspace of `config` (or `workspace`) and its lab.
+pub fn open(config: &Path, workspace: Option<&Path>) -> Result<Opened, LabError> {
+    let project = Project::load(config, workspace)?;
+    let moved = project.splits.moved_by_read_before_split().to_vec();
+    let lab = project.config.lab(&environment(config)?)?;
+    Ok(Opened {
+        project,
+        lab,
+        moved,
+    })
+}
+
+/// The examples of `splits`, in order.
+pub fn examples_of<'a>(project: &'a Project, splits: &[Split]) -> Vec<&'a Example> {
+    splits.iter().flat_map(|&s| project.split(s)).collect()
+}
+
+/// Every question of `bank`, compiled, as the lab asks it.
+pub fn asked_of(bank: &Bank) -> Result<Vec<Asked>, LabError> {
+    Ok(Asked::all(bank.compiled().map_err(LabError::invalid)?))
+}
+
+/// The report of `probeset` through `policy` on each of `splits` that has examples.
+pub fn reports_of(
+    project: &Project,
+    splits: &[Split],
+    table: &AnswerTable,
+    probeset: &ProbeSet,
+    policy: &Policy,
+) -> Reports {
+    splits
+        .iter()
+        .filter(|&&s| !project.split(s).is_empty())
+        .map(|&s| {
+            (
+                s,
+                evaluate_split(s, project.split(s), table, probeset, policy),
+            )
+        })
+        .collect()
+}
+
+/// The rows of the report's split table.
+pub fn table_rows(project: &Project, splits: &[Split], reports: &Reports) -> Vec<TableRow> {
+    splits
+        .iter()
+        .filter(|&&s| !project.split(s).is_empty())
+        .map(|&split| {
+            let (positives, negatives) = project.splits.counts(split);
+            TableRow {
+                split,
+                positives,
+                negatives,
+                sealed: split.is_sealed() && !reports.contains_key(&split),
+            }
+        })
+        .collect()
+}
+
+/// The points of the splits chart: each split's recall and false-positive rate, before and
+/// after.
+pub fn svg_rows(before: Option<&Reports>, after: &Reports, level: Option<&str>) -> Vec<SvgRow> {
+    let point = |reports: &Reports, split: &Split| {
+        reports
+            .get(split)
+            .and_then(|r| r.rates(level))
+            .map(|r| (r.recall(), r.fpr()))
+    };
+    after
+        .keys()
+        .filter_map(|split| {
+            Some(SvgRow {
+                label: split.label().to_string(),
+                before: before.and_then(|b| point(b, split)),
+                after: point(after, split)?,
+            })
+        })
+        .collect()
+}
+
+/// What an optimization will ask before it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Train and validation examples.
+    pub examples: usize,
+    /// Questions of the pool.
+    pub questions: usize,
+    /// Requests still to send (the rest are cached).
+    pub requests: usize,
+    /// Their estimated price in dollars.
+    pub usd: f64,
+}
+
+/// The requests an optimization of `opened` needs.
+pub fn plan(opened: &Opened) -> Result<Plan, LabError> {
+    let project = &opened.project;
+    let asked = asked_of(&project.pool()?)?;
+    let examples = examples_of(project, &[Split::Train, Split::Val]);
+    let jobs = opened
+        .lab
+        .plan(&examples, &asked, project.seed.state_budget, 0);
+    Ok(Plan {
+        examples: examples.len(),
+        questions: asked.len(),
+        requests: jobs.len(),
+        usd: opened.lab.estimate_usd(&jobs),
+    })
+}
+
+/// `optimize -c CONFIG` of a classifier config: the search, then every file of the workspace
+/// (probe sets, history, result, report, chart). `progress` hears of the requests asked.
+pub async fn optimize(
+    opened: &Opened,
+    started_at: &str,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Outcome, LabError> {
+    let Opened { project, lab, .. } = opened;
+    let proposer = project
+        .config
+        .proposer(&environment(&project.config.path)?)?;
+    let pool = project.pool()?;
+    let (policy, _) = project.policy()?;
+    let outcome = search(
+        lab,
+        Inputs {
+            seed: &project.seed,
+            train: project.split(Split::Train),
+            val: project.split(Split::Val),
+            pool: &pool,
+            objective: &project.config.objective,
+            policy: &policy,
+            settings: &project.config.optimizer,
+            keep: project.config.keep_questions.as_deref(),
+            proposer: proposer.as_deref(),
+        },
+        progress,
+    )
+    .await?;
+    project.write_outcome(&outcome, started_at)?;
+    write_report(project, lab, &outcome, &policy)?;
+    Ok(outcome)
+}
+
+/// Writes `report.md` and `splits.svg` of a finished optimization into the workspace.
+pub fn write_report(
+    project: &Project,
+    lab: &Lab,
+    outcome: &Outcome,
+    policy: &Policy,
+) -> Result<(), LabError> {
+    let seal = Seal::load(project.dir())?;
+    let objective = &project.config.objective;
+    let train_val: Vec<&Example> = examples_of(project, &[Split::Train, Split::Val]);
+    let input = ReportInput {
+        name: &project.config.name,
+        outcome,
+        objective,
+        policy,
+        seal_summary: seal.summary(),
+        table_rows: table_rows(project, &Split::ALL, &outcome.after),
+        coverage: report::coverage(
+            &Split::ALL.map(|s| (s, project.split(s))),
+            outcome.best.state_budget,
+        ),
+        cost_per_pass: lab.cost_per_pass(
+            &train_val,
+            outcome.best.bank.len(),
+            outcome.best.state_budget,
+        ),
+        failed_requests: outcome.spend.failed,
+        first_error: outcome.spend.errors.first().cloned(),
+    };
+    write_atomic(&project.file("report.md"), &report::render(&input))?;
+    let svg = splits_svg(
+        &project.config.name,
+        &svg_rows(
+            Some(&outcome.before),
+            &outcome.after,
+            objective.level.as_deref(),
+        ),
+    );
+    write_atomic(&project.file("splits.svg"), &svg)
+}
