@@ -916,17 +916,7 @@ async fn ctrl_c_on_the_dashboard_stops_the_jobs_it_launched() {
     }
     // It quits (by its exit 130, or by the signal of the closed pipe its message meets).
     served.child.wait().unwrap();
-    // Gone, or a zombie waiting for whoever adopted it to reap it.
-    let alive = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-            !stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-    };
+    let alive = || skill_factory_io::process::is_running(pid);
     let deadline = Instant::now() + Duration::from_secs(10);
     while alive() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;

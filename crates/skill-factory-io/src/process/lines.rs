@@ -192,27 +192,19 @@ mod tests {
         );
         let mut child = LineChild::spawn(&sh(&script), dir.path(), 1024).unwrap();
         assert_eq!(child.ask("q", Duration::from_secs(5)).unwrap(), "ok");
-        let grandchild: i32 = std::fs::read_to_string(&pid_file)
+        let grandchild: u32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
             .parse()
             .unwrap();
         drop(child);
-        // Gone, or a zombie waiting for whoever adopted it to reap it.
-        let alive = |pid: i32| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-                !stat
-                    .rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            })
-        };
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while alive(grandchild) && std::time::Instant::now() < deadline {
+        while super::super::is_running(grandchild) && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(!alive(grandchild), "the grandchild outlived its policy");
+        assert!(
+            !super::super::is_running(grandchild),
+            "the grandchild outlived its policy"
+        );
     }
 }

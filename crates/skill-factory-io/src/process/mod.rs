@@ -343,6 +343,20 @@ impl Drop for GroupGuard {
     }
 }
 
+/// Whether process `pid` is running: it exists and is not a zombie (a process that ended and
+/// waits for whoever adopted it to reap it).
+pub fn is_running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // The state follows the command name, which is in parentheses and may hold any byte.
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
 /// Kills the process group of every child still running, grandchildren included; for a
 /// process about to exit without waiting for them. Returns how many groups were signalled.
 pub fn kill_running_children() -> usize {
