@@ -118,6 +118,16 @@ pub fn svg_rows(before: Option<&Reports>, after: &Reports, level: Option<&str>) 
         .collect()
 }
 
+/// An error when `policy` (a command) failed while it was asked: its verdicts mean nothing.
+pub fn policy_held(policy: &Policy) -> Result<(), LabError> {
+    match policy.failure() {
+        Some(failure) => Err(LabError::invalid(format!(
+            "{failure}; fix the program (one level name per line of input) and run again"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// What an optimization will ask before it starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {

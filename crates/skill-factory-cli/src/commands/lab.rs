@@ -31,6 +31,7 @@ use skill_factory_lab::workspace::Project;
 use skill_factory_lab::{drift, noise, reflect};
 use skill_factory_pycompat::float::thousands;
 
+use super::lab_open::{open, parse_splits};
 use super::{NOTHING_WORKED, lab_export};
 use crate::cli::{LabAction, LabArgs};
 use crate::output::{errln, outln};
@@ -40,22 +41,6 @@ const REQUESTS_FAILED: u8 = NOTHING_WORKED;
 
 /// How often the ask progress line is printed, in requests.
 const PROGRESS_EVERY: usize = 200;
-
-/// Opens the workspace of `config`, saying which examples `splits.read_before_split` moved.
-pub(super) fn open(config: &Path, workspace: Option<&Path>) -> anyhow::Result<Opened> {
-    let opened = run::open(config, workspace)?;
-    let moved = &opened.moved;
-    if !moved.is_empty() {
-        let shown: Vec<&str> = moved.iter().take(5).map(String::as_str).collect();
-        errln!(
-            "note: splits.read_before_split put {} example(s) into train over their explicit split or held-out source: {}{}",
-            moved.len(),
-            shown.join(", "),
-            if moved.len() > 5 { ", ..." } else { "" }
-        );
-    }
-    Ok(opened)
-}
 
 fn progress(done: usize, total: usize) {
     if done.is_multiple_of(PROGRESS_EVERY) && done < total {
@@ -69,27 +54,6 @@ fn check_rate(rate: f64) -> anyhow::Result<()> {
         bail!("--fpr must be a rate at least 0 and below 1 (0.01 = 1%), got {rate}");
     }
     Ok(())
-}
-
-/// `train,val` (or `all`) as given to `flag` (`--splits`, `--split`, `--failures`), checked
-/// against the names.
-pub(super) fn parse_splits(flag: &str, text: &str) -> anyhow::Result<Vec<Split>> {
-    if text.trim() == "all" {
-        return Ok(Split::ALL.to_vec());
-    }
-    let mut splits = Vec::new();
-    for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let Some(split) = Split::parse(name) else {
-            bail!("unknown split '{name}' in {flag}; use train, val, test, held-out or all");
-        };
-        if !splits.contains(&split) {
-            splits.push(split);
-        }
-    }
-    if splits.is_empty() {
-        bail!("{flag} names no split; use for example {flag} train,val");
-    }
-    Ok(splits)
 }
 
 /// Prints the failed requests of `report` and says whether there were any.
@@ -356,7 +320,7 @@ fn simulate(
     let table = lab.table(&examples, &asked_of(&bank)?, probeset.state_budget, 0);
     for policy in &policies {
         let reports = reports_of(&project, &splits, &table, &probeset, policy);
-        policy_held(policy)?;
+        run::policy_held(policy)?;
         let per_split: Vec<String> = reports
             .iter()
             .map(|(split, report)| {
@@ -415,16 +379,6 @@ fn pool_and(project: &Project, probeset: &ProbeSet) -> anyhow::Result<Bank> {
     let mut bank = project.pool()?;
     bank.merge(&probeset.bank).map_err(anyhow::Error::msg)?;
     Ok(bank)
-}
-
-/// An error when `policy` (a command) failed while it was asked: its verdicts mean nothing.
-pub(super) fn policy_held(policy: &Policy) -> anyhow::Result<()> {
-    match policy.failure() {
-        Some(failure) => {
-            bail!("{failure}; fix the program (one level name per line of input) and run again")
-        }
-        None => Ok(()),
-    }
 }
 
 fn probeset_or(
@@ -544,7 +498,7 @@ fn score(
     }
     let (policy, _) = project.policy()?;
     let reports = reports_of(&project, &splits, &table, &probeset, &policy);
-    policy_held(&policy)?;
+    run::policy_held(&policy)?;
     outln!(
         "{} ({}, {} questions): {} >= {}",
         probeset.name,
@@ -778,7 +732,7 @@ async fn report(
     let (policy, _) = project.policy()?;
     let before_reports = reports_of(&project, &splits, &tables[0], &before, &policy);
     let after_reports = reports_of(&project, &splits, &tables[1], &after, &policy);
-    policy_held(&policy)?;
+    run::policy_held(&policy)?;
     let levels = policy.detect_levels().to_vec();
     let table = report::before_after_table(
         Some(&before_reports),

@@ -14,7 +14,7 @@ use skill_factory_lab::probeset::ProbeSet;
 use skill_factory_lab::seal::refuse_sealed;
 use skill_factory_lab::workspace::Project;
 
-use super::lab::{open, parse_splits};
+use super::lab_open::{open, parse_splits};
 use crate::output::outln;
 use skill_factory_lab::run::{Opened, asked_of};
 
@@ -118,7 +118,7 @@ pub fn parity(
         let parity = check_production(
             &set, &policy, examples, &known, &table, production, tolerance,
         )?;
-        super::lab::policy_held(&policy)?;
+        skill_factory_lab::run::policy_held(&policy)?;
         ok &= parity.ok;
         for line in parity.lines {
             outln!("{line}");

@@ -9,6 +9,7 @@ pub mod gallery;
 pub mod install;
 pub mod lab;
 pub mod lab_export;
+pub mod lab_open;
 pub mod list;
 pub mod models;
 pub mod optimize;
