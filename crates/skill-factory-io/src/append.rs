@@ -1,11 +1,13 @@
 //! The one way to append whole lines to a file that several writers (threads or processes)
 //! share: the answer cache, the batch journal, the run folder's logs and model recordings.
 //!
-//! Every append takes the file's exclusive lock, so lines of two processes never interleave.
-//! A last line left without its newline by a writer that died mid-write is cut first (one
-//! that the file's `whole` test accepts gets its newline instead), so new lines never glue
-//! onto it; and lines the disk had no room for are cut off again, so a full disk leaves the
-//! file as it was.
+//! A shared file ([`Appender::open`]) takes its exclusive lock for every append, so lines of
+//! two processes never interleave, and a last line left without its newline by a writer that
+//! died mid-write is cut first (one that the file's `whole` test accepts gets its newline
+//! instead), so new lines never glue onto it. A file with one writer ([`Appender::owned`]: a
+//! run's own logs) is repaired once when opened and then costs one write per append. Either
+//! way, lines the disk had no room for are cut off again, so a full disk leaves the file as
+//! it was.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -18,8 +20,14 @@ type Whole = Box<dyn Fn(&[u8]) -> bool + Send + Sync>;
 /// A file open for appending whole lines; share it between threads.
 pub struct Appender {
     path: PathBuf,
-    file: Mutex<File>,
+    state: Mutex<State>,
     whole: Whole,
+}
+
+/// The open file, and for a file this process alone writes, the length of its whole lines.
+struct State {
+    file: File,
+    owned_len: Option<u64>,
 }
 
 impl std::fmt::Debug for Appender {
@@ -31,25 +39,58 @@ impl std::fmt::Debug for Appender {
 }
 
 impl Appender {
-    /// Opens `path` for appending, creating it and its folder if needed. `whole` tells
-    /// whether a last line found without its newline is complete.
+    /// Opens `path` for appending by several writers (threads or processes), creating it and
+    /// its folder if needed. `whole` tells whether a last line found without its newline is
+    /// complete.
     pub fn open(
         path: &Path,
         whole: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
     ) -> io::Result<Appender> {
+        Appender::opened(path, Box::new(whole), false)
+    }
+
+    /// Opens `path` for appending by this process alone (a run folder's logs): the tail is
+    /// repaired now, and every append is one write.
+    pub fn owned(
+        path: &Path,
+        whole: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
+    ) -> io::Result<Appender> {
+        Appender::opened(path, Box::new(whole), true)
+    }
+
+    fn opened(path: &Path, whole: Whole, owned: bool) -> io::Result<Appender> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir)?;
         }
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
             .read(true)
             .append(true)
             .open(path)?;
-        Ok(Appender {
+        let appender = Appender {
             path: path.to_path_buf(),
-            file: Mutex::new(file),
-            whole: Box::new(whole),
-        })
+            state: Mutex::new(State {
+                file: file.try_clone()?,
+                owned_len: None,
+            }),
+            whole,
+        };
+        if owned {
+            file.lock()?;
+            let repaired = appender.repair_tail(&mut file);
+            let _ = file.unlock();
+            let newline = repaired?;
+            if newline {
+                file.write_all(b"\n")?;
+            }
+            let len = file.seek(SeekFrom::End(0))?;
+            appender
+                .state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .owned_len = Some(len);
+        }
+        Ok(appender)
     }
 
     /// The file appended to.
@@ -57,17 +98,28 @@ impl Appender {
         &self.path
     }
 
-    /// Appends `text`, whole lines each ending in a newline, in one write under the lock.
+    /// Appends `text`, whole lines each ending in a newline, in one write.
     pub fn append(&self, text: &str) -> io::Result<()> {
         // Every append leaves the file consistent, so a poisoned lock is usable.
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(len) = state.owned_len {
+            let written = state.file.write_all(text.as_bytes());
+            match &written {
+                Ok(()) => state.owned_len = Some(len + text.len() as u64),
+                Err(_) => {
+                    let _ = state.file.set_len(len);
+                }
+            }
+            return written;
+        }
+        let file = &mut state.file;
         file.lock()?;
-        let written = self.append_locked(&mut file, text);
+        let written = self.append_shared(file, text);
         let _ = file.unlock();
         written
     }
 
-    fn append_locked(&self, file: &mut File, text: &str) -> io::Result<()> {
+    fn append_shared(&self, file: &mut File, text: &str) -> io::Result<()> {
         let prefix = if self.repair_tail(file)? { "\n" } else { "" };
         let before = file.seek(SeekFrom::End(0))?;
         let written = file.write_all(format!("{prefix}{text}").as_bytes());
@@ -158,6 +210,20 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n"
+        );
+    }
+
+    #[test]
+    fn a_file_of_one_writer_is_repaired_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, "{\"a\":1}\n{\"torn\":").unwrap();
+        let log = Appender::owned(&path, json).unwrap();
+        log.append("{\"b\":2}\n").unwrap();
+        log.append("{\"c\":3}\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"
         );
     }
 

@@ -1,6 +1,7 @@
 //! The lines of `rollouts.jsonl` (every rollout in full) and `tasks.jsonl` (every task with
 //! its split), written by the engine and read by the dashboard's per-task table.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -9,9 +10,10 @@ use skill_factory_core::Task;
 
 use crate::event::Label;
 
-/// One line of `rollouts.jsonl`.
+/// One line of `rollouts.jsonl`: written borrowing the rollout's texts (no copy of an agent's
+/// output), read back owning them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RolloutLine {
+pub struct RolloutLine<'a> {
     /// The line's number in the file, from 1.
     #[serde(default)]
     pub seq: u64,
@@ -28,7 +30,7 @@ pub struct RolloutLine {
     #[serde(default)]
     pub split: Label,
     /// The task.
-    pub task_id: String,
+    pub task_id: Cow<'a, str>,
     /// Which sample of the task (0 for the first).
     #[serde(default)]
     pub sample: u32,
@@ -37,16 +39,16 @@ pub struct RolloutLine {
     pub score: f64,
     /// What the agent answered.
     #[serde(default)]
-    pub output: String,
+    pub output: Cow<'a, str>,
     /// Why the rollout failed, if it did.
     #[serde(default)]
-    pub error: Option<String>,
+    pub error: Option<Cow<'a, str>>,
     /// The metric's feedback.
     #[serde(default)]
-    pub feedback: String,
+    pub feedback: Cow<'a, str>,
     /// The metric's parts.
     #[serde(default)]
-    pub breakdown: BTreeMap<String, f64>,
+    pub breakdown: Cow<'a, BTreeMap<String, f64>>,
     /// Prompt tokens of the rollout.
     #[serde(default)]
     pub input_tokens: u64,
@@ -67,7 +69,7 @@ pub struct RolloutLine {
     pub reused: bool,
     /// What the harness recorded.
     #[serde(default)]
-    pub metadata: Map<String, Value>,
+    pub metadata: Cow<'a, Map<String, Value>>,
 }
 
 /// One line of `tasks.jsonl`: a task and its split.

@@ -11,8 +11,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use skill_factory_core::Task;
-use skill_factory_runfolder::lines::{RolloutLine as Line, TaskLine};
+use skill_factory_runfolder::lines::{RolloutLine, TaskLine};
 use skill_factory_runfolder::names::{ROLLOUTS_FILE, TASKS_FILE};
+
+/// A rollout line as read back: owning its texts.
+type Line = RolloutLine<'static>;
 
 /// A score at or above this is a pass (every metric of ours scores in [0, 1]).
 const PASS: f64 = 1.0 - 1e-9;
@@ -104,7 +107,11 @@ impl Rollouts {
         for line in text.lines().filter(|line| !line.trim().is_empty()) {
             match serde_json::from_str::<Line>(line) {
                 Ok(line) => {
-                    let key = (line.candidate, line.split.to_string(), line.task_id.clone());
+                    let key = (
+                        line.candidate,
+                        line.split.to_string(),
+                        line.task_id.to_string(),
+                    );
                     let sample = line.sample;
                     let score = line.score;
                     let sampled = rollouts.latest.entry(key).or_insert_with(|| Sampled {
@@ -169,13 +176,13 @@ impl Rollouts {
                 split: split.to_string(),
                 input: task.input.clone(),
                 expected: task.expected.clone(),
-                output: line.output.clone(),
-                error: line.error.clone(),
+                output: line.output.to_string(),
+                error: line.error.as_deref().map(str::to_string),
                 score,
                 samples: sampled.scores.len(),
-                feedback: line.feedback.clone(),
+                feedback: line.feedback.to_string(),
                 other_score: other.map(Sampled::score),
-                other_output: other.map(|o| o.first.output.clone()),
+                other_output: other.map(|o| o.first.output.to_string()),
                 change: other.map(|o| change(o.score(), score)),
             });
         }

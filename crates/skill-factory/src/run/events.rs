@@ -7,13 +7,13 @@
 //! timestamp with milliseconds and what the run had spent at that moment (`spent`: calls,
 //! tokens, dollars).
 
+use std::borrow::Cow;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{SecondsFormat, Utc};
-use serde_json::Value;
 use skill_factory_io::append::Appender;
 use skill_factory_llm::Ledger;
 use skill_factory_runfolder::event::{EventLine, Spent};
@@ -31,19 +31,21 @@ pub struct JsonLines {
 }
 
 impl JsonLines {
-    /// Creates (or appends to) the file.
+    /// Creates (or appends to) the file, which this run alone writes.
     pub fn open(path: &Path) -> io::Result<JsonLines> {
         Ok(JsonLines {
-            file: Appender::open(path, |line| serde_json::from_slice::<Value>(line).is_ok())?,
+            file: Appender::owned(path, |line| {
+                serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok()
+            })?,
             seq: Mutex::new(0),
         })
     }
 
     /// Appends one line; `fill` receives the line's sequence number (from 1) to complete it.
     /// A line the disk had no room for is cut off again, so the file never ends in half a line.
-    pub fn append(&self, fill: impl FnOnce(u64) -> Value) -> io::Result<()> {
+    pub fn append<T: serde::Serialize>(&self, fill: impl FnOnce(u64) -> T) -> io::Result<()> {
         let mut seq = self.seq.lock().unwrap_or_else(|p| p.into_inner());
-        let mut line = fill(*seq + 1).to_string();
+        let mut line = serde_json::to_string(&fill(*seq + 1)).map_err(io::Error::other)?;
         line.push('\n');
         self.file.append(&line)?;
         *seq += 1;
@@ -115,24 +117,22 @@ impl EventSink for EventLog {
                     round: record.round,
                     candidate: record.candidate,
                     split: record.split.clone(),
-                    task_id: item.task_id().to_string(),
+                    task_id: item.task_id().into(),
                     sample: item.rollout.sample,
                     score: item.score(),
-                    output: item.rollout.output.clone(),
-                    error: item.rollout.error.clone(),
-                    feedback: item.result.feedback.clone(),
-                    breakdown: item.result.breakdown.clone(),
+                    output: item.rollout.output.as_str().into(),
+                    error: item.rollout.error.as_deref().map(Into::into),
+                    feedback: item.result.feedback.as_str().into(),
+                    breakdown: Cow::Borrowed(&item.result.breakdown),
                     input_tokens: usage.input_tokens,
                     output_tokens: usage.output_tokens,
                     metric_input_tokens: item.result.usage.input_tokens,
                     metric_output_tokens: item.result.usage.output_tokens,
                     latency_ms: item.rollout.latency_ms,
                     reused: record.reused,
-                    metadata: item.rollout.metadata.clone(),
+                    metadata: Cow::Borrowed(&item.rollout.metadata),
                 };
-                let outcome = self
-                    .rollouts
-                    .append(|seq| serde_json::to_value(line(seq)).unwrap_or(Value::Null));
+                let outcome = self.rollouts.append(line);
                 self.check(outcome);
             }
             Event::CandidateProposed {
@@ -153,9 +153,7 @@ impl EventSink for EventLog {
             spent: Some(self.spent()),
             file,
         };
-        let outcome = self
-            .events
-            .append(|seq| serde_json::to_value(line(seq)).unwrap_or(Value::Null));
+        let outcome = self.events.append(line);
         self.check(outcome);
     }
 }
@@ -163,6 +161,7 @@ impl EventSink for EventLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
     use skill_factory_core::{MetricResult, Rollout, TaskEvaluation};
 
     use crate::optimizer::RolloutRecord;
