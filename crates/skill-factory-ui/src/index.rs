@@ -127,6 +127,11 @@ impl RunSummary {
                 path: file.to_path_buf(),
                 source,
             })?;
+        Ok(RunSummary::of(path, &result))
+    }
+
+    /// The summary of the run at `path` (relative to the root) whose result is `result`.
+    pub fn of(path: &str, result: &RunResult) -> RunSummary {
         let folder = |depth: usize| {
             path.rsplit('/')
                 .nth(depth)
@@ -150,29 +155,29 @@ impl RunSummary {
             cost_usd: None,
             started_at: None,
         };
-        match result.record {
+        match &result.record {
             Record::Skill(run) => {
                 let total = run.usage.get("total");
-                summary.run_id = run.run_id;
-                summary.config_name = run.config_name;
+                summary.run_id.clone_from(&run.run_id);
+                summary.config_name.clone_from(&run.config_name);
                 summary.status = RunStatus::of(Some(&run.stop_reason));
-                summary.stop_reason = Some(run.stop_reason);
+                summary.stop_reason = Some(run.stop_reason.clone());
                 summary.test_seed = run.test.as_ref().and_then(|t| t.seed_score);
                 summary.test_best = run.test.as_ref().and_then(|t| t.best_score);
                 summary.calls = total.map(|t| t.calls);
                 summary.tokens = total.map(|t| t.input_tokens + t.output_tokens);
                 summary.cost_usd = run.cost_usd;
-                summary.started_at = Some(run.started_at);
+                summary.started_at = Some(run.started_at.clone());
             }
             Record::Classifier(workspace) => {
-                summary.config_name = workspace.config_name;
+                summary.config_name.clone_from(&workspace.config_name);
                 summary.status = RunStatus::of(Some(&workspace.stop_reason));
-                summary.stop_reason = Some(workspace.stop_reason);
-                summary.started_at = Some(workspace.started_at);
+                summary.stop_reason = Some(workspace.stop_reason.clone());
+                summary.started_at = Some(workspace.started_at.clone());
             }
             Record::Reference {} => {}
         }
-        Ok(summary)
+        summary
     }
 }
 

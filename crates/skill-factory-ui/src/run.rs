@@ -158,14 +158,18 @@ impl RunPage {
             .map_err(|_| RunError::NotARun(path.into()))?;
         let file = dir.join(RESULT_FILE);
         let text = std::fs::read_to_string(&file).map_err(|_| RunError::NotARun(path.into()))?;
-        let summary = RunSummary::parse(path, &file, &text)
-            .map_err(|problem| RunError::Unreadable(problem.to_string()))?;
-        let mut result: Value =
-            serde_json::from_str(&text).map_err(|e| RunError::Unreadable(e.to_string()))?;
+        let mut result: Value = serde_json::from_str(&text).map_err(|e| {
+            RunError::Unreadable(format!("{}: not valid JSON ({e})", file.display()))
+        })?;
         scrub.json(&mut result);
         // Read after scrubbing, so the bodies it gives are the page's.
-        let typed: RunResult = serde_json::from_value(result.clone())
-            .map_err(|e| RunError::Unreadable(e.to_string()))?;
+        let typed: RunResult = serde_json::from_value(result.clone()).map_err(|e| {
+            RunError::Unreadable(format!(
+                "{}: {e}; is this a Skill Factory result.json?",
+                file.display()
+            ))
+        })?;
+        let summary = RunSummary::of(path, &typed);
         let (events, skipped_lines) = read_events(&dir.join(EVENTS_FILE));
         let mut page = RunPage {
             dir: dir.to_path_buf(),
