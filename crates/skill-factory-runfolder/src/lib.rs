@@ -12,7 +12,8 @@
 //!   the engine and the lab and read by the dashboard and the gallery.
 //!
 //! It stands on `skill-factory-core` (plain data: the estimates and rollouts events carry)
-//! and nothing else of ours, so the dashboard stays free of the engine.
+//! and `skill-factory-pycompat` (Python's rounding) alone, so the dashboard stays free of the
+//! engine.
 
 #![warn(missing_docs)]
 

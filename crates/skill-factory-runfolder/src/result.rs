@@ -17,20 +17,13 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use skill_factory_core::stats::{Aggregate, Estimate};
+use skill_factory_pycompat::float::round;
 
 use crate::event::{Comparison, Regime};
 
-/// Python's `round(x, 4)`: the nearest 4-decimal number (ties to even, on the exact value).
+/// Python's `round(x, 4)`, as result files round scores.
 pub fn round4(x: f64) -> f64 {
-    round_to(x, 4)
-}
-
-/// Python's `round(x, places)`.
-pub fn round_to(x: f64, places: usize) -> f64 {
-    if !x.is_finite() {
-        return x;
-    }
-    format!("{x:.places$}").parse().unwrap_or(x)
+    round(x, 4)
 }
 
 /// A run's `result.json`.

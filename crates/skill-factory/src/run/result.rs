@@ -12,10 +12,11 @@ use serde_json::Value;
 use skill_factory_core::Estimate;
 use skill_factory_llm::Spend;
 use skill_factory_llm::batch::BatchCounts;
+use skill_factory_pycompat::float::round;
 use skill_factory_pycompat::json::dumps_pretty_ascii;
 use skill_factory_runfolder::result::{
     Batches, BestSkill, ComparisonRecord, HeadlineRecord, HistoryRecord, NoiseRecord, Record,
-    RunResult, ScoreEstimate, SkillRecord, Splits, TestRecord, Usage, round_to, round4,
+    RunResult, ScoreEstimate, SkillRecord, Splits, TestRecord, Usage, round4,
 };
 
 use super::headline::Headline;
@@ -110,7 +111,7 @@ fn usage(spend: &Spend) -> Usage {
         failed_calls: spend.failed_calls,
         input_tokens: spend.input_tokens,
         output_tokens: spend.output_tokens,
-        cost_usd: (spend.unpriced_calls == 0).then_some(round_to(spend.usd, 6)),
+        cost_usd: (spend.unpriced_calls == 0).then_some(round(spend.usd, 6)),
     }
 }
 
@@ -176,9 +177,9 @@ pub fn run_result(result: &OptimizationResult, info: &RunInfo) -> RunResult {
         },
         test,
         usage: usages,
-        cost_usd: info.cost_usd().map(|c| round_to(c, 6)),
+        cost_usd: info.cost_usd().map(|c| round(c, 6)),
         unpriced_models: info.unpriced_models.clone(),
-        elapsed_seconds: round_to(info.elapsed_secs, 3),
+        elapsed_seconds: round(info.elapsed_secs, 3),
         failed_rollouts: info.failed_rollouts,
         refused_copies: info.refused_copies.clone(),
         cleaned_repeats: info.cleaned_repeats.clone(),
