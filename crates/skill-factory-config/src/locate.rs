@@ -7,10 +7,13 @@
 //! way simply yields no line.
 
 use std::fmt;
+use std::path::Path;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
+
+use crate::error::{ConfigError, Place};
 
 /// One step of a key path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,6 +215,43 @@ impl<'de> Visitor<'de> for NodeVisitor {
             items.push(item);
         }
         Ok(Node::Seq(items))
+    }
+}
+
+/// A config file and its locator: errors found after the parse, each at the line of its key.
+pub struct Located<'a> {
+    /// The config file, as the user named it.
+    pub file: &'a Path,
+    /// Lines of its keys.
+    pub locator: &'a Locator,
+}
+
+impl Located<'_> {
+    /// Where `path` is written.
+    pub fn place(&self, path: &[Step]) -> Place {
+        Place {
+            file: self.file.to_path_buf(),
+            line: self.locator.line(path),
+        }
+    }
+
+    /// The value at `path` is wrong: `problem`, and what to write instead.
+    pub fn invalid(&self, path: &[Step], problem: String, fix: &str) -> ConfigError {
+        ConfigError::InvalidValue {
+            place: self.place(path),
+            key: render_path(path),
+            problem,
+            fix: fix.to_owned(),
+        }
+    }
+
+    /// The value at `path` reads but cannot be used: `message` says why and what to do.
+    pub fn unreadable(&self, path: &[Step], message: impl Into<String>) -> ConfigError {
+        ConfigError::UnreadableValue {
+            place: self.place(path),
+            key: render_path(path),
+            message: message.into(),
+        }
     }
 }
 

@@ -11,9 +11,8 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use skill_factory_config::locate::{Locator, parse_path};
+use skill_factory_config::locate::{Located, Locator, parse_path};
 use skill_factory_config::scalar::ScalarText;
-use skill_factory_config::{ConfigError, Place};
 use skill_factory_llm::systemone::{
     AnswerCache, DecisionModel, SCRIPTED_PROVIDER, SystemOneClient, SystemOneSettings, scripted,
 };
@@ -189,22 +188,11 @@ const FIXES: &[(&str, &str)] = &[
 ];
 
 /// A value of the config that reads but cannot be used, at its line.
-struct Checker<'a> {
-    file: &'a Path,
-    locator: Locator,
-}
+struct Checker<'a>(Located<'a>);
 
 impl Checker<'_> {
     fn error(&self, key: &str, message: impl Into<String>) -> LabError {
-        let place = Place {
-            file: self.file.to_path_buf(),
-            line: self.locator.line(&parse_path(key)),
-        };
-        LabError::from(ConfigError::UnreadableValue {
-            place,
-            key: key.to_string(),
-            message: message.into(),
-        })
+        LabError::from(self.0.unreadable(&parse_path(key), message))
     }
 }
 
@@ -213,14 +201,15 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
     let origin = path.display().to_string();
     let raw = crate::files::read_text(
         path,
-        crate::files::CONFIG,
+        skill_factory_io::input::CONFIG,
         ": pass the classifier config with -c",
     )?;
     let file: ConfigFile = skill_factory_config::yaml::parse(&raw, path, FIXES)?;
-    let check = Checker {
+    let locator = Locator::new(&raw);
+    let check = Checker(Located {
         file: path,
-        locator: Locator::new(&raw),
-    };
+        locator: &locator,
+    });
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
@@ -262,7 +251,7 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         Some(Value::String(file)) if file.contains(".py") => {
             return Err(check.error(
                 "policy",
-                format!("{file}: Python policy functions cannot run in this tool; write the rules as a declarative policy (levels and rules, inline or in a YAML file: see `policy` in the README's classifier section)"),
+                format!("{file}: Python policy functions cannot run in this tool; write the rules as a declarative policy (levels and rules, inline or in a YAML file: see `policy` in docs/guide.md, Classifier mode)"),
             ));
         }
         Some(Value::String(file)) => {

@@ -370,7 +370,7 @@ impl Example {
 pub fn load_dataset(path: &Path, labels: &Labels) -> Result<Vec<Example>, LabError> {
     let text = crate::files::read_text(
         path,
-        crate::files::DATASET,
+        skill_factory_io::input::DATASET,
         ": check `dataset:` in the config; it names a JSONL file with one example per line",
     )?;
     let at = |line: usize, message: &str| {

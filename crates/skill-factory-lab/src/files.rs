@@ -12,10 +12,6 @@ use crate::LabError;
 
 const MIB: u64 = 1024 * 1024;
 
-/// A classifier config or a policy: 1 MiB, as a skill-mode config.
-pub(crate) const CONFIG: Limit = input::CONFIG;
-/// A dataset, a production log or a skill-scanner bundle file: 256 MiB.
-pub(crate) const DATASET: Limit = input::DATASET;
 /// A workspace file the lab wrote (probe set, question bank, seal, result, policy): 64 MiB.
 pub(crate) const WORKSPACE_FILE: Limit = Limit {
     what: "workspace file",

@@ -167,7 +167,7 @@ fn read_production(path: &Path) -> Result<Vec<(usize, String, Logged)>, LabError
     let shown = path.display();
     let text = crate::files::read_text(
         path,
-        crate::files::DATASET,
+        skill_factory_io::input::DATASET,
         ": pass the JSONL file of production verdicts (--production)",
     )?;
     let mut rows = Vec::new();

@@ -51,7 +51,7 @@ use crate::evaluate::Policy;
 pub fn read_file(path: &Path) -> Result<Value, LabError> {
     let raw = crate::files::read_text(
         path,
-        crate::files::CONFIG,
+        skill_factory_io::input::CONFIG,
         ": the policy file (levels and rules); check the path",
     )?;
     serde_saphyr::from_str(&raw)

@@ -83,7 +83,7 @@ pub fn import(
             )));
         }
     }
-    let text = crate::files::read_text(&bundles, crate::files::DATASET, "")?;
+    let text = crate::files::read_text(&bundles, skill_factory_io::input::DATASET, "")?;
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::schema::{Command, ExecutorType, HarnessType, InputVia, RunConfig, SkillMode};
-use skill_factory_config::locate::{Locator, Step, render_path};
-use skill_factory_config::{ConfigError, Place};
+use skill_factory_config::ConfigError;
+use skill_factory_config::locate::{Located, Locator, Step};
 
 /// The most rollouts a config may put in flight at once.
 const MAX_WORKERS: usize = 65_536;
@@ -32,22 +32,11 @@ impl KeyPath {
 }
 
 /// Builds errors that point at a key path in one file.
-struct Checker<'a> {
-    file: &'a Path,
-    locator: &'a Locator,
-}
+struct Checker<'a>(Located<'a>);
 
 impl Checker<'_> {
     fn invalid(&self, path: KeyPath, problem: String, fix: &str) -> ConfigError {
-        ConfigError::InvalidValue {
-            place: Place {
-                file: self.file.to_path_buf(),
-                line: self.locator.line(&path.0),
-            },
-            key: render_path(&path.0),
-            problem,
-            fix: fix.to_owned(),
-        }
+        self.0.invalid(&path.0, problem, fix)
     }
 
     /// A weight must be a finite number greater than 0.
@@ -152,7 +141,7 @@ pub(crate) fn validate(
     file: &Path,
     locator: &Locator,
 ) -> Result<(), ConfigError> {
-    let check = Checker { file, locator };
+    let check = Checker(Located { file, locator });
     split(config, &check)?;
     optimizer(config, &check)?;
     noise(config, &check)?;
@@ -423,7 +412,7 @@ fn harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             at(&["harness", "type"])
         };
         return Err(ConfigError::MissingKey {
-            place: Place { file: check.file.to_path_buf(), line: check.locator.line(&line_of.0) },
+            place: check.0.place(&line_of.0),
             key: "harness.command".to_owned(),
             fix: "a subprocess harness needs the command to run; add e.g. 'command: [python, run_skill.py, \"{skill_file}\"]' under harness".to_owned(),
         });
@@ -561,10 +550,7 @@ fn command_metric(config: &RunConfig, check: &Checker) -> Result<(), ConfigError
             Ok(())
         }
         _ => Err(ConfigError::MissingKey {
-            place: Place {
-                file: check.file.to_path_buf(),
-                line: check.locator.line(&at(&["metric", "command"]).0),
-            },
+            place: check.0.place(&at(&["metric", "command"]).0),
             key: "metric.command.command".to_owned(),
             fix: "the command metric needs the program to run; add e.g. 'command: [python3, score.py]' under metric.command".to_owned(),
         }),
