@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use skill_factory_config::locate::{Located, Locator, parse_path};
 use skill_factory_config::scalar::ScalarText;
 use skill_factory_llm::systemone::{
-    AnswerCache, DecisionModel, SCRIPTED_PROVIDER, SystemOneClient, SystemOneSettings, scripted,
+    AnswerCache, DecisionModel, SCRIPTED_PROVIDER, SystemOneClient, SystemOneError,
+    SystemOneSettings, scripted,
 };
 use skill_factory_llm::{
     CacheMode, CacheStore, CachedModel, ChatModel, ProviderSettings, build_client,
@@ -23,8 +24,8 @@ use skill_factory_llm::{
 use crate::LabError;
 use crate::dataset::Labels;
 use crate::lab::{Lab, LabSettings};
-use crate::objective::Objective;
-use crate::optimizer::OptimizerSettings;
+use crate::objective::{Objective, ObjectiveFile};
+use crate::optimizer::{OptimizerFile, OptimizerSettings};
 use crate::splits::SplitPlan;
 
 /// The proposer's answers, in the workspace.
@@ -59,8 +60,8 @@ pub struct ClassifierConfig {
     pub objective: Objective,
     /// The optimizer's settings.
     pub optimizer: OptimizerSettings,
-    /// The proposer model of reflective rounds, as written.
-    pub optimizer_provider: Option<Value>,
+    /// The proposer model of reflective rounds, a fake provider's script resolved.
+    pub optimizer_provider: Option<ProviderSettings>,
     /// The declarative policy (`policy:`, inline or a YAML file), as written, where, and the
     /// folder a command of it runs in; read against the probe set's questions by
     /// [`crate::workspace::Project::policy`].
@@ -92,13 +93,13 @@ struct ConfigFile {
     #[serde(default)]
     systemone: Option<SystemOneFile>,
     #[serde(default)]
-    objective: Option<Value>,
+    objective: Option<ObjectiveFile>,
     #[serde(default)]
     policy: Option<Value>,
     #[serde(default)]
-    optimizer: Option<Map<String, Value>>,
+    optimizer: Option<OptimizerFile>,
     #[serde(default)]
-    optimizer_provider: Option<Value>,
+    optimizer_provider: Option<ProviderSettings>,
     #[serde(default, deserialize_with = "optional_list")]
     keep_questions: Option<Vec<String>>,
 }
@@ -187,12 +188,38 @@ const FIXES: &[(&str, &str)] = &[
     ),
 ];
 
+/// A value of a config block that deserialized but cannot be used: where it is (the key path
+/// from the config's root, like `objective.constraints[0].split`) and why. The loader turns it
+/// into an error at the value's line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct Unusable {
+    /// The key path of the value.
+    pub key: String,
+    /// What is wrong with it and what it must be.
+    pub message: String,
+}
+
+impl Unusable {
+    /// The value at `key` cannot be used, because `message`.
+    pub fn at(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Unusable {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
 /// A value of the config that reads but cannot be used, at its line.
 struct Checker<'a>(Located<'a>);
 
 impl Checker<'_> {
     fn error(&self, key: &str, message: impl Into<String>) -> LabError {
         LabError::from(self.0.unreadable(&parse_path(key), message))
+    }
+
+    fn unusable(&self, unusable: Unusable) -> LabError {
+        self.error(&unusable.key, unusable.message)
     }
 }
 
@@ -242,10 +269,17 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         .unwrap_or_else(|| dir.join("runs").join(folder_name(&name)));
     let splits = split_plan(&check, file.splits)?;
     let (systemone, script, lab) = systemone(&check, file.systemone, &resolve)?;
-    let objective = Objective::from_json(file.objective.as_ref().filter(|v| !v.is_null()))
-        .map_err(|e| check.error("objective", e))?;
-    let optimizer = OptimizerSettings::from_json(file.optimizer.as_ref())
-        .map_err(|e| check.error("optimizer", e))?;
+    let objective = Objective::from_file(file.objective).map_err(|e| check.unusable(e))?;
+    let optimizer = OptimizerSettings::from_file(file.optimizer).map_err(|e| check.unusable(e))?;
+    let mut optimizer_provider = file.optimizer_provider;
+    // Like every path of the config, a fake provider's script is beside the config.
+    if let Some(script) = optimizer_provider
+        .as_mut()
+        .and_then(|settings| settings.script.as_mut())
+        && Path::new(script.as_str()).is_relative()
+    {
+        *script = dir.join(script.as_str()).display().to_string();
+    }
     let policy = match file.policy.filter(|p| !p.is_null()) {
         None => None,
         Some(Value::String(file)) if file.contains(".py") => {
@@ -288,7 +322,7 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         lab,
         objective,
         optimizer,
-        optimizer_provider: file.optimizer_provider.filter(|v| !v.is_null()),
+        optimizer_provider,
         policy,
         keep_questions: file.keep_questions,
     })
@@ -420,15 +454,11 @@ impl ClassifierConfig {
     pub fn decision_model(
         &self,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Arc<dyn DecisionModel>, String> {
+    ) -> Result<Arc<dyn DecisionModel>, SystemOneError> {
         if let Some(script) = &self.script {
-            return scripted(script, &self.model())
-                .map(|m| Arc::new(m) as Arc<dyn DecisionModel>)
-                .map_err(|e| e.to_string());
+            return scripted(script, &self.model()).map(|m| Arc::new(m) as Arc<dyn DecisionModel>);
         }
-        SystemOneClient::new(&self.systemone, env)
-            .map(|c| Arc::new(c) as Arc<dyn DecisionModel>)
-            .map_err(|e| e.to_string())
+        SystemOneClient::new(&self.systemone, env).map(|c| Arc::new(c) as Arc<dyn DecisionModel>)
     }
 
     /// The lab of this config: online when a model can be reached, else offline with the
@@ -445,19 +475,11 @@ impl ClassifierConfig {
         &self,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Option<Arc<dyn ChatModel>>, LabError> {
-        let Some(block) = &self.optimizer_provider else {
+        let Some(settings) = &self.optimizer_provider else {
             return Ok(None);
         };
         let origin = self.path.display();
-        let mut settings: ProviderSettings = serde_json::from_value(block.clone())
-            .map_err(|e| LabError::invalid(format!("{origin}: optimizer_provider: {e}")))?;
-        // Like every path of the config, a fake provider's script is beside the config.
-        if let (Some(script), Some(dir)) = (settings.script.as_mut(), self.path.parent())
-            && Path::new(script.as_str()).is_relative()
-        {
-            *script = dir.join(script.as_str()).display().to_string();
-        }
-        let client = build_client(&settings, "", env)
+        let client = build_client(settings, "", env)
             .map_err(|e| LabError::invalid(format!("{origin}: optimizer_provider: {e}")))?;
         if client.provider() == "fake" {
             // Scripted replies answer in order; a cache would replay the first.
@@ -492,7 +514,7 @@ impl ClassifierConfig {
     ) -> Result<Lab, LabError> {
         match self.decision_model(env) {
             Ok(model) => Ok(Lab::online(model, cache, self.lab.clone())),
-            Err(reason) => Lab::offline(self.model(), reason, cache, self.lab.clone()),
+            Err(reason) => Lab::offline(self.model(), reason.to_string(), cache, self.lab.clone()),
         }
     }
 }
@@ -578,8 +600,15 @@ mod tests {
                 "splits: {salt: a, fraction: {}}\n",
                 "unknown key 'fraction' in splits",
             ),
-            ("objective: {fpr: 0.1}\n", "unknown objective keys: fpr"),
-            ("optimizer: {round: 1}\n", "unknown optimizer keys: round"),
+            ("objective: {fpr: 0.1}\n", "unknown key 'fpr' in objective"),
+            (
+                "objective: {constraints: [{max_fp: 1}]}\n",
+                "unknown key 'max_fp' in objective.constraints[0]",
+            ),
+            (
+                "optimizer: {round: 1}\n",
+                "unknown key 'round' in optimizer",
+            ),
             ("labels: {postive: x}\n", "unknown key 'postive' in labels"),
         ] {
             let (_dir, path) = write(&format!("{MINIMAL}{extra}"));
@@ -591,6 +620,11 @@ mod tests {
             ("systemone: {provder: x}\n", "did you mean 'provider'?"),
             ("splits: {fraction: {}}\n", "did you mean 'fractions'?"),
             ("labels: {postive: x}\n", "did you mean 'positive'?"),
+            (
+                "objective: {fpr_budgt: 0.1}\n",
+                "did you mean 'fpr_budget'?",
+            ),
+            ("optimizer: {round: 1}\n", "did you mean 'rounds'?"),
             ("probset: p.json\n", "did you mean 'probeset'?"),
         ] {
             let (_dir, path) = write(&format!("{MINIMAL}{extra}"));

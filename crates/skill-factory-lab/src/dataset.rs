@@ -110,7 +110,7 @@ impl Labels {
     /// Reads a `label` value: a boolean as is, the numbers 0 and 1, else the trimmed text
     /// compared with the class names (case-sensitively), then with `1/true/yes/positive` and
     /// `0/false/no/negative` (case-insensitively).
-    pub fn parse(&self, value: &Value) -> Result<bool, String> {
+    pub fn parse(&self, value: &Value) -> Result<bool, LabError> {
         match value {
             Value::Bool(flag) => return Ok(*flag),
             Value::Number(number) => match number.as_f64() {
@@ -137,13 +137,13 @@ impl Labels {
         if FALSE_WORDS.contains(&lower.as_str()) {
             return Ok(false);
         }
-        Err(format!(
+        Err(LabError::invalid(format!(
             "label {} is neither {} nor {}; write one of the two class names of `labels:` \
              (they are case-sensitive), or true/false",
             repr::repr_json(value),
             repr::repr_str(&self.positive),
             repr::repr_str(&self.negative)
-        ))
+        )))
     }
 
     /// A one-line record with these class names, for error messages that show the format.
@@ -177,7 +177,7 @@ impl Example {
 
     /// Reads one dataset record (see the module documentation). The error says what is wrong
     /// with the record and how to fix it; the caller adds where the record is.
-    pub fn from_record(record: &Map<String, Value>, labels: &Labels) -> Result<Example, String> {
+    pub fn from_record(record: &Map<String, Value>, labels: &Labels) -> Result<Example, LabError> {
         Example::from_owned_record(record.clone(), labels)
     }
 
@@ -186,38 +186,37 @@ impl Example {
     fn from_owned_record(
         mut record: Map<String, Value>,
         labels: &Labels,
-    ) -> Result<Example, String> {
+    ) -> Result<Example, LabError> {
         let id = match record.remove("id") {
             None | Some(Value::Null) => {
-                return Err(format!(
+                return Err(LabError::invalid(format!(
                     "the record has no 'id'; give every example a unique id, e.g. {}",
                     labels.sample_record()
-                ));
+                )));
             }
             Some(Value::String(id)) => id,
             Some(number @ Value::Number(_)) => repr::str_json(&number),
             Some(other) => {
-                return Err(format!(
+                return Err(LabError::invalid(format!(
                     "'id' must be a string, found {}; give every example a short unique id \
                      such as \"ex1\"",
                     json_kind(&other)
-                ));
+                )));
             }
         };
         if id.trim().is_empty() {
-            return Err(
-                "'id' is blank; give every example a non-empty unique id such as \"ex1\""
-                    .to_string(),
-            );
+            return Err(LabError::invalid(
+                "'id' is blank; give every example a non-empty unique id such as \"ex1\"",
+            ));
         }
         let label = match record.get("label") {
             None => {
-                return Err(format!(
+                return Err(LabError::invalid(format!(
                     "example {} has no 'label'; add \"label\": {} or {}",
                     repr::repr_str(&id),
                     json::dumps(&Value::String(labels.positive.clone())),
                     json::dumps(&Value::String(labels.negative.clone()))
-                ));
+                )));
             }
             Some(value) => labels.parse(value)?,
         };
@@ -233,21 +232,21 @@ impl Example {
             Some(Value::String(hash)) if hash.is_empty() => None,
             Some(Value::String(hash)) => Some(hash),
             Some(other) => {
-                return Err(format!(
+                return Err(LabError::invalid(format!(
                     "'state_hash' must be a string (the sha24 of the state), found {}; \
                      remove it to have it computed from 'state'",
                     json_kind(&other)
-                ));
+                )));
             }
         };
         let given_chars = match record.remove("chars") {
             None | Some(Value::Null) => None,
             Some(value) => Some(count(&value).ok_or_else(|| {
-                format!(
+                LabError::invalid(format!(
                     "'chars' must be a whole number of characters, found {}; remove it when \
                      the record has a 'state' (its length is counted from it)",
                     repr::repr_json(&value)
-                )
+                ))
             })?),
         };
         let (state_hash, chars) = match &state {
@@ -265,11 +264,11 @@ impl Example {
                     _ => None,
                 };
                 Some(name.ok_or_else(|| {
-                    format!(
+                    LabError::invalid(format!(
                         "unknown split {}; use one of train, val, test, held-out, or remove \
                          'split' to assign the example by the hash of its group",
                         repr::repr_json(&value)
-                    )
+                    ))
                 })?)
             }
         };
@@ -278,11 +277,11 @@ impl Example {
             Some(Value::Object(metadata)) => metadata,
             Some(value) if !truthy(&value) => Map::new(),
             Some(other) => {
-                return Err(format!(
+                return Err(LabError::invalid(format!(
                     "'metadata' must be a JSON object, found {}; write it as \
                      {{\"key\": \"value\"}} or remove it",
                     json_kind(&other)
-                ));
+                )));
             }
         };
         Ok(Example {
@@ -416,8 +415,8 @@ pub fn load_dataset(path: &Path, labels: &Labels) -> Result<Vec<Example>, LabErr
                 ));
             }
         };
-        let example =
-            Example::from_owned_record(record, labels).map_err(|message| at(number, &message))?;
+        let example = Example::from_owned_record(record, labels)
+            .map_err(|e| e.within(&format!("{}:{number}", path.display())))?;
         if let Some(first) = first_line.get(&example.id) {
             return Err(at(
                 number,
@@ -513,7 +512,7 @@ mod tests {
         }
     }
 
-    fn example(value: Value) -> Result<Example, String> {
+    fn example(value: Value) -> Result<Example, LabError> {
         Example::from_record(&record(value), &Labels::default())
     }
 
@@ -532,20 +531,26 @@ mod tests {
     #[test]
     fn label_class_names_are_case_sensitive() {
         let named = labels("malicious", "benign");
-        assert_eq!(named.parse(&json!("malicious")), Ok(true));
-        assert_eq!(named.parse(&json!(" benign ")), Ok(false));
-        assert_eq!(named.parse(&json!(true)), Ok(true));
-        assert_eq!(named.parse(&json!(0)), Ok(false));
-        assert_eq!(named.parse(&json!(1.0)), Ok(true));
-        assert_eq!(named.parse(&json!("Yes")), Ok(true));
-        assert_eq!(named.parse(&json!("NEGATIVE")), Ok(false));
+        assert_eq!(named.parse(&json!("malicious")).ok(), Some(true));
+        assert_eq!(named.parse(&json!(" benign ")).ok(), Some(false));
+        assert_eq!(named.parse(&json!(true)).ok(), Some(true));
+        assert_eq!(named.parse(&json!(0)).ok(), Some(false));
+        assert_eq!(named.parse(&json!(1.0)).ok(), Some(true));
+        assert_eq!(named.parse(&json!("Yes")).ok(), Some(true));
+        assert_eq!(named.parse(&json!("NEGATIVE")).ok(), Some(false));
         let error = named.parse(&json!("Malicious")).unwrap_err();
-        assert!(error.contains("neither"), "{error}");
+        assert!(error.to_string().contains("neither"), "{error}");
         assert!(
-            error.contains("'malicious'") && error.contains("'benign'"),
+            error.to_string().contains("'malicious'") && error.to_string().contains("'benign'"),
             "{error}"
         );
-        assert!(named.parse(&json!(2)).unwrap_err().contains("neither"));
+        assert!(
+            named
+                .parse(&json!(2))
+                .unwrap_err()
+                .to_string()
+                .contains("neither")
+        );
     }
 
     #[test]
@@ -572,7 +577,7 @@ mod tests {
         assert_eq!(accented.chars, Some(5));
         assert_eq!(accented.state_hash.as_deref(), Some("given"));
         let blank = example(json!({"id": "  ", "label": 1, "state": "x"})).unwrap_err();
-        assert!(blank.contains("blank"), "{blank}");
+        assert!(blank.to_string().contains("blank"), "{blank}");
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub async fn recalibrate(
             )));
         }
     };
-    let asked = Asked::all(probeset.compiled_questions().map_err(LabError::Invalid)?);
+    let asked = Asked::all(probeset.compiled_questions()?);
     let state_budget = probeset.state_budget;
     let examples: Vec<&Example> = train.iter().chain(val).collect();
     let report = new_lab
@@ -104,7 +104,7 @@ pub async fn recalibrate(
     let scores = train
         .iter()
         .map(|ex| (ex.label, probeset.score_of(table.answers(&ex.id))));
-    let threshold = fit_threshold(scores, budget, true).map_err(LabError::Invalid)?;
+    let threshold = fit_threshold(scores, budget, true)?;
     let mut after = probeset.clone();
     after.threshold = Some(threshold);
     after.model = new_lab.model().to_string();

@@ -44,6 +44,9 @@ pub enum LabError {
     /// The config cannot be read: the message names the file, line and key, and the fix.
     #[error(transparent)]
     Config(Box<skill_factory_config::ConfigError>),
+    /// The objective names a level the policy does not have, or a split not scored.
+    #[error(transparent)]
+    Objective(#[from] crate::objective::ObjectiveError),
     /// The System One client or the answer cache failed.
     #[error(transparent)]
     SystemOne(#[from] SystemOneError),
@@ -59,6 +62,15 @@ impl LabError {
     /// An [`LabError::Invalid`] from anything printable.
     pub fn invalid(message: impl Into<String>) -> Self {
         LabError::Invalid(message.into())
+    }
+
+    /// This error, its message led by `place` (`question 'q1'`, a file) when it is one of bad
+    /// input; other errors say where they are already.
+    pub fn within(self, place: &str) -> Self {
+        match self {
+            LabError::Invalid(message) => LabError::Invalid(format!("{place}: {message}")),
+            other => other,
+        }
     }
 
     /// An [`LabError::Io`] for `path`.

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use skill_factory_pycompat::float::round;
 
+use crate::LabError;
 use crate::dataset::Example;
 use crate::metrics::{Rates, auc, fit_threshold};
 use crate::probeset::ProbeSet;
@@ -60,24 +61,24 @@ impl Policy {
         + Send
         + Sync
         + 'static,
-    ) -> Result<Policy, String> {
+    ) -> Result<Policy, LabError> {
         let name = name.into();
         if levels.len() < 2 {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "policy '{name}' needs at least two levels (the first means not detected), not {}",
                 levels.len()
-            ));
+            )));
         }
         if let Some((i, level)) = levels
             .iter()
             .enumerate()
             .find(|(i, level)| levels[..*i].contains(level))
         {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "policy '{name}' lists level '{level}' twice (levels {} and {})",
                 levels[..i].iter().position(|l| l == level).unwrap_or(0) + 1,
                 i + 1
-            ));
+            )));
         }
         Ok(Policy {
             name,
@@ -254,9 +255,11 @@ pub fn question_stats(
     by_split: &[(Split, &[Example])],
     table: &AnswerTable,
     fpr_budget: f64,
-) -> Result<Vec<QuestionStats>, String> {
+) -> Result<Vec<QuestionStats>, LabError> {
     let Some((_, train)) = by_split.iter().find(|(split, _)| *split == Split::Train) else {
-        return Err("question statistics fit their thresholds on train, which is missing".into());
+        return Err(LabError::invalid(
+            "question statistics fit their thresholds on train, which is missing",
+        ));
     };
     let answer = |ex: &Example, qid: &str| table.answers(&ex.id).get(qid).copied();
     qids.iter()
@@ -344,7 +347,7 @@ mod tests {
         let levels = |names: &[&str]| names.iter().map(|s| s.to_string()).collect();
         assert!(Policy::from_rule("one", levels(&["pass"]), rule).is_err());
         let twice = Policy::from_rule("twice", levels(&["pass", "warn", "warn"]), rule);
-        assert!(twice.unwrap_err().contains("'warn' twice"));
+        assert!(twice.unwrap_err().to_string().contains("'warn' twice"));
         assert!(Policy::from_rule("ok", levels(&["pass", "warn", "block"]), rule).is_ok());
     }
 
@@ -478,7 +481,7 @@ mod tests {
         .unwrap();
         let p = |ex: &Example| table.answers(&ex.id).get("intent@reviewer").copied();
         let lowest = fit_threshold(train.iter().map(|ex| (ex.label, p(ex))), 0.05, false);
-        assert_eq!(Ok(stats[0].threshold), lowest);
+        assert_eq!(Some(stats[0].threshold), lowest.ok());
         let on_val = stats[0].splits[&Split::Val].rates;
         assert_eq!(on_val.positives() + on_val.negatives(), val.len());
         assert!(question_stats(&qids, &[(Split::Val, val)], &table, 0.05).is_err());

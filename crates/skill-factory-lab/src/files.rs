@@ -49,20 +49,15 @@ fn not_found(error: InputError, hint: &str) -> LabError {
     }
 }
 
-/// A content error of `path`, naming it.
-pub(crate) fn in_file(path: &Path, message: &str) -> LabError {
-    LabError::invalid(format!("{}: {message}", path.display()))
-}
-
 /// Reads a JSON file: [`LabError::NotFound`] (with `hint`, which starts with `: `) when it does
 /// not exist, [`LabError::Invalid`] with "invalid JSON" and the line when it does not parse.
 pub(crate) fn read_json(path: &Path, hint: &str) -> Result<Value, LabError> {
     let text = read_text(path, WORKSPACE_FILE, hint)?;
     serde_json::from_str(&text).map_err(|error| {
-        in_file(
-            path,
-            &format!("invalid JSON: {error}; fix the file or restore it from a saved copy"),
-        )
+        LabError::invalid(format!(
+            "{}: invalid JSON: {error}; fix the file or restore it from a saved copy",
+            path.display()
+        ))
     })
 }
 

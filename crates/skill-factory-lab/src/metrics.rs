@@ -7,6 +7,7 @@
 //! example never sent is a miss, never excluded); AUC is over the examples that have a score,
 //! because an unjudged example has nothing to rank.
 
+use crate::LabError;
 use serde_json::{Value, json};
 use skill_factory_pycompat::float::round;
 
@@ -30,13 +31,13 @@ pub struct Rates {
 
 impl Rates {
     /// The counts of `detected` against `labels`, example by example.
-    pub fn from_detections(labels: &[bool], detected: &[bool]) -> Result<Rates, String> {
+    pub fn from_detections(labels: &[bool], detected: &[bool]) -> Result<Rates, LabError> {
         if labels.len() != detected.len() {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "{} labels but {} detections: they must be paired one to one",
                 labels.len(),
                 detected.len()
-            ));
+            )));
         }
         let mut rates = Rates::default();
         for (&label, &hit) in labels.iter().zip(detected) {
@@ -168,11 +169,11 @@ pub fn threshold_at_fpr(
     neg_scores: &[f64],
     rate: f64,
     n_neg_total: Option<usize>,
-) -> Result<f64, String> {
+) -> Result<f64, LabError> {
     if !(0.0..1.0).contains(&rate) {
-        return Err(format!(
+        return Err(LabError::invalid(format!(
             "the false-positive budget must be at least 0 and below 1, not {rate}"
-        ));
+        )));
     }
     let total = n_neg_total.unwrap_or(neg_scores.len());
     let allowed = (rate * total as f64).floor() as usize;
@@ -221,7 +222,7 @@ pub fn fit_threshold(
     scores: impl Iterator<Item = (bool, Option<f64>)>,
     fpr_budget: f64,
     margin: bool,
-) -> Result<f64, String> {
+) -> Result<f64, LabError> {
     let mut negatives = 0;
     let mut neg = Vec::new();
     let mut pos = Vec::new();
@@ -278,19 +279,22 @@ mod tests {
 
     #[test]
     fn threshold_at_fpr_sits_just_above_the_first_negative_the_budget_cannot_pay_for() {
-        assert_eq!(threshold_at_fpr(&NEG, 0.0, None), Ok(0.9 + 1e-9));
-        assert_eq!(threshold_at_fpr(&NEG, 0.25, None), Ok(0.5 + 1e-9));
+        assert_eq!(threshold_at_fpr(&NEG, 0.0, None).ok(), Some(0.9 + 1e-9));
+        assert_eq!(threshold_at_fpr(&NEG, 0.25, None).ok(), Some(0.5 + 1e-9));
     }
 
     #[test]
     fn threshold_at_fpr_counts_unjudged_negatives_in_the_denominator() {
         // floor(0.01 * 200) = 2 negatives may be flagged: the third highest bounds it.
-        assert_eq!(threshold_at_fpr(&NEG, 0.01, Some(200)), Ok(0.4 + 1e-9));
+        assert_eq!(
+            threshold_at_fpr(&NEG, 0.01, Some(200)).ok(),
+            Some(0.4 + 1e-9)
+        );
     }
 
     #[test]
     fn threshold_at_fpr_is_zero_when_the_budget_covers_every_scored_negative() {
-        assert_eq!(threshold_at_fpr(&[0.3], 0.5, Some(10)), Ok(0.0));
+        assert_eq!(threshold_at_fpr(&[0.3], 0.5, Some(10)).ok(), Some(0.0));
     }
 
     #[test]
@@ -344,10 +348,13 @@ mod tests {
         ];
         // floor(0.25 * 4) = 1 negative may be flagged: just above 0.1, then mid-gap.
         assert_eq!(
-            fit_threshold(scores.into_iter(), 0.25, false),
-            Ok(0.1 + 1e-9)
+            fit_threshold(scores.into_iter(), 0.25, false).ok(),
+            Some(0.1 + 1e-9)
         );
-        assert_eq!(fit_threshold(scores.into_iter(), 0.25, true), Ok(0.2));
+        assert_eq!(
+            fit_threshold(scores.into_iter(), 0.25, true).ok(),
+            Some(0.2)
+        );
         assert!(fit_threshold(scores.into_iter(), 1.5, true).is_err());
     }
 
@@ -387,8 +394,8 @@ mod tests {
             &[true, false, true, false, false],
         );
         assert_eq!(
-            r,
-            Ok(Rates {
+            r.ok(),
+            Some(Rates {
                 tp: 1,
                 fn_: 1,
                 fp: 1,

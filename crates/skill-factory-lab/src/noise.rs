@@ -117,7 +117,7 @@ pub async fn reask(
             "--replicate must be 1 or more: replicate 0 holds the first answers",
         ));
     }
-    let asked = Asked::all(probeset.compiled_questions().map_err(LabError::Invalid)?);
+    let asked = Asked::all(probeset.compiled_questions()?);
     let budget = probeset.state_budget;
     let first = lab.ask(examples, &asked, budget, 0, progress).await?;
     let again = lab

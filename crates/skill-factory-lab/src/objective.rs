@@ -19,21 +19,67 @@
 //! fewer false positives is refused (false positives are held by constraints instead). Test and
 //! held-out can never be read here: they stay sealed until `lab freeze`.
 
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use skill_factory_config::scalar::ScalarText;
 
+use crate::config::Unusable;
 use crate::evaluate::{Policy, Reports, SplitReport};
 use crate::metrics::{Rates, pct};
 use crate::splits::Split;
 
-const OBJECTIVE_KEYS: &[&str] = &["fpr_budget", "split", "level", "min_delta", "constraints"];
-const CONSTRAINT_KEYS: &[&str] = &[
-    "split",
-    "level",
-    "max_fpr",
-    "min_recall",
-    "max_added_false",
-    "max_lost_true",
-];
+/// `objective:` as written; every key is optional and unknown keys are errors.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectiveFile {
+    #[serde(default)]
+    fpr_budget: Option<f64>,
+    #[serde(default)]
+    split: Option<ScalarText>,
+    #[serde(default)]
+    level: Option<ScalarText>,
+    #[serde(default)]
+    min_delta: Option<f64>,
+    #[serde(default)]
+    constraints: Option<Vec<ConstraintFile>>,
+}
+
+/// One entry of `objective.constraints` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConstraintFile {
+    #[serde(default)]
+    split: Option<ScalarText>,
+    #[serde(default)]
+    level: Option<ScalarText>,
+    #[serde(default)]
+    max_fpr: Option<f64>,
+    #[serde(default)]
+    min_recall: Option<f64>,
+    #[serde(default)]
+    max_added_false: Option<i64>,
+    #[serde(default)]
+    max_lost_true: Option<i64>,
+}
+
+/// Why the objective cannot be read on a run's reports: a configuration that names what the
+/// policy or the run does not have.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ObjectiveError {
+    /// A level the objective or a constraint names is not a detect level of the policy.
+    #[error("level '{level}' is not one of the policy's detect levels: {}", detect.join(", "))]
+    UnknownLevel {
+        /// The level named.
+        level: String,
+        /// The policy's detect levels.
+        detect: Vec<String>,
+    },
+    /// The policy has no detect level to read.
+    #[error("the policy has no detect level")]
+    NoDetectLevel,
+    /// The objective's split was not scored in this run.
+    #[error("the objective reads {0}, which was not scored")]
+    NotScored(Split),
+}
 
 /// Rates are ratios of counts: a bound equal to the rate must hold despite float error.
 const RATE_TOLERANCE: f64 = 1e-12;
@@ -58,34 +104,52 @@ pub struct Constraint {
 }
 
 impl Constraint {
-    /// Reads one entry of `objective.constraints`.
-    pub fn from_json(value: &Value) -> Result<Constraint, String> {
-        let Value::Object(map) = value else {
-            return Err(format!(
-                "a constraint is a mapping like {{split: val, max_fpr: 0.02}}, not {value}"
-            ));
+    /// Reads one entry of `objective.constraints`; `key` is where it sits in the config.
+    fn from_file(file: ConstraintFile, key: &str) -> Result<Constraint, Unusable> {
+        let split = match file.split {
+            None => Split::Val,
+            Some(split) => selection_split("a constraint", &split.0, &format!("{key}.split"))?,
         };
-        refuse_unknown_keys("constraint", map, CONSTRAINT_KEYS)?;
-        let split = match map.get("split") {
-            None | Some(Value::Null) => Split::Val,
-            Some(value) => selection_split("a constraint", value)?,
+        let count = |value: Option<i64>, name: &str| -> Result<Option<usize>, Unusable> {
+            value
+                .map(|n| {
+                    usize::try_from(n).map_err(|_| {
+                        Unusable::at(
+                            format!("{key}.{name}"),
+                            format!(
+                                "constraint {name} must be a whole number of at least 0, not {n}"
+                            ),
+                        )
+                    })
+                })
+                .transpose()
+        };
+        let finite = |value: Option<f64>, name: &str| -> Result<Option<f64>, Unusable> {
+            match value {
+                Some(x) if !x.is_finite() => Err(Unusable::at(
+                    format!("{key}.{name}"),
+                    format!("constraint {name} must be a finite number, not {x}"),
+                )),
+                other => Ok(other),
+            }
         };
         let constraint = Constraint {
             split,
-            level: level(map)?,
-            max_fpr: fraction(map, "max_fpr")?,
-            min_recall: fraction(map, "min_recall")?,
-            max_added_false: count(map, "max_added_false")?,
-            max_lost_true: count(map, "max_lost_true")?,
+            level: file.level.map(|level| level.0),
+            max_fpr: finite(file.max_fpr, "max_fpr")?,
+            min_recall: finite(file.min_recall, "min_recall")?,
+            max_added_false: count(file.max_added_false, "max_added_false")?,
+            max_lost_true: count(file.max_lost_true, "max_lost_true")?,
         };
         if constraint.max_fpr.is_none()
             && constraint.min_recall.is_none()
             && constraint.max_added_false.is_none()
             && constraint.max_lost_true.is_none()
         {
-            return Err(format!(
-                "a constraint bounds nothing: give it one of {}",
-                CONSTRAINT_KEYS[2..].join(", ")
+            return Err(Unusable::at(
+                key,
+                "a constraint bounds nothing: give it one of max_fpr, min_recall, \
+                 max_added_false, max_lost_true",
             ));
         }
         Ok(constraint)
@@ -122,7 +186,7 @@ impl Constraint {
         &self,
         candidate: &Reports,
         incumbent: Option<&Reports>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, ObjectiveError> {
         let Some(report) = candidate.get(&self.split) else {
             return Ok(None);
         };
@@ -206,63 +270,54 @@ impl Objective {
     /// Reads `objective:` (`None`: every default). Without a `constraints` key, validation
     /// false positives are held to twice the budget (a threshold fitted on train that does not
     /// carry over to validation is the commonest overfit); an explicit `[]` means none.
-    pub fn from_json(value: Option<&Value>) -> Result<Objective, String> {
-        let map = match value {
-            None | Some(Value::Null) => return Ok(Objective::default()),
-            Some(Value::Object(map)) => map,
-            Some(other) => {
-                return Err(format!(
-                    "the objective is a mapping like {{fpr_budget: 0.01, split: val}}, not {other}"
-                ));
-            }
+    pub fn from_file(file: Option<ObjectiveFile>) -> Result<Objective, Unusable> {
+        let Some(file) = file else {
+            return Ok(Objective::default());
         };
-        refuse_unknown_keys("objective", map, OBJECTIVE_KEYS)?;
-        let fpr_budget = match number(map, "objective", "fpr_budget")? {
+        let fpr_budget = match file.fpr_budget {
             None => 0.01,
             Some(budget) if (0.0..1.0).contains(&budget) => budget,
             Some(budget) => {
-                return Err(format!(
-                    "fpr_budget must be at least 0 and below 1 (a rate, like 0.01), not {budget}"
+                return Err(Unusable::at(
+                    "objective.fpr_budget",
+                    format!(
+                        "fpr_budget must be at least 0 and below 1 (a rate, like 0.01), not {budget}"
+                    ),
                 ));
             }
         };
         let mut objective = Objective::with_budget(fpr_budget);
-        if let Some(value) = map.get("split").filter(|v| !v.is_null()) {
-            objective.split = selection_split("the objective", value)?;
+        if let Some(split) = file.split {
+            objective.split = selection_split("the objective", &split.0, "objective.split")?;
         }
-        objective.level = level(map)?;
-        if let Some(delta) = number(map, "objective", "min_delta")? {
+        objective.level = file.level.map(|level| level.0);
+        if let Some(delta) = file.min_delta {
             if delta < 0.0 || !delta.is_finite() {
-                return Err(format!(
-                    "min_delta must be a number of at least 0 (the gain required on top of a \
-                     strict one), not {delta}"
+                return Err(Unusable::at(
+                    "objective.min_delta",
+                    format!(
+                        "min_delta must be a number of at least 0 (the gain required on top of a \
+                         strict one), not {delta}"
+                    ),
                 ));
             }
             objective.min_delta = delta;
         }
-        match map.get("constraints") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(items)) => {
-                objective.constraints = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, item)| {
-                        Constraint::from_json(item).map_err(|e| format!("constraints[{i}]: {e}"))
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
-            Some(other) => {
-                return Err(format!(
-                    "constraints must be a list of mappings, not {other}"
-                ));
-            }
+        if let Some(items) = file.constraints {
+            objective.constraints = items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    Constraint::from_file(item, &format!("objective.constraints[{i}]"))
+                })
+                .collect::<Result<_, _>>()?;
         }
         Ok(objective)
     }
 
     /// Fails unless every level the objective and its constraints name is a detect level of
     /// `policy`: a configuration check to run once, before any candidate is scored.
-    pub fn check_levels(&self, policy: &Policy) -> Result<(), String> {
+    pub fn check_levels(&self, policy: &Policy) -> Result<(), ObjectiveError> {
         let named = std::iter::once(&self.level)
             .chain(self.constraints.iter().map(|c| &c.level))
             .flatten();
@@ -275,10 +330,10 @@ impl Objective {
     }
 
     /// Recall on the objective's split, at its level.
-    pub fn value(&self, reports: &Reports) -> Result<f64, String> {
+    pub fn value(&self, reports: &Reports) -> Result<f64, ObjectiveError> {
         let report = reports
             .get(&self.split)
-            .ok_or_else(|| format!("the objective reads {}, which was not scored", self.split))?;
+            .ok_or(ObjectiveError::NotScored(self.split))?;
         Ok(at_level(report, self.level.as_deref())?.1.recall())
     }
 
@@ -289,7 +344,7 @@ impl Objective {
         &self,
         candidate: &Reports,
         incumbent: &Reports,
-    ) -> Result<(bool, Vec<String>), String> {
+    ) -> Result<(bool, Vec<String>), ObjectiveError> {
         let mut reasons = Vec::new();
         for constraint in &self.constraints {
             reasons.extend(constraint.check(candidate, Some(incumbent))?);
@@ -323,7 +378,7 @@ fn default_constraint(fpr_budget: f64) -> Constraint {
 fn at_level<'r>(
     report: &'r SplitReport,
     level: Option<&str>,
-) -> Result<(&'r str, &'r Rates), String> {
+) -> Result<(&'r str, &'r Rates), ObjectiveError> {
     let found = match level {
         None => report.levels.first(),
         Some(name) => report.levels.iter().find(|(l, _)| l == name),
@@ -332,16 +387,15 @@ fn at_level<'r>(
         .map(|(name, rates)| (name.as_str(), rates))
         .ok_or_else(|| match level {
             Some(name) => unknown_level(name, report.levels.iter().map(|(l, _)| l)),
-            None => "the policy has no detect level".to_owned(),
+            None => ObjectiveError::NoDetectLevel,
         })
 }
 
-fn unknown_level<'a>(level: &str, detect: impl Iterator<Item = &'a String>) -> String {
-    let detect: Vec<&str> = detect.map(String::as_str).collect();
-    format!(
-        "level '{level}' is not one of the policy's detect levels: {}",
-        detect.join(", ")
-    )
+fn unknown_level<'a>(level: &str, detect: impl Iterator<Item = &'a String>) -> ObjectiveError {
+    ObjectiveError::UnknownLevel {
+        level: level.to_owned(),
+        detect: detect.cloned().collect(),
+    }
 }
 
 /// 2-decimal percentage, as the constraint messages print rates (Python `f"{x:.2%}"`).
@@ -349,84 +403,33 @@ fn pct2(x: f64) -> String {
     format!("{:.2}%", x * 100.0)
 }
 
-fn refuse_unknown_keys(what: &str, map: &Map<String, Value>, known: &[&str]) -> Result<(), String> {
-    let mut unknown: Vec<&str> = map
-        .keys()
-        .map(String::as_str)
-        .filter(|key| !known.contains(key))
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    unknown.sort_unstable();
-    Err(format!(
-        "unknown {what} keys: {}; the keys allowed there are: {}",
-        unknown.join(", "),
-        known.join(", ")
-    ))
-}
-
 /// `split` of the objective or a constraint: train or val, never a sealed split.
-fn selection_split(what: &str, value: &Value) -> Result<Split, String> {
-    let split = value
-        .as_str()
-        .and_then(Split::parse)
-        .ok_or_else(|| format!("{what} reads split train or val, not {value}"))?;
+fn selection_split(what: &str, name: &str, key: &str) -> Result<Split, Unusable> {
+    let split = Split::parse(name)
+        .ok_or_else(|| Unusable::at(key, format!("{what} reads split train or val, not {name}")))?;
     if split.is_sealed() {
-        return Err(format!(
-            "{what} cannot read {split}: test and held-out are sealed and can never be used \
-             for selection (use train or val)"
+        return Err(Unusable::at(
+            key,
+            format!(
+                "{what} cannot read {split}: test and held-out are sealed and can never be used \
+                 for selection (use train or val)"
+            ),
         ));
     }
     Ok(split)
 }
 
-fn level(map: &Map<String, Value>) -> Result<Option<String>, String> {
-    match map.get("level") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(level)) => Ok(Some(level.clone())),
-        Some(other) => Err(format!(
-            "level must be the name of a policy level, not {other}"
-        )),
-    }
-}
-
-/// A number under `key` (booleans are not numbers, as in the reference's score language).
-fn number(map: &Map<String, Value>, what: &str, key: &str) -> Result<Option<f64>, String> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(other) => Err(format!("{what} {key} must be a number, not {other}")),
-    }
-}
-
-fn fraction(map: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
-    number(map, "constraint", key)?
-        .map(|x| {
-            if x.is_finite() {
-                Ok(x)
-            } else {
-                Err(format!("constraint {key} must be a finite number, not {x}"))
-            }
-        })
-        .transpose()
-}
-
-fn count(map: &Map<String, Value>, key: &str) -> Result<Option<usize>, String> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) if n.as_u64().is_some() => {
-            Ok(n.as_u64().and_then(|n| usize::try_from(n).ok()))
-        }
-        Some(other) => Err(format!(
-            "constraint {key} must be a whole number of at least 0, not {other}"
-        )),
-    }
+/// `objective:` read from JSON, as a test writes it.
+#[cfg(test)]
+pub(crate) fn parsed(value: serde_json::Value) -> Result<Objective, Unusable> {
+    let file =
+        serde_json::from_value(value).map_err(|e| Unusable::at("objective", e.to_string()))?;
+    Objective::from_file(Some(file))
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::evaluate::{evaluate_split, world_table};
@@ -473,7 +476,12 @@ mod tests {
     }
 
     fn constraint(value: Value) -> Constraint {
-        Constraint::from_json(&value).unwrap()
+        constrained(value).unwrap()
+    }
+
+    fn constrained(value: Value) -> Result<Constraint, Unusable> {
+        let mut objective = parsed(json!({ "constraints": [value] }))?;
+        Ok(objective.constraints.remove(0))
     }
 
     #[test]
@@ -526,14 +534,14 @@ mod tests {
     fn a_constraint_on_an_unknown_level_is_an_error_naming_the_levels() {
         let c = constraint(json!({"level": "block", "max_fpr": 0.5}));
         let err = c.check(&intent_at(0.5), None).unwrap_err();
-        assert!(err.contains("levels"), "{err}");
+        assert!(err.to_string().contains("levels"), "{err}");
         let objective = Objective {
             constraints: vec![c],
             ..Objective::default()
         };
         let err = objective.check_levels(&Policy::threshold()).unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             "level 'block' is not one of the policy's detect levels: flag"
         );
         assert!(objective.gate(&intent_at(0.5), &intent_at(0.0)).is_err());
@@ -541,7 +549,7 @@ mod tests {
 
     #[test]
     fn the_default_constraint_holds_validation_to_twice_the_budget() {
-        let objective = Objective::from_json(Some(&json!({"fpr_budget": 0.02}))).unwrap();
+        let objective = parsed(json!({"fpr_budget": 0.02})).unwrap();
         assert_eq!(
             objective.constraints,
             vec![Constraint {
@@ -553,9 +561,9 @@ mod tests {
                 max_lost_true: None,
             }]
         );
-        let none = Objective::from_json(Some(&json!({"constraints": []}))).unwrap();
+        let none = parsed(json!({"constraints": []})).unwrap();
         assert!(none.constraints.is_empty());
-        let defaults = Objective::from_json(None).unwrap();
+        let defaults = Objective::from_file(None).unwrap();
         assert_eq!(defaults, Objective::default());
         assert_eq!((defaults.fpr_budget, defaults.split), (0.01, Split::Val));
     }
@@ -581,8 +589,7 @@ mod tests {
     #[test]
     fn gate_lists_a_broken_constraint_first() {
         let (good, weak) = (intent_at(0.5), intent_at(0.99));
-        let objective =
-            Objective::from_json(Some(&json!({"constraints": [{"max_fpr": -1}]}))).unwrap();
+        let objective = parsed(json!({"constraints": [{"max_fpr": -1}]})).unwrap();
         let (accepted, reasons) = objective.gate(&good, &weak).unwrap();
         assert!(!accepted);
         assert!(reasons[0].contains("false-positive rate"), "{reasons:?}");
@@ -590,51 +597,43 @@ mod tests {
 
     #[test]
     fn objective_on_the_test_split_is_refused() {
-        let err = Objective::from_json(Some(&json!({"split": "test"}))).unwrap_err();
-        assert!(err.contains("sealed"), "{err}");
-        assert!(Objective::from_json(Some(&json!({"split": "nope"}))).is_err());
-        let train = Objective::from_json(Some(&json!({"split": "train"}))).unwrap();
+        let err = parsed(json!({"split": "test"})).unwrap_err();
+        assert!(err.message.contains("sealed"), "{err}");
+        assert_eq!(err.key, "objective.split");
+        assert!(parsed(json!({"split": "nope"})).is_err());
+        let train = parsed(json!({"split": "train"})).unwrap();
         assert_eq!(train.split, Split::Train);
     }
 
     #[test]
     fn constraint_on_held_out_is_refused() {
-        let err = Constraint::from_json(&json!({"split": "held-out", "max_fpr": 0.1})).unwrap_err();
-        assert!(err.contains("can never be used for selection"), "{err}");
-        let nested = json!({"constraints": [{"split": "test", "max_fpr": 0.1}]});
-        let err = Objective::from_json(Some(&nested)).unwrap_err();
-        assert!(err.starts_with("constraints[0]: "), "{err}");
-    }
-
-    #[test]
-    fn constraint_with_an_unknown_key_is_refused_with_the_allowed_keys() {
-        let err = Constraint::from_json(&json!({"max_fp": 0.1})).unwrap_err();
-        assert_eq!(
-            err,
-            "unknown constraint keys: max_fp; the keys allowed there are: split, level, max_fpr, \
-             min_recall, max_added_false, max_lost_true"
+        let err = constrained(json!({"split": "held-out", "max_fpr": 0.1})).unwrap_err();
+        assert!(
+            err.message.contains("can never be used for selection"),
+            "{err}"
         );
-        assert!(Constraint::from_json(&json!({"split": "val"})).is_err());
-        assert!(Constraint::from_json(&json!({"max_added_false": -1})).is_err());
-        assert!(Constraint::from_json(&json!({"max_fpr": true})).is_err());
+        assert_eq!(err.key, "objective.constraints[0].split");
     }
 
     #[test]
-    fn objective_with_an_unknown_key_is_refused() {
-        let err = Objective::from_json(Some(&json!({"fpr": 0.1}))).unwrap_err();
-        assert!(err.starts_with("unknown objective keys: fpr;"), "{err}");
-        assert!(err.contains("fpr_budget, split, level, min_delta, constraints"));
+    fn a_constraint_must_bound_something_with_numbers_of_its_kind() {
+        let err = constrained(json!({"split": "val"})).unwrap_err();
+        assert!(err.message.contains("bounds nothing"), "{err}");
+        assert_eq!(err.key, "objective.constraints[0]");
+        let err = constrained(json!({"max_added_false": -1})).unwrap_err();
+        assert_eq!(err.key, "objective.constraints[0].max_added_false");
+        assert!(constrained(json!({"max_fpr": true})).is_err());
     }
 
     #[test]
     fn fpr_budget_outside_zero_to_one_is_refused() {
         for budget in [json!(1.5), json!(1.0), json!(-0.1), json!("0.1")] {
             let objective = json!({ "fpr_budget": budget });
-            assert!(Objective::from_json(Some(&objective)).is_err(), "{budget}");
+            assert!(parsed(objective).is_err(), "{budget}");
         }
-        let zero = Objective::from_json(Some(&json!({"fpr_budget": 0}))).unwrap();
+        let zero = parsed(json!({"fpr_budget": 0})).unwrap();
         assert_eq!(zero.fpr_budget, 0.0);
-        assert!(Objective::from_json(Some(&json!({"min_delta": -0.1}))).is_err());
+        assert!(parsed(json!({"min_delta": -0.1})).is_err());
     }
 
     #[test]
@@ -655,7 +654,7 @@ mod tests {
             Split::Val,
             report(Split::Val, &[("warn", warn), ("block", block)]),
         )]);
-        let at_block = Objective::from_json(Some(&json!({"level": "block"}))).unwrap();
+        let at_block = parsed(json!({"level": "block"})).unwrap();
         assert_eq!(at_block.value(&both), Ok(0.8));
         assert_eq!(Objective::default().value(&both), Ok(0.9));
         assert!(Objective::default().value(&Reports::new()).is_err());

@@ -9,10 +9,13 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use skill_factory_config::scalar::ScalarText;
 use skill_factory_pycompat::float::round;
 
 use crate::LabError;
+use crate::config::Unusable;
 use crate::dataset::Example;
 use crate::evaluate::{Policy, QuestionStats, Reports, evaluate_split, question_stats};
 use crate::lab::{AskReport, Asked, Lab};
@@ -26,17 +29,6 @@ use crate::splits::Split;
 use crate::table::{AnswerTable, most_served};
 use skill_factory_llm::ChatModel;
 use skill_factory_llm::request::ChatRequest;
-
-const KEYS: &[&str] = &[
-    "rounds",
-    "patience",
-    "max_questions",
-    "max_new_questions",
-    "max_state_budget",
-    "goal",
-    "margins",
-    "gate_per_family",
-];
 
 /// `optimizer:` of a classifier config.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,77 +68,84 @@ impl Default for OptimizerSettings {
 
 impl OptimizerSettings {
     /// Reads `optimizer:` (absent = defaults); the error names the key and what it must be.
-    pub fn from_json(map: Option<&Map<String, Value>>) -> Result<Self, String> {
+    pub fn from_file(file: Option<OptimizerFile>) -> Result<Self, Unusable> {
         let mut settings = OptimizerSettings::default();
-        let Some(map) = map else {
+        let Some(file) = file else {
             return Ok(settings);
         };
-        let unknown: Vec<&str> = map
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !KEYS.contains(k))
-            .collect();
-        if !unknown.is_empty() {
-            return Err(format!(
-                "unknown optimizer keys: {}; the keys allowed there are: {}",
-                unknown.join(", "),
-                KEYS.join(", ")
-            ));
-        }
-        let count = |key: &str, least: u64| -> Result<Option<usize>, String> {
-            match map.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= least) => {
-                    Ok(n.as_u64().map(|n| n as usize))
-                }
-                Some(other) => Err(format!(
-                    "optimizer.{key} must be a whole number of at least {least}, not {other}"
-                )),
-            }
+        let count = |value: Option<i64>,
+                     key: &str,
+                     least: i64|
+         -> Result<Option<usize>, Unusable> {
+            value
+                .map(|n| {
+                    usize::try_from(n).ok().filter(|_| n >= least).ok_or_else(|| {
+                        Unusable::at(
+                            format!("optimizer.{key}"),
+                            format!("optimizer.{key} must be a whole number of at least {least}, not {n}"),
+                        )
+                    })
+                })
+                .transpose()
         };
-        if let Some(n) = count("rounds", 0)? {
+        if let Some(n) = count(file.rounds, "rounds", 0)? {
             settings.rounds = n;
         }
-        if let Some(n) = count("patience", 1)? {
+        if let Some(n) = count(file.patience, "patience", 1)? {
             settings.patience = n;
         }
-        if let Some(n) = count("max_questions", 1)? {
+        if let Some(n) = count(file.max_questions, "max_questions", 1)? {
             settings.max_questions = n;
         }
-        if let Some(n) = count("max_new_questions", 1)? {
+        if let Some(n) = count(file.max_new_questions, "max_new_questions", 1)? {
             settings.max_new_questions = n;
         }
-        settings.max_state_budget = count("max_state_budget", 1)?;
-        if let Some(n) = count("gate_per_family", 1)? {
+        settings.max_state_budget = count(file.max_state_budget, "max_state_budget", 1)?;
+        if let Some(n) = count(file.gate_per_family, "gate_per_family", 1)? {
             settings.gate_per_family = n;
         }
-        match map.get("goal") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(goal)) => settings.goal = goal.clone(),
-            Some(other) => return Err(format!("optimizer.goal must be text, not {other}")),
+        if let Some(goal) = file.goal {
+            settings.goal = goal.0;
         }
-        match map.get("margins") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(items)) if !items.is_empty() => {
-                settings.margins = items
-                    .iter()
-                    .map(|m| {
-                        m.as_f64()
-                            .filter(|f| *f > 0.0 && f.is_finite())
-                            .ok_or_else(|| {
-                                format!("optimizer.margins must be numbers above 0, not {m}")
-                            })
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
-            Some(other) => {
-                return Err(format!(
-                    "optimizer.margins must be a non-empty list of budget factors (like [1.0, 0.5]), not {other}"
+        if let Some(margins) = file.margins {
+            if margins.is_empty() {
+                return Err(Unusable::at(
+                    "optimizer.margins",
+                    "optimizer.margins must be a non-empty list of budget factors (like [1.0, 0.5]), not []",
                 ));
             }
+            if let Some(bad) = margins.iter().find(|m| !(**m > 0.0 && m.is_finite())) {
+                return Err(Unusable::at(
+                    "optimizer.margins",
+                    format!("optimizer.margins must be numbers above 0, not {bad}"),
+                ));
+            }
+            settings.margins = margins;
         }
         Ok(settings)
     }
+}
+
+/// `optimizer:` as written; every key is optional and unknown keys are errors.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptimizerFile {
+    #[serde(default)]
+    rounds: Option<i64>,
+    #[serde(default)]
+    patience: Option<i64>,
+    #[serde(default)]
+    max_questions: Option<i64>,
+    #[serde(default)]
+    max_new_questions: Option<i64>,
+    #[serde(default)]
+    max_state_budget: Option<i64>,
+    #[serde(default)]
+    goal: Option<ScalarText>,
+    #[serde(default)]
+    margins: Option<Vec<f64>>,
+    #[serde(default)]
+    gate_per_family: Option<i64>,
 }
 
 /// What the optimizer reads: the seed, train and validation (never test or held-out), the
@@ -295,7 +294,7 @@ pub async fn optimize(
             val.len()
         )));
     }
-    objective.check_levels(policy).map_err(LabError::Invalid)?;
+    objective.check_levels(policy)?;
     let score_ids = seed.score_ids();
     let keep: Vec<String> = match keep {
         Some(keep) => keep.to_vec(),
@@ -318,7 +317,7 @@ pub async fn optimize(
         }
     }
     let budget = seed.state_budget;
-    let asked = Asked::all(pool.compiled().map_err(LabError::Invalid)?);
+    let asked = Asked::all(pool.compiled()?);
     let examples: Vec<&Example> = train.iter().chain(val).collect();
     let mut spend = lab.ask(&examples, &asked, budget, 0, progress).await?;
     let table = lab.table(&examples, &asked, budget, 0);
@@ -328,8 +327,7 @@ pub async fn optimize(
         let scores = train
             .iter()
             .map(|ex| (ex.label, seed.score_of(table.answers(&ex.id))));
-        seed.threshold =
-            Some(fit_threshold(scores, objective.fpr_budget, true).map_err(LabError::Invalid)?);
+        seed.threshold = Some(fit_threshold(scores, objective.fpr_budget, true)?);
     }
     let game = Game {
         train,
@@ -386,8 +384,8 @@ pub async fn optimize(
     if let Some(proposer) = inputs_proposer {
         for number in 2..settings.rounds + 2 {
             let train_split: [(Split, &[Example]); 1] = [(Split::Train, train)];
-            let mut stats = question_stats(&pool.ids(), &train_split, &table, objective.fpr_budget)
-                .map_err(LabError::Invalid)?;
+            let mut stats =
+                question_stats(&pool.ids(), &train_split, &table, objective.fpr_budget)?;
             stats.sort_by(|a, b| b.auc(Split::Train).total_cmp(&a.auc(Split::Train)));
             let digest = reflect::failure_digest(&DigestInput {
                 probeset: &best,
@@ -425,7 +423,7 @@ pub async fn optimize(
                     settings.max_state_budget,
                     best.state_budget,
                 ),
-                Err(error) => Err(format!("the proposer failed: {error}")),
+                Err(error) => Err(LabError::invalid(format!("the proposer failed: {error}"))),
             };
             let proposal = match parsed {
                 Ok(proposal) => proposal,
@@ -439,7 +437,7 @@ pub async fn optimize(
                         threshold: None,
                         state_budget: None,
                         accepted: false,
-                        reasons: vec![why],
+                        reasons: vec![why.to_string()],
                         new_questions: Vec::new(),
                         usd: 0.0,
                         failed_requests: 0,
@@ -480,7 +478,7 @@ pub async fn optimize(
             } else {
                 change.join(", ")
             };
-            let asked = Asked::all(pool.compiled().map_err(LabError::Invalid)?);
+            let asked = Asked::all(pool.compiled()?);
             let bought = lab.ask(&examples, &asked, new_budget, 0, progress).await?;
             let (usd, failed) = (bought.usd, bought.failed);
             spend.absorb(&bought);
@@ -525,12 +523,11 @@ pub async fn optimize(
         return Err(LabError::invalid(failure));
     }
     // The final statistics read the whole pool at the best's budget.
-    let asked = Asked::all(pool.compiled().map_err(LabError::Invalid)?);
+    let asked = Asked::all(pool.compiled()?);
     let table = lab.table(&examples, &asked, best.state_budget, 0);
 
     let by_split: [(Split, &[Example]); 2] = [(Split::Train, train), (Split::Val, val)];
-    let mut stats = question_stats(&pool.ids(), &by_split, &table, objective.fpr_budget)
-        .map_err(LabError::Invalid)?;
+    let mut stats = question_stats(&pool.ids(), &by_split, &table, objective.fpr_budget)?;
     stats.sort_by(|a, b| b.auc(Split::Train).total_cmp(&a.auc(Split::Train)));
     let served = table.served();
     if let Some(version) = most_served(&served) {
@@ -619,28 +616,21 @@ impl Game<'_> {
         let selection = Selection::new(&scored, &train_refs, pass.table);
         let mut all = Vec::new();
         for &factor in &self.settings.margins {
-            let mut fitted = selection
-                .candidates(
-                    self.objective.fpr_budget * factor,
-                    self.settings.max_questions,
-                )
-                .map_err(LabError::Invalid)?;
+            let mut fitted = selection.candidates(
+                self.objective.fpr_budget * factor,
+                self.settings.max_questions,
+            )?;
             name_at_margin(&mut fitted, factor);
             all.extend(fitted);
         }
         let gate_list = best_per_family(&all, self.settings.gate_per_family);
         let mut tried = Vec::with_capacity(gate_list.len());
         for candidate in &gate_list {
-            let probeset = candidate
-                .probe_set(pass.base, pass.pool, self.keep)
-                .map_err(LabError::Invalid)?;
+            let probeset = candidate.probe_set(pass.base, pass.pool, self.keep)?;
             let reports = self.score(pass.table, &probeset);
-            let (accepted, reasons) = self
-                .objective
-                .gate(&reports, pass.incumbent)
-                .map_err(LabError::Invalid)?;
+            let (accepted, reasons) = self.objective.gate(&reports, pass.incumbent)?;
             let value = if accepted {
-                self.objective.value(&reports).map_err(LabError::Invalid)?
+                self.objective.value(&reports)?
             } else {
                 -1.0
             };
@@ -753,10 +743,7 @@ mod tests {
     }
 
     fn objective(constraints: Value) -> Objective {
-        Objective::from_json(Some(
-            &json!({"fpr_budget": 0.05, "constraints": constraints}),
-        ))
-        .unwrap()
+        crate::objective::parsed(json!({"fpr_budget": 0.05, "constraints": constraints})).unwrap()
     }
 
     async fn run(seed: &ProbeSet, objective: &Objective, keep: Option<&[String]>) -> Outcome {
@@ -999,14 +986,9 @@ mod tests {
         .unwrap_err();
         assert!(error.to_string().contains("train and val"), "{error}");
         let zero = serde_json::from_value(json!({"patience": 0})).unwrap();
-        let error = OptimizerSettings::from_json(Some(&zero)).unwrap_err();
-        assert!(error.contains("optimizer.patience"), "{error}");
-        let typo = serde_json::from_value(json!({"round": 2})).unwrap();
-        assert!(
-            OptimizerSettings::from_json(Some(&typo))
-                .unwrap_err()
-                .contains("unknown optimizer keys: round")
-        );
+        let error = OptimizerSettings::from_file(Some(zero)).unwrap_err();
+        assert_eq!(error.key, "optimizer.patience");
+        assert!(error.message.contains("at least 1, not 0"), "{error}");
     }
 
     #[tokio::test]

@@ -232,11 +232,11 @@ const CONDITIONS: &[&str] = &[
 ];
 
 /// `at`: what the error names (file and key path).
-fn bad(at: &str, what: impl std::fmt::Display) -> String {
-    format!("{at}: {what}")
+fn bad(at: &str, what: impl std::fmt::Display) -> LabError {
+    LabError::invalid(format!("{at}: {what}"))
 }
 
-fn bounds(at: &str, map: &Map<String, Value>, skip: &[&str]) -> Result<Vec<(Op, f64)>, String> {
+fn bounds(at: &str, map: &Map<String, Value>, skip: &[&str]) -> Result<Vec<(Op, f64)>, LabError> {
     let mut found = Vec::new();
     for (key, value) in map {
         if skip.contains(&key.as_str()) {
@@ -272,7 +272,7 @@ fn question_id(
     at: &str,
     value: Option<&Value>,
     known: &dyn Fn(&str) -> bool,
-) -> Result<String, String> {
+) -> Result<String, LabError> {
     let Some(id) = value.and_then(Value::as_str) else {
         return Err(bad(
             at,
@@ -293,7 +293,7 @@ pub fn condition(
     at: &str,
     value: &Value,
     known: &dyn Fn(&str) -> bool,
-) -> Result<Condition, String> {
+) -> Result<Condition, LabError> {
     let Some(map) = value.as_object().filter(|m| m.len() == 1) else {
         return Err(bad(
             at,
@@ -305,7 +305,7 @@ pub fn condition(
     };
     let (key, inner) = map.iter().next().expect("one entry");
     let here = format!("{at}.{key}");
-    let list = |value: &Value| -> Result<Vec<Condition>, String> {
+    let list = |value: &Value| -> Result<Vec<Condition>, LabError> {
         let Some(items) = value.as_array().filter(|items| !items.is_empty()) else {
             return Err(bad(&here, "needs a non-empty list of conditions"));
         };
@@ -399,7 +399,7 @@ impl PolicySpec {
         at: &str,
         value: &Value,
         known: &dyn Fn(&str) -> bool,
-    ) -> Result<PolicySpec, String> {
+    ) -> Result<PolicySpec, LabError> {
         PolicySpec::from_json_in(at, value, known, Path::new("."))
     }
 
@@ -408,7 +408,6 @@ impl PolicySpec {
         let value = read_file(path)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         PolicySpec::from_json_in(&path.display().to_string(), &value, known, dir)
-            .map_err(LabError::invalid)
     }
 
     /// [`PolicySpec::from_json`] for a policy written in a file of folder `dir`: a command's
@@ -418,7 +417,7 @@ impl PolicySpec {
         value: &Value,
         known: &dyn Fn(&str) -> bool,
         dir: &Path,
-    ) -> Result<PolicySpec, String> {
+    ) -> Result<PolicySpec, LabError> {
         // The parent of a bare file name is empty: that is the working directory.
         let dir = if dir.as_os_str().is_empty() {
             Path::new(".")
@@ -529,7 +528,7 @@ impl PolicySpec {
                     when: condition(&format!("{here}.when"), when, known)?,
                 })
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, LabError>>()?;
         Ok(PolicySpec {
             name,
             levels,
@@ -659,16 +658,14 @@ impl Runner {
         }
     }
 
-    fn exchange(&self, facts: &Facts, levels: &[String]) -> Result<usize, String> {
+    fn exchange(&self, facts: &Facts, levels: &[String]) -> Result<usize, CommandFailure> {
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
-        if live.is_none() {
-            *live = Some(
+        let child = match live.as_mut() {
+            Some(child) => child,
+            None => live.insert(
                 LineChild::spawn(&self.argv, &self.dir, LONGEST_ANSWER)
-                    .map_err(|e| e.to_string())?,
-            );
-        }
-        let Some(child) = live.as_mut() else {
-            return Err("did not start".into());
+                    .map_err(CommandFailure::Start)?,
+            ),
         };
         let question = json!({
             "id": facts.example.id,
@@ -679,22 +676,49 @@ impl Runner {
             "score": facts.score,
             "threshold": facts.threshold,
         });
-        let id = &facts.example.id;
-        let answer = child
-            .ask(&question.to_string(), ANSWER_TIMEOUT)
-            .map_err(|e| match e {
-                LineError::Exited => format!("exited before answering about example '{id}'"),
-                other => format!("{other} about example '{id}'"),
-            })?;
+        let id = facts.example.id.clone();
+        let answer =
+            child
+                .ask(&question.to_string(), ANSWER_TIMEOUT)
+                .map_err(|error| match error {
+                    LineError::Exited => CommandFailure::Exited { id: id.clone() },
+                    error => CommandFailure::Answer {
+                        error,
+                        id: id.clone(),
+                    },
+                })?;
         let level = answer.trim();
-        levels.iter().position(|l| l == level).ok_or_else(|| {
-            let shown: String = level.chars().take(80).collect();
-            format!(
-                "answered '{shown}' about example '{id}', not one of the levels {}",
-                levels.join(", ")
-            )
-        })
+        levels
+            .iter()
+            .position(|l| l == level)
+            .ok_or_else(|| CommandFailure::NotALevel {
+                shown: level.chars().take(80).collect(),
+                id,
+                levels: levels.join(", "),
+            })
     }
+}
+
+/// Why a command policy gave no level: the rest of the sentence after "the policy command
+/// `argv`".
+#[derive(Debug, thiserror::Error)]
+enum CommandFailure {
+    /// The program could not be started.
+    #[error("{0}")]
+    Start(LineError),
+    /// The program ended before it answered.
+    #[error("exited before answering about example '{id}'")]
+    Exited { id: String },
+    /// The answer did not come in time, or was too long, or could not be read.
+    #[error("{error} about example '{id}'")]
+    Answer { error: LineError, id: String },
+    /// The answer was not a level name (shown cut to 80 characters).
+    #[error("answered '{shown}' about example '{id}', not one of the levels {levels}")]
+    NotALevel {
+        shown: String,
+        id: String,
+        levels: String,
+    },
 }
 
 #[cfg(test)]
@@ -769,14 +793,16 @@ mod tests {
             json!({"levels": levels, "rules": [{"level": "deny", "when": {"flagged": true}}]}),
         );
         assert!(
-            e.starts_with("p.yaml.rules[0].level: 'deny' is not one of the levels [allow, block]"),
+            e.to_string().starts_with(
+                "p.yaml.rules[0].level: 'deny' is not one of the levels [allow, block]"
+            ),
             "{e}"
         );
         let e = error(
             json!({"levels": levels, "rules": [{"level": "block", "when": {"score": {"above": 1}}}]}),
         );
         assert!(
-            e.contains(
+            e.to_string().contains(
                 "rules[0].when.score: unknown operator 'above'; use one of gte, gt, lte, lt, eq"
             ),
             "{e}"
@@ -784,18 +810,21 @@ mod tests {
         let e = error(
             json!({"levels": levels, "rules": [{"level": "block", "when": {"colour": "red"}}]}),
         );
-        assert!(e.contains("unknown condition 'colour'"), "{e}");
+        assert!(e.to_string().contains("unknown condition 'colour'"), "{e}");
         let e = error(
             json!({"levels": levels, "rules": [{"level": "block", "when": {"answer": {"question": "zz", "gte": 1}}}]}),
         );
-        assert!(e.contains("no question 'zz' in the probe set"), "{e}");
+        assert!(
+            e.to_string().contains("no question 'zz' in the probe set"),
+            "{e}"
+        );
         let e = error(json!({"levels": levels, "rules": [], "extra": 1}));
-        assert!(e.contains("unknown key 'extra'"), "{e}");
+        assert!(e.to_string().contains("unknown key 'extra'"), "{e}");
         let e = error(json!({"levels": ["only"], "rules": []}));
-        assert!(e.contains("at least two levels"), "{e}");
+        assert!(e.to_string().contains("at least two levels"), "{e}");
         let e = error(
             json!({"levels": levels, "rules": [{"level": "block", "when": {"metadata": {"field": "n", "gte": true}}}]}),
         );
-        assert!(e.contains("is not a number"), "{e}");
+        assert!(e.to_string().contains("is not a number"), "{e}");
     }
 }

@@ -63,7 +63,7 @@ impl ProbeSet {
         bank: Bank,
         score: ScoreExpr,
         threshold: Option<f64>,
-    ) -> Result<ProbeSet, String> {
+    ) -> Result<ProbeSet, LabError> {
         let probeset = ProbeSet {
             name: name.into(),
             model: DEFAULT_MODEL.to_owned(),
@@ -80,10 +80,10 @@ impl ProbeSet {
 
     /// Checks the bank, that the score is well formed and reads only questions of the bank,
     /// that the state budget is at least 1 and that the threshold is finite.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), LabError> {
         self.bank.validate()?;
         // A hand-built expression gets the checks a loaded one had (non-empty lists).
-        ScoreExpr::parse(&self.score.to_json()).map_err(|message| format!("score: {message}"))?;
+        ScoreExpr::parse(&self.score.to_json()).map_err(|e| e.within("score"))?;
         let unknown: Vec<String> = self
             .score
             .referenced()
@@ -91,24 +91,24 @@ impl ProbeSet {
             .filter(|id| !self.bank.contains(id))
             .collect();
         if !unknown.is_empty() {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "score reads questions not in the probe set: {}; add them under \"questions\" \
                  or take them out of the score",
                 repr::repr_str_list(&unknown)
-            ));
+            )));
         }
         if self.state_budget < 1 {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "state_budget must be >= 1 (the characters of example text sent), got {}",
                 self.state_budget
-            ));
+            )));
         }
         if let Some(threshold) = self.threshold
             && !threshold.is_finite()
         {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "threshold must be a finite number or null (fit on train), got {threshold}"
-            ));
+            )));
         }
         Ok(())
     }
@@ -170,7 +170,7 @@ impl ProbeSet {
     }
 
     /// Every question of the bank compiled, in bank order (the score's and the kept ones).
-    pub fn compiled_questions(&self) -> Result<Vec<(String, Question)>, String> {
+    pub fn compiled_questions(&self) -> Result<Vec<(String, Question)>, LabError> {
         self.bank.compiled()
     }
 
@@ -212,17 +212,17 @@ impl ProbeSet {
             data.get("frames").cloned().unwrap_or(Value::Null),
         );
         bank_json.insert("questions".into(), Value::Object(questions));
-        let bank = Bank::from_json(&Value::Object(bank_json)).map_err(&fail)?;
+        let bank = Bank::from_json(&Value::Object(bank_json)).map_err(|e| e.within(origin))?;
         let score = ScoreExpr::parse(data.get("score").unwrap_or(&Value::Null))
-            .map_err(|message| fail(format!("score: {message}")))?;
+            .map_err(|e| e.within("score").within(origin))?;
         let probeset = ProbeSet {
             name: text_or(data, "name", DEFAULT_NAME),
             model: text_or(data, "model", DEFAULT_MODEL),
-            pinned_version: optional_text(data, "pinned_version").map_err(&fail)?,
-            state_budget: state_budget(data).map_err(&fail)?,
+            pinned_version: optional_text(data, "pinned_version").map_err(|e| e.within(origin))?,
+            state_budget: state_budget(data).map_err(|e| e.within(origin))?,
             bank,
             score,
-            threshold: threshold(data).map_err(&fail)?,
+            threshold: threshold(data).map_err(|e| e.within(origin))?,
             calibration: match data.get("calibration") {
                 None | Some(Value::Null) => Map::new(),
                 Some(Value::Object(notes)) => notes.clone(),
@@ -234,7 +234,7 @@ impl ProbeSet {
                 }
             },
         };
-        probeset.validate().map_err(&fail)?;
+        probeset.validate().map_err(|e| e.within(origin))?;
         match data.get("sha256") {
             None | Some(Value::Null) => {}
             Some(Value::String(stated)) if stated.is_empty() || *stated == probeset.sha256() => {}
@@ -313,20 +313,20 @@ fn text_or(data: &Map<String, Value>, key: &str, default: &str) -> String {
 }
 
 /// `pinned_version`: a string or null.
-fn optional_text(data: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+fn optional_text(data: &Map<String, Value>, key: &str) -> Result<Option<String>, LabError> {
     match data.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text.clone())),
-        Some(other) => Err(format!(
+        Some(other) => Err(LabError::invalid(format!(
             "\"{key}\" must be the model version that answered (e.g. \"jev-1.13.0\") or null, \
              not {}",
             shown(other)
-        )),
+        ))),
     }
 }
 
 /// `state_budget`: a whole number of characters, at least 1 (checked by `validate`).
-fn state_budget(data: &Map<String, Value>) -> Result<usize, String> {
+fn state_budget(data: &Map<String, Value>) -> Result<usize, LabError> {
     let value = match data.get("state_budget") {
         None | Some(Value::Null) => return Ok(DEFAULT_STATE_BUDGET),
         Some(value) => value,
@@ -342,23 +342,23 @@ fn state_budget(data: &Map<String, Value>) -> Result<usize, String> {
     };
     match whole.and_then(|n| usize::try_from(n).ok()) {
         Some(budget) => Ok(budget),
-        None => Err(format!(
+        None => Err(LabError::invalid(format!(
             "state_budget must be >= 1 (a whole number of characters, e.g. 24000), got {}",
             shown(value)
-        )),
+        ))),
     }
 }
 
 /// `threshold`: a number (read as a float) or null.
-fn threshold(data: &Map<String, Value>) -> Result<Option<f64>, String> {
+fn threshold(data: &Map<String, Value>) -> Result<Option<f64>, LabError> {
     match data.get("threshold") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(other) => Err(format!(
+        Some(other) => Err(LabError::invalid(format!(
             "\"threshold\" must be a number (flag at or above it) or null (fit it on train), \
              not {}",
             shown(other)
-        )),
+        ))),
     }
 }
 
@@ -402,13 +402,18 @@ mod tests {
         let score = ScoreExpr::parse(&json!({"max": ["capability", "ghost"]})).expect("ok");
         let message = ProbeSet::new("p", test_bank(), score, None).expect_err("ghost");
         assert!(
-            message.contains("not in the probe set: ['ghost']"),
+            message
+                .to_string()
+                .contains("not in the probe set: ['ghost']"),
             "{message}"
         );
         let mut probeset = seed();
         probeset.state_budget = 0;
         let message = probeset.validate().expect_err("budget 0");
-        assert!(message.contains("state_budget must be >= 1"), "{message}");
+        assert!(
+            message.to_string().contains("state_budget must be >= 1"),
+            "{message}"
+        );
         let mut value = seed().to_json();
         value["state_budget"] = json!(0);
         value["sha256"] = Value::Null;

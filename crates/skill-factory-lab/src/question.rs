@@ -19,7 +19,7 @@ use skill_factory_llm::systemone::Question;
 use skill_factory_pycompat::{json, repr};
 
 use crate::LabError;
-use crate::files::{in_file, read_json, write_atomic};
+use crate::files::{read_json, write_atomic};
 
 /// The longest question id, in characters.
 const MAX_ID_CHARS: usize = 100;
@@ -49,17 +49,17 @@ pub fn question_base(id: &str) -> &str {
 
 /// Checks that a compiled question can be sent: its instructions and both criteria must say
 /// something (blank text gives the model nothing to decide on).
-pub fn check_question(question: &Question) -> Result<(), String> {
+pub fn check_question(question: &Question) -> Result<(), LabError> {
     for (text, what) in [
         (&question.instructions, "instructions are"),
         (&question.if_true, "'true' criterion is"),
         (&question.if_false, "'false' criterion is"),
     ] {
         if text.trim().is_empty() {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "the question's {what} empty: write what the model decides and what 'true' \
                  and 'false' mean"
-            ));
+            )));
         }
     }
     Ok(())
@@ -97,18 +97,18 @@ impl QuestionSpec {
     /// `true` and `false` must be present and non-empty; `instructions` excludes `frame` and
     /// `question`, which come together. A JSON `null` counts as absent, and other non-string
     /// values are read as Python's `str()` writes them (`1`, `True`), as the reference does.
-    pub fn from_json(value: &Value) -> Result<QuestionSpec, String> {
+    pub fn from_json(value: &Value) -> Result<QuestionSpec, LabError> {
         let Value::Object(map) = value else {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "a question is a JSON object with \"instructions\", \"true\" and \"false\" (or \
                  \"frame\" and \"question\" instead of \"instructions\"), not {}",
                 shown(value)
-            ));
+            )));
         };
         let text = |key: &str| map.get(key).filter(|v| !v.is_null()).map(repr::str_json);
         let criterion = |key: &str| match map.get(key) {
             Some(value) if truthy(value) => Ok(repr::str_json(value)),
-            _ => Err(format!(
+            _ => Err(LabError::invalid(format!(
                 "question is missing '{key}': give the criterion of the {key} answer \
                  (e.g. \"{}\")",
                 if key == "true" {
@@ -116,7 +116,7 @@ impl QuestionSpec {
                 } else {
                     "No: it does not."
                 }
-            )),
+            ))),
         };
         let if_true = criterion("true")?;
         let if_false = criterion("false")?;
@@ -132,13 +132,15 @@ impl QuestionSpec {
                 if_true,
                 if_false,
             }),
-            (Some(_), _, _) => Err("question has both 'instructions' and 'frame'/'question': \
-                 it needs either 'instructions' or both 'frame' and 'question', so keep one form"
-                .to_owned()),
-            (None, _, _) => Err("question needs either 'instructions' or both 'frame' and \
+            (Some(_), _, _) => Err(LabError::invalid(
+                "question has both 'instructions' and 'frame'/'question': \
+                 it needs either 'instructions' or both 'frame' and 'question', so keep one form",
+            )),
+            (None, _, _) => Err(LabError::invalid(
+                "question needs either 'instructions' or both 'frame' and \
                  'question': write the whole question under \"instructions\", or name a frame \
-                 under \"frame\" and write the question under \"question\""
-                .to_owned()),
+                 under \"frame\" and write the question under \"question\"",
+            )),
         }
     }
 
@@ -172,7 +174,7 @@ impl QuestionSpec {
 
     /// The question as sent, with `frames` giving the framing texts: a framed spec becomes
     /// `frame text + "\n\n" + question`. Fails on an unknown frame or blank text.
-    pub fn compile(&self, frames: &IndexMap<String, String>) -> Result<Question, String> {
+    pub fn compile(&self, frames: &IndexMap<String, String>) -> Result<Question, LabError> {
         let question = match self {
             QuestionSpec::Whole {
                 instructions,
@@ -205,16 +207,16 @@ impl QuestionSpec {
 }
 
 /// The error for a frame name the bank does not define, listing those it does.
-fn unknown_frame(frame: &str, frames: &IndexMap<String, String>) -> String {
+fn unknown_frame(frame: &str, frames: &IndexMap<String, String>) -> LabError {
     let defined = if frames.is_empty() {
         "no frames are defined".to_owned()
     } else {
         format!("defined: {}", listed(frames.keys()))
     };
-    format!(
+    LabError::invalid(format!(
         "unknown frame {}: define it under \"frames\" or fix the name ({defined})",
         repr::repr_str(frame)
-    )
+    ))
 }
 
 /// Python truthiness of a decoded JSON value: `null`, `false`, `0`, `""`, `[]` and `{}` are
@@ -269,13 +271,13 @@ impl Bank {
     /// Reads a bank from either file format, then [validates](Bank::validate) it:
     /// `{"frames": {...}, "questions": {id: spec}}` when the top level has a `questions`
     /// object, else the lab's flat `{id: {instructions, true, false}}`.
-    pub fn from_json(value: &Value) -> Result<Bank, String> {
+    pub fn from_json(value: &Value) -> Result<Bank, LabError> {
         let Value::Object(top) = value else {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "a question bank is a JSON object, {{\"frames\": {{...}}, \"questions\": \
                  {{id: question}}}} or {{id: {{\"instructions\", \"true\", \"false\"}}}}, not {}",
                 shown(value)
-            ));
+            )));
         };
         let mut bank = Bank::default();
         let questions = match top.get("questions") {
@@ -285,36 +287,36 @@ impl Bank {
                     Some(Value::Object(frames)) => {
                         for (name, text) in frames {
                             let Value::String(text) = text else {
-                                return Err(format!(
+                                return Err(LabError::invalid(format!(
                                     "frame {} must be a text (a JSON string), not {}",
                                     repr::repr_str(name),
                                     shown(text)
-                                ));
+                                )));
                             };
                             bank.frames.insert(name.clone(), text.clone());
                         }
                     }
                     Some(other) => {
-                        return Err(format!(
+                        return Err(LabError::invalid(format!(
                             "\"frames\" must be an object of name -> framing text, not {}",
                             shown(other)
-                        ));
+                        )));
                     }
                 }
                 questions
             }
             // Read flat, this would fail on the entry "questions" with a puzzling message.
             Some(other) => {
-                return Err(format!(
+                return Err(LabError::invalid(format!(
                     "\"questions\" must be an object of id -> question, not {}",
                     shown(other)
-                ));
+                )));
             }
             None => top,
         };
         for (id, spec) in questions {
             let spec = QuestionSpec::from_json(spec)
-                .map_err(|message| format!("question {}: {message}", repr::repr_str(id)))?;
+                .map_err(|e| e.within(&format!("question {}", repr::repr_str(id))))?;
             bank.specs.insert(id.clone(), spec);
         }
         bank.validate()?;
@@ -325,7 +327,7 @@ impl Bank {
     /// JSON and invalid content are [`LabError::Invalid`], naming the file.
     pub fn load(path: &Path) -> Result<Bank, LabError> {
         let value = read_json(path, ": check the path of the question bank")?;
-        Bank::from_json(&value).map_err(|message| in_file(path, &message))
+        Bank::from_json(&value).map_err(|e| e.within(&path.display().to_string()))
     }
 
     /// The bank as saved: `{"frames": {...}, "questions": {id: spec}}`.
@@ -354,17 +356,17 @@ impl Bank {
 
     /// Checks every id's syntax, and that every spec compiles (its frame exists, no text is
     /// blank).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), LabError> {
         for (id, spec) in &self.specs {
             check_id(id)?;
             spec.compile(&self.frames)
-                .map_err(|message| format!("question {}: {message}", repr::repr_str(id)))?;
+                .map_err(|e| e.within(&format!("question {}", repr::repr_str(id))))?;
         }
         Ok(())
     }
 
     /// Every question compiled, in bank order (the form the System One client takes).
-    pub fn compiled(&self) -> Result<Vec<(String, Question)>, String> {
+    pub fn compiled(&self) -> Result<Vec<(String, Question)>, LabError> {
         self.specs
             .keys()
             .map(|id| Ok((id.clone(), self.compile_one(id)?)))
@@ -372,31 +374,31 @@ impl Bank {
     }
 
     /// One question compiled.
-    pub fn compile_one(&self, id: &str) -> Result<Question, String> {
+    pub fn compile_one(&self, id: &str) -> Result<Question, LabError> {
         let Some(spec) = self.specs.get(id) else {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "unknown question id {}: the bank has {}",
                 repr::repr_str(id),
                 self.described_ids()
-            ));
+            )));
         };
         spec.compile(&self.frames)
-            .map_err(|message| format!("question {}: {message}", repr::repr_str(id)))
+            .map_err(|e| e.within(&format!("question {}", repr::repr_str(id))))
     }
 
     /// The questions `ids`, kept in bank order (not the order of `ids`), with only the frames
     /// they use. An id the bank does not have is an error.
-    pub fn subset(&self, ids: &[String]) -> Result<Bank, String> {
+    pub fn subset(&self, ids: &[String]) -> Result<Bank, LabError> {
         let unknown: Vec<&String> = ids
             .iter()
             .filter(|id| !self.specs.contains_key(id.as_str()))
             .collect();
         if !unknown.is_empty() {
-            return Err(format!(
+            return Err(LabError::invalid(format!(
                 "unknown question id(s) {}: the bank has {}",
                 listed(unknown),
                 self.described_ids()
-            ));
+            )));
         }
         let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
         let specs: IndexMap<String, QuestionSpec> = self
@@ -419,28 +421,28 @@ impl Bank {
     /// (in `other`'s order). Nothing is ever overwritten: a frame name or question id present
     /// in both must mean the same text (compiled text, for questions), or the merge fails and
     /// this bank is left unchanged.
-    pub fn merge(&mut self, other: &Bank) -> Result<Vec<String>, String> {
+    pub fn merge(&mut self, other: &Bank) -> Result<Vec<String>, LabError> {
         for (name, text) in &other.frames {
             if self.frames.get(name).is_some_and(|mine| mine != text) {
-                return Err(format!(
+                return Err(LabError::invalid(format!(
                     "frame {} already exists with different text: rename one of the two \
                      frames, or make their texts identical",
                     repr::repr_str(name)
-                ));
+                )));
             }
         }
         let mut added = Vec::new();
         for (id, spec) in &other.specs {
             let theirs = spec
                 .compile(&other.frames)
-                .map_err(|message| format!("question {}: {message}", repr::repr_str(id)))?;
+                .map_err(|e| e.within(&format!("question {}", repr::repr_str(id))))?;
             match self.specs.get(id) {
                 Some(_) if self.compile_one(id)? != theirs => {
-                    return Err(format!(
+                    return Err(LabError::invalid(format!(
                         "question {} already exists with different text: give the new \
                          question another id, or keep the existing text",
                         repr::repr_str(id)
-                    ));
+                    )));
                 }
                 Some(_) => {}
                 None => {
@@ -519,16 +521,16 @@ impl Bank {
 }
 
 /// The error for an id [`valid_question_id`] refuses.
-fn check_id(id: &str) -> Result<(), String> {
+fn check_id(id: &str) -> Result<(), LabError> {
     if valid_question_id(id) {
         Ok(())
     } else {
-        Err(format!(
+        Err(LabError::invalid(format!(
             "invalid question id {}: an id starts with a letter, a digit or '_' and goes on \
              with letters, digits and '_.@:-', at most {MAX_ID_CHARS} characters \
              (e.g. intent@reviewer)",
             repr::repr_str(id)
-        ))
+        )))
     }
 }
 
@@ -579,10 +581,10 @@ mod tests {
         }
     }
 
-    fn err<T: std::fmt::Debug>(result: Result<T, String>) -> String {
+    fn err<T: std::fmt::Debug>(result: Result<T, LabError>) -> String {
         match result {
             Ok(value) => panic!("expected an error, got {value:?}"),
-            Err(message) => message,
+            Err(error) => error.to_string(),
         }
     }
 
@@ -690,7 +692,7 @@ mod tests {
         );
         assert!(text.ends_with("}\n"));
         let loaded = Bank::load(&path).expect("loads");
-        assert_eq!(loaded.compiled(), framed.compiled());
+        assert_eq!(loaded.compiled().ok(), framed.compiled().ok());
         assert_eq!(loaded, framed);
         // Only the target is left in the directory: no temporary file.
         let names: Vec<_> = std::fs::read_dir(path.parent().expect("parent"))

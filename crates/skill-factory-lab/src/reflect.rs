@@ -19,6 +19,7 @@ use serde_json::Value;
 use skill_factory_pycompat::float::thousands;
 use skill_factory_pycompat::repr;
 
+use crate::LabError;
 use crate::dataset::{Example, Status};
 use crate::evaluate::QuestionStats;
 use crate::probeset::ProbeSet;
@@ -330,7 +331,7 @@ pub struct Proposal {
 }
 
 /// The JSON object of a reply.
-fn reply_object(reply: &str) -> Result<serde_json::Map<String, Value>, String> {
+fn reply_object(reply: &str) -> Result<serde_json::Map<String, Value>, LabError> {
     let mut text = reply;
     if let Some(start) = reply.find("```") {
         let after = &reply[start + 3..];
@@ -340,10 +341,10 @@ fn reply_object(reply: &str) -> Result<serde_json::Map<String, Value>, String> {
         }
     }
     let (Some(first), Some(last)) = (text.find('{'), text.rfind('}')) else {
-        return Err("no JSON object in the reply".into());
+        return Err(LabError::invalid("no JSON object in the reply"));
     };
     if last < first {
-        return Err("no JSON object in the reply".into());
+        return Err(LabError::invalid("no JSON object in the reply"));
     }
     let body = &text[first..=last];
     let parsed = serde_json::from_str::<Value>(body).or_else(|_| {
@@ -362,8 +363,8 @@ fn reply_object(reply: &str) -> Result<serde_json::Map<String, Value>, String> {
     });
     match parsed {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err("the reply's JSON is not an object".into()),
-        Err(_) => Err("invalid JSON in the reply".into()),
+        Ok(_) => Err(LabError::invalid("the reply's JSON is not an object")),
+        Err(_) => Err(LabError::invalid("invalid JSON in the reply")),
     }
 }
 
@@ -419,7 +420,7 @@ pub fn parse_proposal(
     max_new: usize,
     max_state_budget: Option<usize>,
     budget: usize,
-) -> Result<Proposal, String> {
+) -> Result<Proposal, LabError> {
     let object = reply_object(reply)?;
     let mut frames = pool.frames.clone();
     if let Some(Value::Object(given)) = object.get("frames") {
@@ -429,10 +430,10 @@ pub fn parse_proposal(
             };
             match frames.get(name) {
                 Some(existing) if existing != text => {
-                    return Err(format!(
+                    return Err(LabError::invalid(format!(
                         "frame {} already exists with different text",
                         repr::repr_str(name)
-                    ));
+                    )));
                 }
                 Some(_) => {}
                 None => {
@@ -493,7 +494,7 @@ pub fn parse_proposal(
         for (base, suffix, spec) in expanded {
             let compiled = spec
                 .compile(&frames)
-                .map_err(|e| format!("question {base}{suffix}: {e}"))?;
+                .map_err(|e| e.within(&format!("question {base}{suffix}")))?;
             let mut n = 1;
             loop {
                 let id = if n == 1 {
@@ -534,7 +535,9 @@ pub fn parse_proposal(
     };
     let changes_budget = state_budget.is_some_and(|b| b != budget);
     if bank.is_empty() && !changes_budget {
-        return Err("the proposal has no usable question and no pipeline change".into());
+        return Err(LabError::invalid(
+            "the proposal has no usable question and no pipeline change",
+        ));
     }
     Ok(Proposal {
         rationale: object
@@ -595,7 +598,11 @@ mod tests {
 
     #[test]
     fn unusable_replies_say_why() {
-        let parse = |reply: &str| parse_proposal(reply, &pool(), 6, Some(2400), 1000).unwrap_err();
+        let parse = |reply: &str| {
+            parse_proposal(reply, &pool(), 6, Some(2400), 1000)
+                .unwrap_err()
+                .to_string()
+        };
         assert_eq!(
             parse("I think you should ask better questions."),
             "no JSON object in the reply"
@@ -610,6 +617,7 @@ mod tests {
         );
         assert!(
             parse("{\"frames\": {\"reviewer\": \"Different.\"}}")
+                .to_string()
                 .contains("already exists with different text")
         );
         let budget = parse_proposal(

@@ -642,10 +642,10 @@ mod tests {
         let mut seed = ProbeSet::new("seed", bank, ScoreExpr::Question(qid), None).unwrap();
         seed.model = "fake-jev".to_string();
         seed.state_budget = 10_000;
-        let objective = Objective::from_json(Some(&json!({
+        let objective = crate::objective::parsed(json!({
             "fpr_budget": 0.05,
             "constraints": [{"split": "val", "max_fpr": 0.1}],
-        })))
+        }))
         .unwrap();
         let policy = Policy::threshold();
         let pool = crate::question::test_bank();

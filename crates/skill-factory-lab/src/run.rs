@@ -57,7 +57,7 @@ pub fn examples_of<'a>(project: &'a Project, splits: &[Split]) -> Vec<&'a Exampl
 
 /// Every question of `bank`, compiled, as the lab asks it.
 pub fn asked_of(bank: &Bank) -> Result<Vec<Asked>, LabError> {
-    Ok(Asked::all(bank.compiled().map_err(LabError::invalid)?))
+    Ok(Asked::all(bank.compiled()?))
 }
 
 /// The report of `probeset` through `policy` on each of `splits` that has examples.

@@ -17,6 +17,7 @@ use std::hash::BuildHasher;
 use serde_json::{Map, Number, Value};
 use skill_factory_pycompat::{float, repr};
 
+use crate::LabError;
 use crate::question::shown;
 
 /// A parsed score expression. Numbers keep the form they were written in (`2` stays `2`,
@@ -49,34 +50,33 @@ impl ScoreExpr {
     /// a list where an expression is expected (a list is only an operator's argument), an
     /// object with other than exactly one key, an unknown operator, an empty argument list,
     /// and a non-numeric weight or factor.
-    pub fn parse(value: &Value) -> Result<ScoreExpr, String> {
+    pub fn parse(value: &Value) -> Result<ScoreExpr, LabError> {
         match value {
             Value::String(id) => Ok(ScoreExpr::Question(id.clone())),
             Value::Number(n) => Ok(ScoreExpr::Number(n.clone())),
-            Value::Bool(b) => Err(format!(
+            Value::Bool(b) => Err(LabError::invalid(format!(
                 "a score cannot be a boolean ({b}): write a question id, a number (1 or 0) or \
                  an operator object"
-            )),
-            Value::Null => Err(
+            ))),
+            Value::Null => Err(LabError::invalid(
                 "a score cannot be null: write a question id, a number or an operator object \
-                 such as {\"mean\": [\"q1\", \"q2\"]}"
-                    .to_owned(),
-            ),
-            Value::Array(_) => Err(format!(
+                 such as {\"mean\": [\"q1\", \"q2\"]}",
+            )),
+            Value::Array(_) => Err(LabError::invalid(format!(
                 "a list is not a score expression: {}; combine its items with an operator, \
                  e.g. {{\"mean\": [...]}} or {{\"max\": [...]}}",
                 shown(value)
-            )),
+            ))),
             Value::Object(map) => {
                 let mut entries = map.iter();
                 let (Some((op, arg)), None) = (entries.next(), entries.next()) else {
                     let mut keys: Vec<&String> = map.keys().collect();
                     keys.sort();
-                    return Err(format!(
+                    return Err(LabError::invalid(format!(
                         "a score operator has exactly one key, got {}: nest operators instead \
                          of listing them side by side",
                         repr::repr_str_list(&keys)
-                    ));
+                    )));
                 };
                 parse_operator(op, arg)
             }
@@ -207,13 +207,13 @@ impl ScoreExpr {
 }
 
 /// One operator object's expression.
-fn parse_operator(op: &str, arg: &Value) -> Result<ScoreExpr, String> {
+fn parse_operator(op: &str, arg: &Value) -> Result<ScoreExpr, LabError> {
     let items = |what: &str| match arg {
         Value::Array(items) if !items.is_empty() => Ok(items),
-        _ => Err(format!(
+        _ => Err(LabError::invalid(format!(
             "'{op}' needs a non-empty list of {what}, got {}",
             shown(arg)
-        )),
+        ))),
     };
     match op {
         "mean" | "max" | "min" | "sum" => {
@@ -233,11 +233,11 @@ fn parse_operator(op: &str, arg: &Value) -> Result<ScoreExpr, String> {
                 .iter()
                 .map(|pair| match pair.as_array().map(Vec::as_slice) {
                     Some([Value::Number(w), e]) => Ok((w.clone(), ScoreExpr::parse(e)?)),
-                    _ => Err(format!(
+                    _ => Err(LabError::invalid(format!(
                         "'weighted' entries are [weight, expression] with a numeric weight, \
                          got {}",
                         shown(pair)
-                    )),
+                    ))),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(ScoreExpr::Weighted(pairs))
@@ -246,16 +246,16 @@ fn parse_operator(op: &str, arg: &Value) -> Result<ScoreExpr, String> {
             Some([e, Value::Number(k)]) => {
                 Ok(ScoreExpr::Scale(Box::new(ScoreExpr::parse(e)?), k.clone()))
             }
-            _ => Err(format!(
+            _ => Err(LabError::invalid(format!(
                 "'scale' needs [expression, factor] with a numeric factor, got {}",
                 shown(arg)
-            )),
+            ))),
         },
-        _ => Err(format!(
+        _ => Err(LabError::invalid(format!(
             "unknown score operator {}: use one of {}, weighted or scale",
             repr::repr_str(op),
             REDUCERS.join(", ")
-        )),
+        ))),
     }
 }
 
@@ -356,7 +356,9 @@ mod tests {
         ] {
             match ScoreExpr::parse(&value) {
                 Ok(expr) => panic!("{value} should be refused, parsed as {expr:?}"),
-                Err(message) => assert!(message.contains(expected), "{value}: {message}"),
+                Err(message) => {
+                    assert!(message.to_string().contains(expected), "{value}: {message}")
+                }
             }
         }
     }

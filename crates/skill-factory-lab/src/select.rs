@@ -29,6 +29,7 @@ use std::sync::OnceLock;
 use serde_json::Number;
 use skill_factory_pycompat::float::{Sum, format_g, round, sum};
 
+use crate::LabError;
 use crate::dataset::Example;
 use crate::metrics::{Rates, auc, fit_threshold};
 use crate::probeset::ProbeSet;
@@ -106,7 +107,7 @@ impl Candidate {
         base: &ProbeSet,
         pool: &Bank,
         keep: &[String],
-    ) -> Result<ProbeSet, String> {
+    ) -> Result<ProbeSet, LabError> {
         let mut questions = self.questions.clone();
         questions.extend(keep.iter().cloned());
         let mut probeset = base.clone();
@@ -175,7 +176,7 @@ pub fn candidates(
     table: &AnswerTable,
     fpr_budget: f64,
     max_questions: usize,
-) -> Result<Vec<Candidate>, String> {
+) -> Result<Vec<Candidate>, LabError> {
     Selection::new(pool, train, table).candidates(fpr_budget, max_questions)
 }
 
@@ -323,7 +324,7 @@ impl Selection {
         &self,
         fpr_budget: f64,
         max_questions: usize,
-    ) -> Result<Vec<Candidate>, String> {
+    ) -> Result<Vec<Candidate>, LabError> {
         if self.pool.is_empty() {
             return Ok(Vec::new());
         }
@@ -366,7 +367,7 @@ impl Selection {
         aucs: &[f64],
         fpr_budget: f64,
         max_questions: usize,
-    ) -> Result<Vec<MeanFit>, String> {
+    ) -> Result<Vec<MeanFit>, LabError> {
         // Two framings of one question mostly agree: a mean takes one of them.
         let mut seen = HashSet::new();
         let distinct: Vec<usize> = by_auc(aucs)
@@ -412,7 +413,7 @@ impl Selection {
         means: &[MeanFit],
         fpr_budget: f64,
         max_questions: usize,
-    ) -> Result<Vec<Candidate>, String> {
+    ) -> Result<Vec<Candidate>, LabError> {
         let lure_scores = |mean: &MeanFit, q: usize| -> Vec<f64> {
             mean.scores
                 .iter()
@@ -607,7 +608,7 @@ impl Selection {
 
     /// The threshold of `scores` (`fixed`, or fitted at the budget with the widest margin)
     /// and the training rates at it.
-    fn fit(&self, scores: &[f64], fpr_budget: f64, fixed: Option<f64>) -> Result<Fitted, String> {
+    fn fit(&self, scores: &[f64], fpr_budget: f64, fixed: Option<f64>) -> Result<Fitted, LabError> {
         let threshold = match fixed {
             Some(t) => t,
             None => {
@@ -913,7 +914,10 @@ mod tests {
     #[test]
     fn an_empty_pool_has_no_candidates() {
         let w = world();
-        assert_eq!(candidates(&[], &w.train(), &w.table, 0.05, 3), Ok(vec![]));
+        assert_eq!(
+            candidates(&[], &w.train(), &w.table, 0.05, 3).ok(),
+            Some(vec![])
+        );
     }
 
     #[test]

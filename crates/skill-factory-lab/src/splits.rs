@@ -327,9 +327,9 @@ fn default_val() -> f64 {
 }
 
 impl TryFrom<PlanFile> for SplitPlan {
-    type Error = String;
+    type Error = LabError;
 
-    fn try_from(file: PlanFile) -> Result<Self, String> {
+    fn try_from(file: PlanFile) -> Result<Self, LabError> {
         let set = |items: Option<Vec<Text>>| -> BTreeSet<String> {
             items.unwrap_or_default().into_iter().map(|t| t.0).collect()
         };
@@ -344,7 +344,7 @@ impl TryFrom<PlanFile> for SplitPlan {
             read_before_split: set(file.read_before_split),
             salt: file.salt.map(|t| t.0).unwrap_or_default(),
         };
-        plan.validate().map_err(|error| error.to_string())?;
+        plan.validate()?;
         Ok(plan)
     }
 }
@@ -546,7 +546,12 @@ mod tests {
         assert_eq!(splits.moved_by_read_before_split(), ["ex108", "ex109"]);
         let record = json!({"id": "a", "label": 1, "split": "validation"});
         let error = Example::from_record(record.as_object().unwrap(), &Default::default());
-        assert!(error.unwrap_err().contains("unknown split 'validation'"));
+        assert!(
+            error
+                .unwrap_err()
+                .to_string()
+                .contains("unknown split 'validation'")
+        );
         assert_eq!(Split::parse(" held-out "), Some(Split::HeldOut));
     }
 

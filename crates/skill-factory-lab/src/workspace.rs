@@ -111,8 +111,7 @@ impl Project {
             return Ok((Policy::threshold(), None));
         };
         let pool = self.pool()?;
-        let spec = PolicySpec::from_json_in(origin, value, &|id| pool.contains(id), folder)
-            .map_err(LabError::invalid)?;
+        let spec = PolicySpec::from_json_in(origin, value, &|id| pool.contains(id), folder)?;
         Ok((spec.policy(), Some(spec)))
     }
 
