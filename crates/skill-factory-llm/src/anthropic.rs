@@ -6,7 +6,7 @@ use reqwest::header::HeaderName;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::http::{ApiKey, ClientOptions, Transport};
+use crate::http::{ApiKey, ClientOptions, ResponseError, Transport};
 use crate::request::{ChatModel, ChatRequest, ChatResponse, LlmError, StopReason, TokenUsage};
 use crate::url::EndpointUrl;
 
@@ -133,7 +133,7 @@ struct Usage {
 }
 
 /// Concatenates every `text` block, trimmed; reads usage and the stop reason.
-pub fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, String> {
+pub fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, ResponseError> {
     let message: MessageResponse = crate::http::parse_body(text, "a Messages API object")?;
     let reply: String = message
         .content

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::request::TokenUsage;
+use crate::request::{LlmError, TokenUsage};
 
 /// The price of a model in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -44,16 +44,17 @@ impl Pricing {
         }
     }
 
-    /// Why a price from a config cannot be used, if it cannot.
-    pub fn check(&self) -> Result<(), String> {
+    /// Why a price from a config cannot be used, if it cannot: a
+    /// [`LlmError::Config`], since the provider block that holds the price is at fault.
+    pub fn check(&self) -> Result<(), LlmError> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;
         if ok(self.input_per_mtok) && ok(self.output_per_mtok) {
             Ok(())
         } else {
-            Err(format!(
+            Err(LlmError::Config(format!(
                 "pricing needs two prices of 0 or more in dollars per million tokens, got input_per_mtok {} and output_per_mtok {}",
                 self.input_per_mtok, self.output_per_mtok
-            ))
+            )))
         }
     }
 }

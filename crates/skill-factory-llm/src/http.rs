@@ -209,7 +209,7 @@ impl Transport {
     pub(crate) async fn call<T>(
         &self,
         body: &serde_json::Value,
-        parse: impl Fn(&str) -> Result<T, String>,
+        parse: impl Fn(&str) -> Result<T, ResponseError>,
     ) -> Result<T, LlmError> {
         let bytes = serde_json::to_vec(body)
             .map_err(|e| LlmError::Config(format!("could not encode the request: {e}")))?;
@@ -225,10 +225,10 @@ impl Transport {
                 }) => Outcome::RateLimited(*retry_after),
                 Err(_) => Outcome::Failed,
             });
-            parse(&answer?).map_err(|detail| {
+            parse(&answer?).map_err(|problem| {
                 AttemptError::from(LlmError::Malformed {
                     provider: self.provider.clone(),
-                    detail: self.redact(&detail),
+                    detail: self.redact(&problem.to_string()),
                 })
             })
         });
@@ -248,7 +248,7 @@ impl Transport {
     pub(crate) async fn chat(
         &self,
         body: &serde_json::Value,
-        parse: impl Fn(&str) -> Result<ChatResponse, String>,
+        parse: impl Fn(&str) -> Result<ChatResponse, ResponseError>,
     ) -> Result<ChatResponse, LlmError> {
         let started = std::time::Instant::now();
         let mut response = self.call(body, parse).await?;
@@ -364,14 +364,40 @@ pub(crate) fn error_message(body: &str) -> String {
     }
 }
 
+/// Why a 2xx body of a wire format is not an answer. A direct call reports it as
+/// [`LlmError::Malformed`] (and retries), a batch as a failed request; both show its text with
+/// the key redacted, which is why the start of the body is kept as text.
+#[derive(Debug, thiserror::Error)]
+pub enum ResponseError {
+    /// The body is not the JSON object of the wire format.
+    #[error("expected {expected} ({source}); body: {body}")]
+    Shape {
+        /// What the wire format answers with (`a chat completion object`, ...).
+        expected: &'static str,
+        /// What the JSON reader said.
+        source: serde_json::Error,
+        /// The start of the body.
+        body: String,
+    },
+    /// A chat completion without a single choice to read the answer from.
+    #[error("the completion has no choices; body: {body}")]
+    NoChoices {
+        /// The start of the body.
+        body: String,
+    },
+}
+
 /// A successful response body read as the wire format's JSON object; the error says what was
 /// `expected` and shows the start of the body.
 pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(
     text: &str,
-    expected: &str,
-) -> Result<T, String> {
-    serde_json::from_str(text)
-        .map_err(|e| format!("expected {expected} ({e}); body: {}", truncate(text, 200)))
+    expected: &'static str,
+) -> Result<T, ResponseError> {
+    serde_json::from_str(text).map_err(|source| ResponseError::Shape {
+        expected,
+        source,
+        body: truncate(text, 200),
+    })
 }
 
 /// The answer of a wire format as every client reports it: the text trimmed, and the model the

@@ -46,7 +46,7 @@ pub use budget::{
 pub use cache::{CacheError, CacheKey, CacheMode, CacheStats, CacheStore, CachedModel};
 pub use cost::{Pricing, known_pricing, pricing_for};
 pub use fake::{FakeModel, FakeScript};
-pub use http::{ApiKey, ClientOptions};
+pub use http::{ApiKey, ClientOptions, ResponseError};
 pub use layers::ModelLayers;
 pub use limit::{AdaptiveLimit, Outcome};
 pub use openai::OpenAiClient;

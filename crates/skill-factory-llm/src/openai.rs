@@ -6,7 +6,7 @@ use reqwest::header::{AUTHORIZATION, HeaderName};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::http::{ApiKey, ClientOptions, Transport};
+use crate::http::{ApiKey, ClientOptions, ResponseError, Transport};
 use crate::request::{ChatModel, ChatRequest, ChatResponse, LlmError, StopReason, TokenUsage};
 use crate::url::EndpointUrl;
 
@@ -154,14 +154,15 @@ struct Usage {
 }
 
 /// Reads the first choice's content (null → ""), trimmed, the usage and the finish reason.
-pub fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, String> {
+pub fn parse_response(text: &str, requested_model: &str) -> Result<ChatResponse, ResponseError> {
     let completion: Completion = crate::http::parse_body(text, "a chat completion object")?;
-    let choice = completion.choices.into_iter().next().ok_or_else(|| {
-        format!(
-            "the completion has no choices; body: {}",
-            crate::http::truncate(text, 200)
-        )
-    })?;
+    let choice = completion
+        .choices
+        .into_iter()
+        .next()
+        .ok_or_else(|| ResponseError::NoChoices {
+            body: crate::http::truncate(text, 200),
+        })?;
     let content = choice.message.and_then(|m| m.content).unwrap_or_default();
     let stop_reason = match choice.finish_reason.as_deref() {
         Some("length") => StopReason::MaxTokens,
@@ -273,11 +274,13 @@ mod tests {
         assert!(
             parse_response(r#"{"choices":[]}"#, "m")
                 .unwrap_err()
+                .to_string()
                 .contains("no choices")
         );
         assert!(
             parse_response("<html>", "m")
                 .unwrap_err()
+                .to_string()
                 .contains("expected a chat completion")
         );
     }

@@ -172,7 +172,7 @@ fn ended(shared: &Shared, batch: &mut Batch) -> Option<Vec<Outcome>> {
                         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     match answer(batch.format, number, body, &shared.config) {
                         Ok(reply) => Outcome::Answered(reply),
-                        Err(detail) => Outcome::Errored(detail),
+                        Err(problem) => Outcome::Errored(problem.to_string()),
                     }
                 }
             })

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use skill_factory_mock::{
-    Answering, BatchPlan, FaultPlan, MockConfig, MockServer, Needs, StubOptions, SystemOneStub,
-    Variation, hashed_probability, load_answers, parse_needs,
+    Answering, BatchPlan, FaultPlan, MockConfig, MockError, MockServer, Needs, StubOptions,
+    SystemOneStub, Variation, hashed_probability, load_answers, parse_needs,
 };
 
 /// A mock model server speaking the OpenAI (`POST /v1/chat/completions`) and Anthropic
@@ -130,7 +130,7 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> Result<(), String> {
+async fn run(args: Args) -> Result<(), MockError> {
     if args.systemone {
         return run_systemone(&args).await;
     }
@@ -140,13 +140,13 @@ async fn run(args: Args) -> Result<(), String> {
         ("--regressions", args.regressions),
     ] {
         if !(0.0..=1.0).contains(&value) {
-            return Err(format!(
+            return Err(MockError::Config(format!(
                 "{flag} {value}: give a probability between 0 and 1"
-            ));
+            )));
         }
     }
     let answers = match &args.answers {
-        Some(path) => load_answers(path).map_err(|e| e.to_string())?,
+        Some(path) => load_answers(path)?,
         None => Default::default(),
     };
     let answering = if args.needs {
@@ -176,7 +176,7 @@ async fn run(args: Args) -> Result<(), String> {
         },
         ..MockConfig::default()
     };
-    let server = MockServer::start(config).await.map_err(|e| e.to_string())?;
+    let server = MockServer::start(config).await?;
     // Benchmark scripts wait for this exact line before they start sending.
     println!("listening on {}", server.base_url());
     tokio::select! {
@@ -187,11 +187,16 @@ async fn run(args: Args) -> Result<(), String> {
 }
 
 /// The --needs groups: the answers file's `need` fields, and the --conflict pairs.
-fn needs(args: &Args, answers: &HashMap<String, String>) -> Result<Needs, String> {
-    let path = args.answers.as_ref().ok_or("--needs needs --answers")?;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let overrides = parse_needs(&text, &path.display().to_string()).map_err(|e| e.to_string())?;
+fn needs(args: &Args, answers: &HashMap<String, String>) -> Result<Needs, MockError> {
+    let path = args
+        .answers
+        .as_ref()
+        .ok_or_else(|| MockError::Config("--needs needs --answers".to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|source| MockError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let overrides = parse_needs(&text, &path.display().to_string())?;
     let conflicts = args
         .conflict
         .iter()
@@ -199,7 +204,11 @@ fn needs(args: &Args, answers: &HashMap<String, String>) -> Result<Needs, String
             pair.split_once(',')
                 .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
                 .filter(|(a, b)| !a.is_empty() && !b.is_empty() && a != b)
-                .ok_or_else(|| format!("--conflict {pair:?}: give two different groups as A,B"))
+                .ok_or_else(|| {
+                    MockError::Config(format!(
+                        "--conflict {pair:?}: give two different groups as A,B"
+                    ))
+                })
         })
         .collect::<Result<_, _>>()?;
     Ok(Needs::new(answers, overrides, conflicts))
@@ -221,7 +230,7 @@ fn faults(args: &Args) -> FaultPlan {
     }
 }
 
-async fn run_systemone(args: &Args) -> Result<(), String> {
+async fn run_systemone(args: &Args) -> Result<(), MockError> {
     let options = StubOptions {
         port: args.port,
         latency: Duration::from_millis(args.latency_ms),
@@ -230,8 +239,7 @@ async fn run_systemone(args: &Args) -> Result<(), String> {
     let stub = SystemOneStub::start_with(options, |state, _id, question| {
         hashed_probability(state, question)
     })
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     // Benchmark scripts wait for this exact line before they start sending.
     println!("listening on {}", stub.base_url());
     tokio::select! {

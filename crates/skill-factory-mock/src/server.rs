@@ -22,7 +22,7 @@ use crate::batch::{self, Batches};
 use crate::config::{Fault, MockConfig};
 use crate::fault::{FaultCounts, deliver, refusal};
 use crate::responder::respond;
-use crate::wire::{ErrorKind, Format, error_body, parse_request, reply_body, words};
+use crate::wire::{ErrorKind, Format, RequestError, error_body, parse_request, reply_body, words};
 
 /// One request as the server received it.
 #[derive(Debug, Clone, PartialEq)]
@@ -345,11 +345,11 @@ async fn handle(
     }
     match answer(format, number, &json, config) {
         Ok(body) => deliver(fault, body.to_string(), &shared.stopping),
-        Err(detail) => error(
+        Err(problem) => error(
             format,
             StatusCode::BAD_REQUEST,
             ErrorKind::InvalidRequest,
-            &detail,
+            &problem.to_string(),
         ),
     }
 }
@@ -361,9 +361,9 @@ pub(crate) fn answer(
     number: u64,
     json: &Value,
     config: &MockConfig,
-) -> Result<Value, String> {
+) -> Result<Value, RequestError> {
     if json.is_null() {
-        return Err("the body is not JSON".to_string());
+        return Err(RequestError::NotJson);
     }
     let conversation = parse_request(format, json)?;
     let mut text = respond(

@@ -47,12 +47,24 @@ pub fn words(text: &str) -> u64 {
     text.split_whitespace().count() as u64
 }
 
+/// Why a request cannot be answered: the message of the 400 answer (or of the errored result
+/// of a batch request), in the wording a real provider's client would show.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// The body did not parse as JSON.
+    #[error("the body is not JSON")]
+    NotJson,
+    /// No `messages` list, in either format.
+    #[error("`messages` must be a list")]
+    NoMessages,
+}
+
 /// Reads a request body; `Err` says what is wrong with it, for a 400 answer.
-pub fn parse_request(format: Format, body: &Value) -> Result<Conversation, String> {
+pub fn parse_request(format: Format, body: &Value) -> Result<Conversation, RequestError> {
     let messages = body
         .get("messages")
         .and_then(Value::as_array)
-        .ok_or_else(|| "`messages` must be a list".to_string())?;
+        .ok_or(RequestError::NoMessages)?;
     let mut system_parts = Vec::new();
     if format == Format::Anthropic
         && let Some(system) = body.get("system")
@@ -202,6 +214,9 @@ mod tests {
 
     #[test]
     fn requests_without_messages_are_refused() {
-        assert!(parse_request(Format::OpenAi, &json!({"model": "m"})).is_err());
+        assert_eq!(
+            parse_request(Format::OpenAi, &json!({"model": "m"})),
+            Err(RequestError::NoMessages)
+        );
     }
 }

@@ -34,23 +34,38 @@ const ASCII_WORD: &str = "0-9A-Za-z_";
 const ASCII_DIGIT: &str = "0-9";
 const ASCII_SPACE: &str = " \\t\\n\\r\\x0B\\x0C";
 
+/// Why a Python pattern cannot be used: flags Python would take but this module cannot honour,
+/// or a pattern `fancy-regex` rejects. Callers put the message after the pattern they quote.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    /// Flag bits outside the supported set, or a negative number.
+    #[error(
+        "unsupported regex flags {0}: use a sum of re.I=2, re.M=8, re.S=16, re.X=64, \
+         re.A=256 (re.U=32 is the default)"
+    )]
+    UnsupportedFlags(i64),
+    /// `(?L)`: Python refuses it for text patterns too.
+    #[error("the inline flag (?L) (locale) cannot be used with text patterns")]
+    LocaleFlag,
+    /// The translated pattern does not compile; the message is `fancy-regex`'s own.
+    #[error(transparent)]
+    Regex(#[from] fancy_regex::Error),
+}
+
 /// Compiles a Python regular expression with Python `re` flag bits, or says why it cannot.
-pub fn compile(pattern: &str, flags: i64) -> Result<Regex, String> {
+pub fn compile(pattern: &str, flags: i64) -> Result<Regex, PatternError> {
     let translated = translate(pattern, flags)?;
-    Regex::new(&translated).map_err(|e| e.to_string())
+    Ok(Regex::new(&translated)?)
 }
 
 /// The `fancy-regex` spelling of a Python pattern and flags.
-pub fn translate(pattern: &str, flags: i64) -> Result<String, String> {
+pub fn translate(pattern: &str, flags: i64) -> Result<String, PatternError> {
     if flags < 0 || flags & !SUPPORTED_FLAGS != 0 {
-        return Err(format!(
-            "unsupported regex flags {flags}: use a sum of re.I=2, re.M=8, re.S=16, re.X=64, \
-             re.A=256 (re.U=32 is the default)"
-        ));
+        return Err(PatternError::UnsupportedFlags(flags));
     }
     let inline = inline_flag_letters(pattern);
     if inline.contains('L') {
-        return Err("the inline flag (?L) (locale) cannot be used with text patterns".to_string());
+        return Err(PatternError::LocaleFlag);
     }
     let mode = Mode {
         multiline: flags & FLAG_MULTILINE != 0 || inline.contains('m'),
@@ -389,7 +404,7 @@ mod tests {
 
     #[test]
     fn unsupported_flags_are_rejected_with_the_supported_list() {
-        let err = translate("x", 4).unwrap_err();
+        let err = translate("x", 4).unwrap_err().to_string();
         assert!(err.contains("re.I=2") && err.contains("re.A=256"), "{err}");
         assert!(translate("x", -1).is_err());
         assert!(translate("(?L)x", 0).is_err());

@@ -200,7 +200,7 @@ pub struct Index {
 #[derive(Debug)]
 struct Seen {
     stamp: (Option<SystemTime>, u64),
-    outcome: Result<RunSummary, String>,
+    outcome: Result<RunSummary, IndexError>,
 }
 
 impl Index {
@@ -251,7 +251,9 @@ impl Index {
             let mut problems: Vec<(&PathBuf, String)> = self
                 .seen
                 .iter()
-                .filter_map(|(file, entry)| entry.outcome.as_ref().err().map(|e| (file, e.clone())))
+                .filter_map(|(file, entry)| {
+                    entry.outcome.as_ref().err().map(|e| (file, e.to_string()))
+                })
                 .collect();
             problems.sort();
             self.problems = problems.into_iter().map(|(_, problem)| problem).collect();
@@ -261,7 +263,7 @@ impl Index {
 }
 
 /// The summary of the run in `folder`, or why its `result.json` gave none.
-fn read(root: &Path, folder: &Path, file: &Path) -> Result<RunSummary, String> {
+fn read(root: &Path, folder: &Path, file: &Path) -> Result<RunSummary, IndexError> {
     let relative = folder
         .strip_prefix(root)
         .unwrap_or(folder)
@@ -275,7 +277,6 @@ fn read(root: &Path, folder: &Path, file: &Path) -> Result<RunSummary, String> {
             source,
         })
         .and_then(|text| RunSummary::parse(&relative, file, &text))
-        .map_err(|problem| problem.to_string())
 }
 
 /// Every run folder at or below `folder` (a folder holding a `result.json` is not searched

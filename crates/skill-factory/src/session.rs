@@ -358,7 +358,7 @@ impl Session {
     ) -> Result<Arc<dyn ChatModel>, EngineError> {
         let provider_error = |detail: String| self.provider_error(role, LlmError::Config(detail));
         if let Some(pricing) = settings.pricing {
-            pricing.check().map_err(provider_error)?;
+            pricing.check().map_err(|e| self.provider_error(role, e))?;
         }
         let pricing = pricing_for(settings.pricing, client.provider(), client.model());
         if pricing.is_none() && self.ledger.limits().max_usd.is_some() {

@@ -12,7 +12,7 @@
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
-use crate::http::{ApiKey, build_http_client, error_message};
+use crate::http::{ApiKey, ResponseError, build_http_client, error_message};
 use crate::request::{ChatRequest, ChatResponse, LlmError};
 use crate::url::EndpointUrl;
 use crate::{anthropic, openai};
@@ -316,10 +316,10 @@ impl BatchApi {
         Ok(answers)
     }
 
-    fn answered(&self, parsed: Result<ChatResponse, String>) -> BatchAnswer {
+    fn answered(&self, parsed: Result<ChatResponse, ResponseError>) -> BatchAnswer {
         match parsed {
             Ok(response) => BatchAnswer::Answered(response),
-            Err(detail) => BatchAnswer::Failed(self.key.redact(&detail)),
+            Err(problem) => BatchAnswer::Failed(self.key.redact(&problem.to_string())),
         }
     }
 

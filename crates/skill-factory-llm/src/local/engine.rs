@@ -33,10 +33,11 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::{DecodeError, LlamaContextLoadError, LlamaCppError, LlamaModelLoadError};
 use tokio::sync::oneshot;
 
 use super::gguf::GgufInfo;
-use super::template::ChatTemplate;
+use super::template::{ChatTemplate, TemplateError};
 
 /// Context given to each sequence when the model allows that much: room for a long skill,
 /// the task and the answer, while keeping the KV cache of several slots small.
@@ -73,7 +74,77 @@ pub(crate) struct Job {
     /// How to pick tokens.
     pub sampling: Sampling,
     /// Where the answer goes.
-    pub reply: oneshot::Sender<Result<Generation, String>>,
+    pub reply: oneshot::Sender<Result<Generation, JobError>>,
+}
+
+/// Why the engine of a model file could not start. Shown after the model file's name, so each
+/// message says what llama.cpp (or the template) made of the file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EngineError {
+    /// llama.cpp's global state could not be set up; it is set up once per process, so every
+    /// later load fails with the same error.
+    #[error(transparent)]
+    Backend(&'static LlamaCppError),
+    /// llama.cpp could not load the weights.
+    #[error(
+        "llama.cpp could not load it ({source}): the architecture '{architecture}' may be unknown \
+         to this build, the file damaged, or the memory too small"
+    )]
+    Load {
+        /// `general.architecture` of the file, the usual reason.
+        architecture: String,
+        /// What llama.cpp said.
+        source: LlamaModelLoadError,
+    },
+    /// The model's chat template cannot be used.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// llama.cpp could not allocate the context (the KV cache of every slot).
+    #[error(
+        "llama.cpp could not allocate a context of {tokens} tokens ({source}); the memory may be too small"
+    )]
+    Context {
+        /// Tokens of context asked for, every slot together.
+        tokens: u32,
+        /// What llama.cpp said.
+        source: LlamaContextLoadError,
+    },
+    /// The operating system refused a thread.
+    #[error("cannot start the engine thread: {0}")]
+    Thread(std::io::Error),
+    /// The engine thread ended before it said whether its context was allocated.
+    #[error("the engine thread stopped while starting")]
+    Starting,
+}
+
+/// Why the engine did not answer one request. The message of a failed batch goes to every
+/// request that was in it, hence `Clone`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum JobError {
+    /// The engine thread is gone (stopped at exit), so nothing can be queued.
+    #[error("the local model's engine thread has stopped")]
+    Stopped,
+    /// [`stop_engines`] ended the thread while the request waited or ran.
+    #[error("the process is exiting")]
+    Exiting,
+    /// Nothing to feed the model: llama.cpp needs at least one token.
+    #[error("the prompt is empty")]
+    EmptyPrompt,
+    /// The prompt alone fills a sequence's context.
+    #[error(
+        "the prompt has {tokens} tokens, but this model gets {context} tokens of context per request; \
+         shorten the skill or the task input"
+    )]
+    PromptTooLong {
+        /// Tokens of the prompt.
+        tokens: usize,
+        /// Tokens of context each sequence has.
+        context: u32,
+    },
+    /// A forward pass failed; every request in it fails, each holding the one error llama.cpp
+    /// gave (shared: llama.cpp's errors are not `Clone`).
+    #[error("llama.cpp failed to decode a batch: {0}")]
+    Decode(Arc<DecodeError>),
 }
 
 /// Why generation ended.
@@ -157,17 +228,17 @@ pub(crate) fn stop_engines() {
 }
 
 /// llama.cpp's global state, set up once per process.
-fn backend() -> Result<&'static LlamaBackend, String> {
-    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+fn backend() -> Result<&'static LlamaBackend, EngineError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, LlamaCppError>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
             // llama.cpp logs every load step to stderr; routed to tracing, they show only
             // with SKILL_FACTORY_LOG=debug.
             llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
-            LlamaBackend::init().map_err(|e| e.to_string())
+            LlamaBackend::init()
         })
         .as_ref()
-        .map_err(Clone::clone)
+        .map_err(EngineError::Backend)
 }
 
 /// The files of the engines alive now, each once.
@@ -190,7 +261,7 @@ pub(crate) fn shared_engine(
     path: &Path,
     info: &GgufInfo,
     options: EngineOptions,
-) -> Result<Arc<Engine>, String> {
+) -> Result<Arc<Engine>, EngineError> {
     let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     // Held while loading, so that two workers asking at once load the file once.
     let mut engines = registry()
@@ -206,15 +277,12 @@ pub(crate) fn shared_engine(
 }
 
 impl Engine {
-    fn load(path: &Path, info: &GgufInfo, options: EngineOptions) -> Result<Engine, String> {
+    fn load(path: &Path, info: &GgufInfo, options: EngineOptions) -> Result<Engine, EngineError> {
         let backend = backend()?;
         let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-            .map_err(|e| {
-                format!(
-                    "llama.cpp could not load it ({e}): the architecture '{}' may be unknown to this \
-                     build, the file damaged, or the memory too small",
-                    info.architecture
-                )
+            .map_err(|source| EngineError::Load {
+                architecture: info.architecture.clone(),
+                source,
             })?;
         let model = Arc::new(model);
         let vocab = model.vocab();
@@ -242,7 +310,7 @@ impl Engine {
             .with_kv_unified(false);
 
         let (jobs, queue) = mpsc::channel::<Job>();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), EngineError>>();
         let thread_model = Arc::clone(&model);
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = Arc::clone(&stop);
@@ -251,10 +319,11 @@ impl Engine {
             .spawn(move || {
                 let context = match thread_model.new_context(backend, params) {
                     Ok(context) => context,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(format!(
-                            "llama.cpp could not allocate a context of {total} tokens ({e}); the memory may be too small"
-                        )));
+                    Err(source) => {
+                        let _ = ready_tx.send(Err(EngineError::Context {
+                            tokens: total,
+                            source,
+                        }));
                         return;
                     }
                 };
@@ -262,14 +331,12 @@ impl Engine {
                 EngineLoop::new(&thread_model, context, slots, context_per_slot)
                     .run(queue, &thread_stop);
             })
-            .map_err(|e| format!("cannot start the engine thread: {e}"))?;
+            .map_err(EngineError::Thread)?;
         engine_threads()
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .push((stop, thread));
-        ready_rx
-            .recv()
-            .map_err(|_| "the engine thread stopped while starting".to_string())??;
+        ready_rx.recv().map_err(|_| EngineError::Starting)??;
         Ok(Engine {
             model,
             template,
@@ -299,10 +366,8 @@ impl Engine {
     }
 
     /// Queues a job; the answer arrives on its `reply`.
-    pub(crate) fn submit(&self, job: Job) -> Result<(), String> {
-        self.jobs
-            .send(job)
-            .map_err(|_| "the local model's engine thread has stopped".to_string())
+    pub(crate) fn submit(&self, job: Job) -> Result<(), JobError> {
+        self.jobs.send(job).map_err(|_| JobError::Stopped)
     }
 }
 
@@ -377,9 +442,9 @@ impl<'m> EngineLoop<'m> {
     fn run(mut self, queue: Receiver<Job>, stop: &AtomicBool) {
         loop {
             if stop.load(Ordering::SeqCst) {
-                self.fail_all("the process is exiting");
+                self.fail_all(&JobError::Exiting);
                 for job in self.waiting.drain(..).chain(queue.try_iter()) {
-                    let _ = job.reply.send(Err("the process is exiting".to_string()));
+                    let _ = job.reply.send(Err(JobError::Exiting));
                 }
                 return;
             }
@@ -422,16 +487,14 @@ impl<'m> EngineLoop<'m> {
     fn admit(&mut self) {
         while let Some(job) = self.waiting.pop_front() {
             if job.tokens.is_empty() {
-                let _ = job.reply.send(Err("the prompt is empty".to_string()));
+                let _ = job.reply.send(Err(JobError::EmptyPrompt));
                 continue;
             }
             if job.tokens.len() >= self.context_per_slot as usize {
-                let _ = job.reply.send(Err(format!(
-                    "the prompt has {} tokens, but this model gets {} tokens of context per request; \
-                     shorten the skill or the task input",
-                    job.tokens.len(),
-                    self.context_per_slot
-                )));
+                let _ = job.reply.send(Err(JobError::PromptTooLong {
+                    tokens: job.tokens.len(),
+                    context: self.context_per_slot,
+                }));
                 continue;
             }
             if job.max_tokens == 0 {
@@ -549,7 +612,7 @@ impl<'m> EngineLoop<'m> {
             return;
         }
         if let Err(e) = self.context.decode(&mut self.batch) {
-            self.fail_all(&format!("llama.cpp failed to decode a batch: {e}"));
+            self.fail_all(&JobError::Decode(Arc::new(e)));
             return;
         }
         for index in 0..self.slots.len() {
@@ -604,10 +667,10 @@ impl<'m> EngineLoop<'m> {
 
     /// After a failed pass the cache state is unknown: every request in flight fails (its
     /// caller may retry) and every sequence starts empty.
-    fn fail_all(&mut self, message: &str) {
+    fn fail_all(&mut self, error: &JobError) {
         for slot in &mut self.slots {
             if let Some(active) = slot.active.take() {
-                let _ = active.job.reply.send(Err(message.to_string()));
+                let _ = active.job.reply.send(Err(error.clone()));
             }
             slot.cached.clear();
         }

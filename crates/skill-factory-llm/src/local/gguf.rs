@@ -77,6 +77,45 @@ mod kind {
     pub const F64: u32 = 12;
 }
 
+/// Why a file is not a usable GGUF model file. It is only ever shown inside the
+/// [`LlmError::Config`] of [`read_gguf_info`], which names the file and what reads GGUF.
+#[derive(Debug, thiserror::Error)]
+enum GgufError {
+    /// Not even the four bytes of the signature.
+    #[error("the file is shorter than a GGUF header")]
+    TooShort,
+    /// Another kind of file (an HTML error page, a zip, safetensors).
+    #[error("it does not start with the GGUF signature (found {:?})", String::from_utf8_lossy(.0))]
+    NotGguf([u8; 4]),
+    /// A format version this reader does not know.
+    #[error("GGUF version {0} is not supported (versions 2 and 3 are)")]
+    Version(u32),
+    /// Without an architecture llama.cpp cannot load it, and nothing can describe it.
+    #[error("its metadata has no general.architecture")]
+    NoArchitecture,
+    /// A metadata value of a type the format does not define.
+    #[error("unknown metadata value type {0}")]
+    ValueType(u32),
+    /// A metadata array of elements of a type the format does not define.
+    #[error("unknown metadata array element type {0}")]
+    ElementType(u32),
+    /// An array whose size in bytes overflows: a corrupt count.
+    #[error("a metadata array is impossibly large")]
+    HugeArray,
+    /// An entry too large to seek over: a corrupt length.
+    #[error("a metadata entry is impossibly large")]
+    HugeEntry,
+    /// A string longer than any real metadata string.
+    #[error("a metadata string claims {0} bytes (corrupt file?)")]
+    HugeString(u64),
+    /// The file ends before its metadata does.
+    #[error("the file ends inside its metadata (truncated download?)")]
+    Truncated,
+    /// Reading failed for another reason than the end of the file.
+    #[error("read error: {0}")]
+    Read(io::Error),
+}
+
 /// A metadata value, kept only as far as the listing needs it.
 enum Value {
     Int(i128),
@@ -84,21 +123,15 @@ enum Value {
     Other,
 }
 
-fn parse_header<R: Read + Seek>(r: &mut R) -> Result<GgufInfo, String> {
+fn parse_header<R: Read + Seek>(r: &mut R) -> Result<GgufInfo, GgufError> {
     let mut magic = [0u8; 4];
-    r.read_exact(&mut magic)
-        .map_err(|_| "the file is shorter than a GGUF header".to_string())?;
+    r.read_exact(&mut magic).map_err(|_| GgufError::TooShort)?;
     if &magic != MAGIC {
-        return Err(format!(
-            "it does not start with the GGUF signature (found {:?})",
-            String::from_utf8_lossy(&magic)
-        ));
+        return Err(GgufError::NotGguf(magic));
     }
     let version = read_u32(r)?;
     if !(2..=3).contains(&version) {
-        return Err(format!(
-            "GGUF version {version} is not supported (versions 2 and 3 are)"
-        ));
+        return Err(GgufError::Version(version));
     }
     let tensor_count = read_u64(r)?;
     let kv_count = read_u64(r)?;
@@ -128,7 +161,7 @@ fn parse_header<R: Read + Seek>(r: &mut R) -> Result<GgufInfo, String> {
         }
     }
     if info.architecture.is_empty() {
-        return Err("its metadata has no general.architecture".to_string());
+        return Err(GgufError::NoArchitecture);
     }
     info.context_length = context_lengths
         .iter()
@@ -138,7 +171,7 @@ fn parse_header<R: Read + Seek>(r: &mut R) -> Result<GgufInfo, String> {
     Ok(info)
 }
 
-fn read_value<R: Read + Seek>(r: &mut R, value_type: u32) -> Result<Value, String> {
+fn read_value<R: Read + Seek>(r: &mut R, value_type: u32) -> Result<Value, GgufError> {
     Ok(match value_type {
         kind::U8 => Value::Int(i128::from(read_array::<1>(r)?[0])),
         kind::I8 => Value::Int(i128::from(i8::from_le_bytes(read_array::<1>(r)?))),
@@ -167,12 +200,12 @@ fn read_value<R: Read + Seek>(r: &mut R, value_type: u32) -> Result<Value, Strin
             skip_array(r, element_type, count)?;
             Value::Other
         }
-        other => return Err(format!("unknown metadata value type {other}")),
+        other => return Err(GgufError::ValueType(other)),
     })
 }
 
 /// Steps over an array without keeping it: fixed-size elements by seeking, strings one by one.
-fn skip_array<R: Read + Seek>(r: &mut R, element_type: u32, count: u64) -> Result<(), String> {
+fn skip_array<R: Read + Seek>(r: &mut R, element_type: u32, count: u64) -> Result<(), GgufError> {
     let width: u64 = match element_type {
         kind::U8 | kind::I8 | kind::BOOL => 1,
         kind::U16 | kind::I16 => 2,
@@ -193,62 +226,57 @@ fn skip_array<R: Read + Seek>(r: &mut R, element_type: u32, count: u64) -> Resul
             }
             return Ok(());
         }
-        other => return Err(format!("unknown metadata array element type {other}")),
+        other => return Err(GgufError::ElementType(other)),
     };
-    let bytes = count
-        .checked_mul(width)
-        .ok_or_else(|| "a metadata array is impossibly large".to_string())?;
+    let bytes = count.checked_mul(width).ok_or(GgufError::HugeArray)?;
     skip(r, bytes)
 }
 
-fn skip<R: Read + Seek>(r: &mut R, bytes: u64) -> Result<(), String> {
-    let offset =
-        i64::try_from(bytes).map_err(|_| "a metadata entry is impossibly large".to_string())?;
+fn skip<R: Read + Seek>(r: &mut R, bytes: u64) -> Result<(), GgufError> {
+    let offset = i64::try_from(bytes).map_err(|_| GgufError::HugeEntry)?;
     let before = r.stream_position().map_err(truncated)?;
     let after = r.seek(SeekFrom::Current(offset)).map_err(truncated)?;
     // Seeking past the end succeeds; the next read would fail with a less helpful message.
     let end = r.seek(SeekFrom::End(0)).map_err(truncated)?;
     if after > end || after < before {
-        return Err("the file ends inside its metadata (truncated download?)".to_string());
+        return Err(GgufError::Truncated);
     }
     r.seek(SeekFrom::Start(after)).map_err(truncated)?;
     Ok(())
 }
 
-fn read_string<R: Read>(r: &mut R) -> Result<String, String> {
+fn read_string<R: Read>(r: &mut R) -> Result<String, GgufError> {
     let len = read_u64(r)?;
     if len > MAX_STRING {
-        return Err(format!(
-            "a metadata string claims {len} bytes (corrupt file?)"
-        ));
+        return Err(GgufError::HugeString(len));
     }
     let mut bytes = Vec::new();
     r.take(len).read_to_end(&mut bytes).map_err(truncated)?;
     if bytes.len() as u64 != len {
-        return Err("the file ends inside its metadata (truncated download?)".to_string());
+        return Err(GgufError::Truncated);
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn read_u32<R: Read>(r: &mut R) -> Result<u32, String> {
+fn read_u32<R: Read>(r: &mut R) -> Result<u32, GgufError> {
     Ok(u32::from_le_bytes(read_array::<4>(r)?))
 }
 
-fn read_u64<R: Read>(r: &mut R) -> Result<u64, String> {
+fn read_u64<R: Read>(r: &mut R) -> Result<u64, GgufError> {
     Ok(u64::from_le_bytes(read_array::<8>(r)?))
 }
 
-fn read_array<const N: usize>(r: &mut impl Read) -> Result<[u8; N], String> {
+fn read_array<const N: usize>(r: &mut impl Read) -> Result<[u8; N], GgufError> {
     let mut buf = [0u8; N];
     r.read_exact(&mut buf).map_err(truncated)?;
     Ok(buf)
 }
 
-fn truncated(e: io::Error) -> String {
+fn truncated(e: io::Error) -> GgufError {
     if e.kind() == io::ErrorKind::UnexpectedEof {
-        "the file ends inside its metadata (truncated download?)".to_string()
+        GgufError::Truncated
     } else {
-        format!("read error: {e}")
+        GgufError::Read(e)
     }
 }
 
@@ -463,9 +491,16 @@ pub(crate) mod tests {
 
     #[test]
     fn a_file_that_is_not_gguf_says_so() {
-        let error = parse_header(&mut Cursor::new(b"PK\x03\x04 a zip file".to_vec())).unwrap_err();
-        assert!(error.contains("GGUF signature"), "{error}");
-        let error = parse_header(&mut Cursor::new(b"GG".to_vec())).unwrap_err();
+        let error = parse_header(&mut Cursor::new(b"PK\x03\x04 a zip file".to_vec()))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            r#"it does not start with the GGUF signature (found "PK\u{3}\u{4}")"#
+        );
+        let error = parse_header(&mut Cursor::new(b"GG".to_vec()))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("shorter than a GGUF header"), "{error}");
     }
 
@@ -473,7 +508,9 @@ pub(crate) mod tests {
     fn a_truncated_header_is_reported_not_panicked_on() {
         let bytes = smollm_like();
         for cut in [20, 40, bytes.len() / 2, bytes.len() - 3] {
-            let error = parse_header(&mut Cursor::new(bytes[..cut].to_vec())).unwrap_err();
+            let error = parse_header(&mut Cursor::new(bytes[..cut].to_vec()))
+                .unwrap_err()
+                .to_string();
             assert!(
                 error.contains("truncated") || error.contains("ends"),
                 "cut {cut}: {error}"
@@ -488,12 +525,14 @@ pub(crate) mod tests {
         assert!(
             parse_header(&mut Cursor::new(bytes))
                 .unwrap_err()
+                .to_string()
                 .contains("version 9")
         );
         let bytes = HeaderBuilder::new().u32("general.file_type", 7).build();
         assert!(
             parse_header(&mut Cursor::new(bytes))
                 .unwrap_err()
+                .to_string()
                 .contains("general.architecture")
         );
     }

@@ -235,7 +235,7 @@ mod imp {
     }
 
     impl LocalModel {
-        fn config_error(&self, problem: &str) -> LlmError {
+        fn config_error(&self, problem: impl std::fmt::Display) -> LlmError {
             LlmError::Config(format!("local model {}: {problem}", self.path.display()))
         }
 
@@ -269,7 +269,7 @@ mod imp {
                 .engine
                 .template()
                 .render(request.system.as_deref(), &request.messages)
-                .map_err(|e| self.config_error(&e))?;
+                .map_err(|e| self.config_error(e))?;
             let tokens = self.engine.tokenize(&prompt);
             let (reply, answer) = oneshot::channel();
             self.engine
@@ -283,7 +283,7 @@ mod imp {
                     },
                     reply,
                 })
-                .map_err(|e| self.config_error(&e))?;
+                .map_err(|e| self.config_error(e))?;
             let answer =
                 match self.timeout {
                     Some(limit) => tokio::time::timeout(limit, answer).await.map_err(|_| {
@@ -296,7 +296,7 @@ mod imp {
                 };
             let generation = answer
                 .map_err(|_| self.config_error("the engine thread dropped the request"))?
-                .map_err(|e| self.config_error(&e))?;
+                .map_err(|e| self.config_error(e))?;
             Ok(ChatResponse {
                 text: generation.text.trim().to_string(),
                 usage: TokenUsage {

@@ -12,6 +12,22 @@ use crate::request::Message;
 /// ChatML, for GGUF files that carry no template of their own.
 const CHATML: &str = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 
+/// Why a chat template cannot be used: the model's own template is arbitrary Jinja, so it may
+/// not compile, or may refuse a conversation (`raise_exception`). Shown after the model file's
+/// name.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TemplateError {
+    /// The template engine could not be set up or could not find the compiled template.
+    #[error(transparent)]
+    Engine(minijinja::Error),
+    /// The model's template is not valid Jinja (or uses syntax minijinja lacks).
+    #[error("its chat template does not compile: {0}")]
+    Compile(minijinja::Error),
+    /// The template failed on this conversation, on purpose or not.
+    #[error("its chat template failed on this conversation: {0}")]
+    Render(minijinja::Error),
+}
+
 /// A compiled chat template.
 pub(crate) struct ChatTemplate {
     env: Environment<'static>,
@@ -36,7 +52,7 @@ impl ChatTemplate {
         source: Option<String>,
         bos_token: String,
         eos_token: String,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, TemplateError> {
         let fallback = source.is_none();
         let source = source.unwrap_or_else(|| CHATML.to_string());
         let mut env = Environment::new();
@@ -44,7 +60,7 @@ impl ChatTemplate {
             .trim_blocks(true)
             .lstrip_blocks(true)
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(TemplateError::Engine)?;
         env.set_syntax(syntax);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_function("raise_exception", raise_exception);
@@ -52,7 +68,7 @@ impl ChatTemplate {
         // and so cached answers, the same from day to day.
         env.add_function("strftime_now", |_format: String| "01 Jan 2025".to_string());
         env.add_template_owned("chat", source)
-            .map_err(|e| format!("its chat template does not compile: {e}"))?;
+            .map_err(TemplateError::Compile)?;
         Ok(ChatTemplate {
             env,
             bos_token,
@@ -67,7 +83,7 @@ impl ChatTemplate {
         &self,
         system: Option<&str>,
         messages: &[Message],
-    ) -> Result<String, String> {
+    ) -> Result<String, TemplateError> {
         let mut turns: Vec<Value> = Vec::with_capacity(messages.len() + 1);
         if let Some(system) = system.filter(|s| !s.is_empty()) {
             turns.push(context! { role => "system", content => system });
@@ -77,7 +93,10 @@ impl ChatTemplate {
                 context! { role => message.role.as_str(), content => message.content.as_str() },
             );
         }
-        let template = self.env.get_template("chat").map_err(|e| e.to_string())?;
+        let template = self
+            .env
+            .get_template("chat")
+            .map_err(TemplateError::Engine)?;
         template
             .render(context! {
                 messages => turns,
@@ -85,7 +104,7 @@ impl ChatTemplate {
                 bos_token => self.bos_token.as_str(),
                 eos_token => self.eos_token.as_str(),
             })
-            .map_err(|e| format!("its chat template failed on this conversation: {e}"))
+            .map_err(TemplateError::Render)
     }
 }
 
@@ -182,7 +201,8 @@ mod tests {
                     content: "A".into(),
                 }],
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("must alternate"), "{error}");
         let strip = template(Some("{{ messages[0]['content'].strip() }}"));
         assert_eq!(strip.render(None, &[Message::user("  x  ")]).unwrap(), "x");
@@ -190,8 +210,9 @@ mod tests {
 
     #[test]
     fn a_template_that_does_not_compile_is_an_error_not_a_panic() {
-        let error =
-            ChatTemplate::new(Some("{% for %}".into()), String::new(), String::new()).unwrap_err();
+        let error = ChatTemplate::new(Some("{% for %}".into()), String::new(), String::new())
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("does not compile"), "{error}");
     }
 }

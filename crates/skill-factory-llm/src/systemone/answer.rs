@@ -27,38 +27,92 @@ pub struct Answers {
     pub cached: bool,
 }
 
+/// Why a response does not hold a valid answer to every question asked. The client reports it
+/// as [`super::SystemOneError::InvalidAnswer`] with the key redacted, so the parts that come
+/// from the response are kept as text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnswerError {
+    /// The body is JSON, but not an object.
+    #[error("the response is not a JSON object")]
+    NotAnObject,
+    /// A Cloudflare envelope with `success: false`.
+    #[error("the host reported an error: {message}")]
+    Host {
+        /// The first message of its `errors`, or `no message`.
+        message: String,
+    },
+    /// No `answers` object, so not a single question was answered.
+    #[error("the response has no 'answers' object")]
+    NoAnswers,
+    /// A question asked is missing from the answers.
+    #[error("no answer for question '{id}'")]
+    Missing {
+        /// The question id.
+        id: String,
+    },
+    /// The answer is of another type than `choice`.
+    #[error("the answer to '{id}' is not a choice (type {})", shown_kind(.kind.as_deref()))]
+    NotAChoice {
+        /// The question id.
+        id: String,
+        /// Its `type`, when it has a text one.
+        kind: Option<String>,
+    },
+    /// `probabilities.true` is missing or not a number (a boolean or a string is no P(true)).
+    #[error("the answer to '{id}' has no numeric probabilities.true (got {})", .got.as_deref().unwrap_or("nothing"))]
+    NoProbability {
+        /// The question id.
+        id: String,
+        /// The JSON text of what stands there, when anything does.
+        got: Option<String>,
+    },
+    /// P(true) is a number outside [0, 1].
+    #[error("P(true) of '{id}' is {p}, outside [0, 1]")]
+    OutOfRange {
+        /// The question id.
+        id: String,
+        /// The number given.
+        p: f64,
+    },
+}
+
+/// A `type` as the message quotes it; `missing` is not quoted, so it cannot pass for a type.
+fn shown_kind(kind: Option<&str>) -> String {
+    kind.map_or_else(|| "missing".to_string(), |k| format!("'{k}'"))
+}
+
 /// Reads a response body already parsed as JSON. `ids` are the question ids asked; the error
 /// says what is wrong (the caller prefixes `invalid answer: `).
 pub fn parse_answers(
     body: &Value,
     ids: &[String],
     requested_model: &str,
-) -> Result<Answers, String> {
+) -> Result<Answers, AnswerError> {
     let body = unwrap_envelope(body)?;
     let Some(answers) = body.get("answers").and_then(Value::as_object) else {
-        return Err("the response has no 'answers' object".to_string());
+        return Err(AnswerError::NoAnswers);
     };
     let mut probabilities = BTreeMap::new();
     for id in ids {
         let Some(answer) = answers.get(id) else {
-            return Err(format!("no answer for question '{id}'"));
+            return Err(AnswerError::Missing { id: id.clone() });
         };
         let kind = answer.get("type").and_then(Value::as_str);
         if kind != Some("choice") {
-            return Err(format!(
-                "the answer to '{id}' is not a choice (type {})",
-                kind.map_or_else(|| "missing".to_string(), |k| format!("'{k}'"))
-            ));
+            return Err(AnswerError::NotAChoice {
+                id: id.clone(),
+                kind: kind.map(str::to_string),
+            });
         }
         let p = answer.pointer("/probabilities/true");
         let Some(p) = p.filter(|v| v.is_number()).and_then(Value::as_f64) else {
-            return Err(format!(
-                "the answer to '{id}' has no numeric probabilities.true (got {})",
-                p.map_or_else(|| "nothing".to_string(), Value::to_string)
-            ));
+            return Err(AnswerError::NoProbability {
+                id: id.clone(),
+                got: p.map(Value::to_string),
+            });
         };
         if !(0.0..=1.0).contains(&p) {
-            return Err(format!("P(true) of '{id}' is {p}, outside [0, 1]"));
+            return Err(AnswerError::OutOfRange { id: id.clone(), p });
         }
         probabilities.insert(id.clone(), p);
     }
@@ -82,9 +136,9 @@ pub fn parse_answers(
 }
 
 /// Cloudflare Workers AI wraps results as `{result, success, errors}`.
-fn unwrap_envelope(body: &Value) -> Result<&Value, String> {
+fn unwrap_envelope(body: &Value) -> Result<&Value, AnswerError> {
     let Some(object) = body.as_object() else {
-        return Err("the response is not a JSON object".to_string());
+        return Err(AnswerError::NotAnObject);
     };
     if object.get("success") == Some(&Value::Bool(false)) {
         let message = object
@@ -98,7 +152,7 @@ fn unwrap_envelope(body: &Value) -> Result<&Value, String> {
                     .map_or_else(|| first.to_string(), str::to_string),
             })
             .unwrap_or_else(|| "no message".to_string());
-        return Err(format!("the host reported an error: {message}"));
+        return Err(AnswerError::Host { message });
     }
     match object.get("result") {
         Some(result) if !object.contains_key("answers") => Ok(result),
@@ -155,7 +209,10 @@ mod tests {
     fn cloudflare_failure_reports_the_first_message() {
         let body = json!({"result": null, "success": false, "errors": [{"code": 1, "message": "quota exceeded"}]});
         let error = parse_answers(&body, &ids(&["a"]), "m").unwrap_err();
-        assert_eq!(error, "the host reported an error: quota exceeded");
+        assert_eq!(
+            error.to_string(),
+            "the host reported an error: quota exceeded"
+        );
     }
 
     #[test]

@@ -347,10 +347,10 @@ impl AnswerCache {
         let size = file.metadata().map_err(io_error)?.len();
         let (store, torn) = parse_file(&file, size).map_err(|failure| match failure {
             Failure::Io(e) => io_error(e),
-            Failure::Line(line, detail) => SystemOneError::CorruptCache {
+            Failure::Line(line, problem) => SystemOneError::CorruptCache {
                 path: path.to_path_buf(),
                 line,
-                detail,
+                detail: problem.to_string(),
             },
         })?;
         if let Some(keep) = torn {
@@ -456,7 +456,19 @@ const BLOCK_BYTES: usize = 4 << 20;
 enum Failure {
     Io(std::io::Error),
     /// The 1-based number of a bad line, and what is wrong with it.
-    Line(usize, String),
+    Line(usize, LineError),
+}
+
+/// Why a line of the cache is not an answer. A torn last line is one too, so the message
+/// only reaches a person as the detail of [`SystemOneError::CorruptCache`].
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    /// Not JSON at all: a line cut short, or another file's text.
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    /// JSON, but without the fields and types of an answer.
+    #[error("not an answer: {0}")]
+    NotAnAnswer(serde_json::Error),
 }
 
 impl From<std::io::Error> for Failure {
@@ -732,7 +744,7 @@ struct Line<'a> {
 }
 
 /// One line: `Ok(None)` for a blank line, else the answer or what is wrong with it.
-fn parse_line(line: &[u8]) -> Result<Option<Parsed<'_>>, String> {
+fn parse_line(line: &[u8]) -> Result<Option<Parsed<'_>>, LineError> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
@@ -741,9 +753,9 @@ fn parse_line(line: &[u8]) -> Result<Option<Parsed<'_>>, String> {
     }
     let line: Line<'_> = serde_json::from_slice(line).map_err(|e| {
         if e.is_data() {
-            format!("not an answer: {e}")
+            LineError::NotAnAnswer(e)
         } else {
-            format!("not JSON: {e}")
+            LineError::NotJson(e)
         }
     })?;
     Ok(Some(Parsed {

@@ -171,8 +171,8 @@ impl SystemOneClient {
                 retry: true,
                 wait: None,
             })?;
-            return parse_answers(&json, ids, &self.endpoint.model).map_err(|detail| Failure {
-                error: SystemOneError::InvalidAnswer(self.redact(&detail)),
+            return parse_answers(&json, ids, &self.endpoint.model).map_err(|problem| Failure {
+                error: SystemOneError::InvalidAnswer(self.redact(&problem.to_string())),
                 retry: false,
                 wait: None,
             });

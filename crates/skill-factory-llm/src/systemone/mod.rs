@@ -26,7 +26,7 @@ pub mod provider;
 pub mod question;
 pub mod script;
 
-pub use answer::Answers;
+pub use answer::{AnswerError, Answers};
 pub use cache::{AnswerCache, AnswerKey, CachedAnswer};
 pub use client::{DecisionModel, SystemOneClient};
 pub use fake::{FakeRequest, FakeSystemOne};
