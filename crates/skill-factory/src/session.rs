@@ -410,11 +410,11 @@ impl Session {
 
     /// Why the block at `key` (a key path such as `metric.command.command`) cannot be built,
     /// placed at its line in the config file.
-    pub fn block_error(&self, key: &str, detail: impl Into<String>) -> EngineError {
+    pub fn block_error(&self, key: &str, detail: impl std::fmt::Display) -> EngineError {
         EngineError::Block {
             place: self.config.place_of(key),
             key: key.to_string(),
-            detail: detail.into(),
+            detail: detail.to_string(),
         }
     }
 }

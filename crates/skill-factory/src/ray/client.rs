@@ -7,6 +7,8 @@ use serde_json::{Value, json};
 use skill_factory_llm::http::{build_http_client, error_chain};
 use skill_factory_llm::url::EndpointUrl;
 
+use super::RayError;
+
 /// The longest one exchange with the dashboard may take (an upload of a project package
 /// included); a dashboard that hangs must not hold a rollout forever.
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -37,8 +39,8 @@ pub struct RayClient {
 
 impl RayClient {
     /// A client of the dashboard at `address` (`http://HOST:PORT`).
-    pub fn new(address: &str) -> Result<Self, String> {
-        let http = build_http_client().map_err(|e| e.to_string())?;
+    pub fn new(address: &str) -> Result<Self, RayError> {
+        let http = build_http_client().map_err(RayError::Client)?;
         Ok(RayClient {
             address: EndpointUrl::new(address.trim().trim_end_matches('/')),
             http,
@@ -55,7 +57,7 @@ impl RayClient {
     }
 
     /// Uploads a working_dir package as `gcs://<name>` (`name` is `_ray_pkg_<hash>.zip`).
-    pub async fn upload(&self, name: &str, zip: Vec<u8>) -> Result<(), String> {
+    pub async fn upload(&self, name: &str, zip: Vec<u8>) -> Result<(), RayError> {
         let url = self.url(&format!("/api/packages/gcs/{name}"));
         self.send(self.http.put(url).body(zip)).await.map(drop)
     }
@@ -67,7 +69,7 @@ impl RayClient {
         entrypoint: &str,
         package: &str,
         num_cpus: f64,
-    ) -> Result<(), String> {
+    ) -> Result<(), RayError> {
         let body = json!({
             "submission_id": id,
             "entrypoint": entrypoint,
@@ -80,12 +82,15 @@ impl RayClient {
     }
 
     /// The job's status.
-    pub async fn status(&self, id: &str) -> Result<JobStatus, String> {
+    pub async fn status(&self, id: &str) -> Result<JobStatus, RayError> {
         let text = self
             .send(self.http.get(self.url(&format!("/api/jobs/{id}"))))
             .await?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("the status of job {id} is not JSON ({e})"))?;
+        let value: Value =
+            serde_json::from_str(&text).map_err(|source| RayError::StatusNotJson {
+                id: id.to_string(),
+                source,
+            })?;
         Ok(JobStatus {
             status: value["status"].as_str().unwrap_or_default().to_string(),
             message: value["message"].as_str().unwrap_or_default().to_string(),
@@ -93,54 +98,54 @@ impl RayClient {
     }
 
     /// Everything the job printed (with Ray's own lines).
-    pub async fn logs(&self, id: &str) -> Result<String, String> {
+    pub async fn logs(&self, id: &str) -> Result<String, RayError> {
         let text = self
             .send(self.http.get(self.url(&format!("/api/jobs/{id}/logs"))))
             .await?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("the logs of job {id} are not JSON ({e})"))?;
+        let value: Value = serde_json::from_str(&text).map_err(|source| RayError::LogsNotJson {
+            id: id.to_string(),
+            source,
+        })?;
         Ok(value["logs"].as_str().unwrap_or_default().to_string())
     }
 
     /// Asks Ray to stop the job (SIGTERM, then SIGKILL after a few seconds).
-    pub async fn stop(&self, id: &str) -> Result<(), String> {
+    pub async fn stop(&self, id: &str) -> Result<(), RayError> {
         let url = self.url(&format!("/api/jobs/{id}/stop"));
         self.send(self.http.post(url)).await.map(drop)
     }
 
     /// Deletes the record of an ended job, so a run's thousands of jobs do not pile up in the
     /// dashboard.
-    pub async fn delete(&self, id: &str) -> Result<(), String> {
+    pub async fn delete(&self, id: &str) -> Result<(), RayError> {
         let url = self.url(&format!("/api/jobs/{id}"));
         self.send(self.http.delete(url)).await.map(drop)
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> Result<String, String> {
-        let response = request.timeout(EXCHANGE_TIMEOUT).send().await.map_err(|e| {
-            format!(
-                "could not reach the Ray dashboard at {} ({}): start the cluster (`ray start --head`) or fix harness.executor.address",
-                self.address(),
-                self.address.redact(&error_chain(&e))
-            )
-        })?;
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<String, RayError> {
+        let cause = |e: reqwest::Error| self.address.redact(&error_chain(&e));
+        let response = request
+            .timeout(EXCHANGE_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| RayError::Unreachable {
+                address: self.address().to_string(),
+                cause: cause(e),
+            })?;
         let status = response.status();
-        let text = response.text().await.map_err(|e| {
-            format!(
-                "the Ray dashboard at {} broke off its answer ({})",
-                self.address(),
-                self.address.redact(&error_chain(&e))
-            )
+        let text = response.text().await.map_err(|e| RayError::BrokenAnswer {
+            address: self.address().to_string(),
+            cause: cause(e),
         })?;
         if status.is_success() {
             Ok(text)
         } else {
             let shown: String = text.chars().take(500).collect();
-            Err(format!(
-                "the Ray dashboard at {} answered HTTP {}: {}",
-                self.address(),
-                status.as_u16(),
-                self.address.redact(shown.trim())
-            ))
+            Err(RayError::Refused {
+                address: self.address().to_string(),
+                status: status.as_u16(),
+                body: self.address.redact(shown.trim()),
+            })
         }
     }
 }

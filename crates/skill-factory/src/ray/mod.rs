@@ -13,7 +13,10 @@
 //! ([`stop_running_jobs`]). The driver keeps the one cache: nothing on the cluster writes it.
 
 pub mod client;
+mod error;
 pub mod package;
+
+pub use error::RayError;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,7 +67,7 @@ pub struct RayExecutor {
     /// Folders inside it that are not shipped (the runs folder, the cache).
     skip: Vec<PathBuf>,
     /// The project's files, read once for the whole run.
-    project_files: OnceLock<Result<Arc<Vec<Entry>>, String>>,
+    project_files: OnceLock<Result<Arc<Vec<Entry>>, Arc<RayError>>>,
     /// Names this run's jobs apart from other runs' on the same cluster.
     run_tag: String,
     jobs: AtomicU64,
@@ -83,7 +86,7 @@ impl std::fmt::Debug for RayExecutor {
 impl RayExecutor {
     /// The executor of a harness block whose executor is `ray` (checked by the config's
     /// validation): `skip` are folders of the project not to ship.
-    pub fn new(harness: &HarnessConfig, skip: Vec<PathBuf>) -> Result<Self, String> {
+    pub fn new(harness: &HarnessConfig, skip: Vec<PathBuf>) -> Result<Self, RayError> {
         let executor = &harness.executor;
         let address = executor.address.as_deref().unwrap_or_default();
         let workers = executor.max_workers.unwrap_or(harness.max_workers).max(1);
@@ -111,7 +114,7 @@ impl RayExecutor {
     /// spec are moved to the node's copy). Never fails: a problem is an [`Outcome`].
     pub async fn run(&self, spec: ChildSpec<'_>, folder: &Path) -> Outcome {
         let Ok(_slot) = self.slots.acquire().await else {
-            return launch_failed("the Ray executor was shut down".to_string());
+            return launch_failed(RayError::ShutDown);
         };
         let number = self.jobs.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("{}-{number}", self.run_tag);
@@ -128,7 +131,7 @@ impl RayExecutor {
         );
         // Registered before it exists, so that quitting meanwhile stops it too.
         let Some(_running) = Running::register(self.client.clone(), &id) else {
-            return launch_failed("Skill Factory is quitting".to_string());
+            return launch_failed(RayError::Quitting);
         };
         if let Err(error) = self
             .client
@@ -140,7 +143,7 @@ impl RayExecutor {
         if STOPPING.load(Ordering::SeqCst) {
             // Quitting began while it was submitted, maybe after its stop was sent.
             let _ = self.client.stop(&id).await;
-            return launch_failed("Skill Factory is quitting".to_string());
+            return launch_failed(RayError::Quitting);
         }
         let outcome = self.follow(&id, spec.timeout, spec.limits).await;
         // The record goes once its supervisor is surely gone: deleting a job that has just
@@ -161,8 +164,8 @@ impl RayExecutor {
         spec: &ChildSpec<'_>,
         folder: &Path,
         id: &str,
-    ) -> Result<(String, Vec<u8>), String> {
-        let project = self.project_files().await?;
+    ) -> Result<(String, Vec<u8>), RayError> {
+        let project = self.project_files().await.map_err(RayError::Project)?;
         let folder = folder.to_path_buf();
         let project_dir = self.project.clone();
         let relocate = |text: &str| {
@@ -211,10 +214,12 @@ impl RayExecutor {
             package::zip(&entries)
         })
         .await
-        .map_err(|e| format!("building the job's package stopped: {e}"))?
+        .map_err(RayError::PackagingStopped)?
     }
 
-    async fn project_files(&self) -> Result<Arc<Vec<Entry>>, String> {
+    /// The project's files, read on the first call; a failure is kept, so every rollout
+    /// fails alike rather than reading a folder too big to ship again and again.
+    async fn project_files(&self) -> Result<Arc<Vec<Entry>>, Arc<RayError>> {
         if let Some(files) = self.project_files.get() {
             return files.clone();
         }
@@ -224,9 +229,10 @@ impl RayExecutor {
                 let (dir, skip) = (dir.clone(), self.skip.clone());
                 tokio::task::spawn_blocking(move || package::read_project(&dir, &skip))
                     .await
-                    .map_err(|e| format!("reading the project folder stopped: {e}"))
+                    .map_err(RayError::ReadingStopped)
                     .and_then(|r| r)
                     .map(Arc::new)
+                    .map_err(Arc::new)
             }
         };
         self.project_files.get_or_init(|| read).clone()
@@ -303,11 +309,11 @@ impl RayExecutor {
             None if stopped_at.is_some() => Outcome::TimedOut {
                 output: Output::default(),
             },
-            None => launch_failed(format!(
-                "Ray job {id} ended {} before the rollout ran: {}",
-                status.status,
-                last_lines(&status.message, 20)
-            )),
+            None => launch_failed(RayError::EndedEarly {
+                id: id.to_string(),
+                status: status.status,
+                message: last_lines(&status.message, 20),
+            }),
         }
     }
 }
@@ -353,7 +359,7 @@ fn read_report(logs: &str, limits: skill_factory_io::process::Limits) -> Option<
     })
 }
 
-fn launch_failed(reason: String) -> Outcome {
+fn launch_failed(reason: RayError) -> Outcome {
     Outcome::LaunchFailed(std::io::Error::other(reason))
 }
 

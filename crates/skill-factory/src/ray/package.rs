@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use zip::write::SimpleFileOptions;
 
+use super::RayError;
+
 /// Where the rollout's own files go inside the package.
 pub const ROLLOUT_DIR: &str = ".skill-factory-rollout";
 
@@ -37,7 +39,7 @@ pub struct Entry {
 /// The files of `folder`, relative to it, leaving out `.git` and the paths in `skip` (the
 /// runs folder and the cache's files, which grow with every run). A link is followed only to
 /// a file: a linked folder (a virtualenv, `node_modules`, a loop) is left out.
-pub fn read_project(folder: &Path, skip: &[PathBuf]) -> Result<Vec<Entry>, String> {
+pub fn read_project(folder: &Path, skip: &[PathBuf]) -> Result<Vec<Entry>, RayError> {
     let mut entries = Vec::new();
     let mut total = 0u64;
     let skip: Vec<PathBuf> = skip.iter().filter_map(|p| p.canonicalize().ok()).collect();
@@ -51,8 +53,11 @@ fn walk(
     skip: &[PathBuf],
     entries: &mut Vec<Entry>,
     total: &mut u64,
-) -> Result<(), String> {
-    let read = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+) -> Result<(), RayError> {
+    let read = std::fs::read_dir(dir).map_err(|source| RayError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut children: Vec<_> = read.filter_map(Result::ok).collect();
     children.sort_by_key(|entry| entry.file_name());
     for child in children {
@@ -75,14 +80,15 @@ fn walk(
         } else if meta.is_file() {
             *total += meta.len();
             if *total > MAX_PROJECT_BYTES {
-                return Err(format!(
-                    "{} holds more than {} MiB, too much to ship with every rollout: point harness.cwd at a smaller folder",
-                    root.display(),
-                    MAX_PROJECT_BYTES / (1024 * 1024)
-                ));
+                return Err(RayError::ProjectTooLarge {
+                    folder: root.to_path_buf(),
+                    limit_mib: MAX_PROJECT_BYTES / (1024 * 1024),
+                });
             }
-            let bytes =
-                std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let bytes = std::fs::read(&path).map_err(|source| RayError::Read {
+                path: path.clone(),
+                source,
+            })?;
             entries.push(Entry {
                 path: relative(root, &path),
                 bytes,
@@ -94,7 +100,7 @@ fn walk(
 }
 
 /// The files of the rollout's temporary folder, under [`ROLLOUT_DIR`].
-pub fn read_rollout(folder: &Path) -> Result<Vec<Entry>, String> {
+pub fn read_rollout(folder: &Path) -> Result<Vec<Entry>, RayError> {
     let mut entries = Vec::new();
     let mut total = 0;
     walk(folder, folder, &[], &mut entries, &mut total)?;
@@ -105,9 +111,10 @@ pub fn read_rollout(folder: &Path) -> Result<Vec<Entry>, String> {
 }
 
 /// The zip of `entries` and its package name (`_ray_pkg_<hash>.zip`).
-pub fn zip(entries: &[&Entry]) -> Result<(String, Vec<u8>), String> {
+pub fn zip(entries: &[&Entry]) -> Result<(String, Vec<u8>), RayError> {
     let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    let fail = |e: &dyn std::fmt::Display| format!("could not build the job's package: {e}");
+    // A zip error as an I/O error keeps its message, so both kinds read alike.
+    let fail = |e: zip::result::ZipError| RayError::Package(e.into());
     for entry in entries {
         let options = SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored)
@@ -115,10 +122,10 @@ pub fn zip(entries: &[&Entry]) -> Result<(String, Vec<u8>), String> {
             .large_file(entry.bytes.len() as u64 >= u64::from(u32::MAX));
         writer
             .start_file(entry.path.as_str(), options)
-            .map_err(|e| fail(&e))?;
-        writer.write_all(&entry.bytes).map_err(|e| fail(&e))?;
+            .map_err(fail)?;
+        writer.write_all(&entry.bytes).map_err(RayError::Package)?;
     }
-    let bytes = writer.finish().map_err(|e| fail(&e))?.into_inner();
+    let bytes = writer.finish().map_err(fail)?.into_inner();
     let digest = Sha256::digest(&bytes);
     Ok((
         format!("_ray_pkg_{}.zip", hex::encode(&digest[..16])),
