@@ -84,10 +84,11 @@ pub use roles::{
     OPTIMIZER_MODEL_ENV, ResolvedRoles, TARGET_MODEL_ENV,
 };
 pub use schema::{
-    BudgetConfig, CacheConfig, Check, Command, CommandMetricConfig, ComponentSelector, ConfigKind,
-    Criterion, ExecutorConfig, ExecutorType, GoldenConfig, GoldenMode, HarnessConfig, HarnessType,
-    InputVia, JudgeConfig, MetricConfig, NoiseConfig, OptimizerConfig, OptimizerParams,
-    OutputConfig, ProgrammaticConfig, ReflectionStyle, RegimeSetting, RunConfig, SkillMode,
-    SystemOneCheck, SystemOneConfig,
+    BudgetConfig, CacheConfig, Check, CheckError, Command, CommandMetricConfig, CommandSplitError,
+    ComponentSelector, ConfigKind, Criterion, ExecutorConfig, ExecutorType, GoldenConfig,
+    GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig, NoiseConfig,
+    OptimizerConfig, OptimizerParams, OutputConfig, ProgrammaticConfig, ReflectionStyle,
+    RegimeSetting, RunConfig, SkillMode, SystemOneCheck, SystemOneConfig,
 };
+pub(crate) use schema::{compile_regex, compile_schema};
 pub use skill_factory_config::{ConfigError, Place, closest, is_classifier_config};

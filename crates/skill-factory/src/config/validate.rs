@@ -531,7 +531,7 @@ fn argv_of(check: &Checker, command: &Command, path: KeyPath) -> Result<Vec<Stri
     command.argv().map_err(|problem| {
         check.invalid(
             path,
-            problem,
+            problem.to_string(),
             "write the command as a list, e.g. [python3, score.py]",
         )
     })

@@ -55,7 +55,7 @@ pub mod workspace;
 pub use agent::{AgentCli, AgentOptions};
 pub use api::ApiHarness;
 pub use budgeted::{BudgetedHarness, HARNESS_ROLE};
-pub use subprocess::{ProcessSettings, Program, SubprocessHarness};
+pub use subprocess::{ProcessSettings, Program, ProgramError, SubprocessHarness};
 
 /// The harness of the session's `harness` block. Only the `api` harness builds a model client
 /// (the target's): the others run a child process and need no provider and no key; the

@@ -77,6 +77,20 @@ pub enum Program {
     },
 }
 
+/// Why a user's command cannot be the program of a process harness. The config's
+/// validation says the same earlier; a harness built in code meets it here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProgramError {
+    /// An empty argv.
+    #[error("the subprocess harness needs a command: give 'command' at least a program name")]
+    NoCommand,
+    /// `input_via: arg` with no argument that carries the input: the child would never see it.
+    #[error(
+        "input_via: arg needs {{input}} or {{input_file}} in the command, since the input reaches the child only through them"
+    )]
+    InputUnreachable,
+}
+
 /// How the child runs, whatever the program. Its `Debug` output names the `env` variables
 /// but not their values, which may be keys.
 #[derive(Clone, PartialEq)]
@@ -189,19 +203,16 @@ impl SubprocessHarness {
 
     /// A harness for `program`. Fails on an empty argv, and in `input_via: arg` mode when no
     /// argument holds `{input}` or `{input_file}` (the input would reach the child no way).
-    pub fn new(program: Program, settings: ProcessSettings) -> Result<Self, String> {
+    pub fn new(program: Program, settings: ProcessSettings) -> Result<Self, ProgramError> {
         if let Program::Command { argv, input_via } = &program {
             if argv.is_empty() {
-                return Err(
-                    "the subprocess harness needs a command: give 'command' at least a program name"
-                        .to_string(),
-                );
+                return Err(ProgramError::NoCommand);
             }
             if *input_via == InputVia::Arg
                 && !template::uses(argv, "input")
                 && !template::uses(argv, "input_file")
             {
-                return Err("input_via: arg needs {input} or {input_file} in the command, since the input reaches the child only through them".to_string());
+                return Err(ProgramError::InputUnreachable);
             }
         }
         Ok(SubprocessHarness {

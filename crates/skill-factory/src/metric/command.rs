@@ -26,7 +26,7 @@ use skill_factory_core::{MetricResult, Rollout, Task};
 use skill_factory_pycompat::repr::repr_float;
 
 use super::text::py_strip;
-use super::{Metric, NotApplicable};
+use super::{Metric, MetricSetupError, NotApplicable};
 use crate::config::CommandMetricConfig;
 use skill_factory_io::process::{self, ChildSpec, Limits, Outcome};
 
@@ -66,7 +66,7 @@ impl CommandMetric {
     pub fn from_config(
         config: &CommandMetricConfig,
         env: BTreeMap<String, String>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, MetricSetupError> {
         let argv = match &config.command {
             Some(command) => command.argv()?,
             None => Vec::new(),
@@ -77,12 +77,9 @@ impl CommandMetric {
     }
 
     /// A metric running `argv` (never through a shell) with at most `timeout` per rollout.
-    pub fn new(argv: Vec<String>, timeout: Duration) -> Result<Self, String> {
+    pub fn new(argv: Vec<String>, timeout: Duration) -> Result<Self, MetricSetupError> {
         if argv.is_empty() {
-            return Err(
-                "the command metric needs a command: give 'command' at least a program name"
-                    .to_string(),
-            );
+            return Err(MetricSetupError::NoCommand);
         }
         Ok(CommandMetric {
             argv,
@@ -172,7 +169,7 @@ impl Metric for CommandMetric {
 }
 
 /// Reads `{"score", "feedback"}` from the whole stdout, else from its last line that parses.
-fn verdict(stdout: &str) -> Result<(f64, String), String> {
+fn verdict(stdout: &str) -> Result<(f64, String), VerdictError> {
     let trimmed = py_strip(stdout);
     let object = serde_json::from_str::<Value>(trimmed)
         .ok()
@@ -184,31 +181,20 @@ fn verdict(stdout: &str) -> Result<(f64, String), String> {
                 .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
                 .find(Value::is_object)
         });
-    let expected = r#"print one JSON object such as {"score": 0.8, "feedback": "why"}"#;
     let Some(object) = object else {
         return Err(if trimmed.is_empty() {
-            format!("printed nothing; {expected}")
+            VerdictError::Nothing
         } else {
-            format!(
-                "printed no JSON object; {expected} (it printed {})",
-                quote_head(trimmed)
-            )
+            VerdictError::NoObject(quote_head(trimmed))
         });
     };
     let score = match object.get("score") {
         Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-        Some(other) => {
-            return Err(format!(
-                "gave \"score\": {other}, which is not a number; {expected}"
-            ));
-        }
-        None => return Err(format!("gave no \"score\"; {expected}")),
+        Some(other) => return Err(VerdictError::ScoreNotNumber(other.clone())),
+        None => return Err(VerdictError::NoScore),
     };
     if !(0.0..=1.0).contains(&score) {
-        return Err(format!(
-            "gave \"score\": {}, outside 0..1; scale it to between 0 and 1",
-            repr_float(score)
-        ));
+        return Err(VerdictError::OutOfRange(score));
     }
     let feedback = match object.get("feedback") {
         None | Some(Value::Null) => String::new(),
@@ -216,6 +202,29 @@ fn verdict(stdout: &str) -> Result<(f64, String), String> {
         Some(other) => other.to_string(),
     };
     Ok((score, feedback))
+}
+
+/// What the program is told to print, quoted in every complaint about what it printed.
+const VERDICT_FORMAT: &str = r#"print one JSON object such as {"score": 0.8, "feedback": "why"}"#;
+
+/// Why the program's stdout holds no usable verdict; follows the program's name in the
+/// feedback (`'score.py' printed nothing; ...`).
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum VerdictError {
+    #[error("printed nothing; {VERDICT_FORMAT}")]
+    Nothing,
+    /// Holds the start of what it printed, quoted.
+    #[error("printed no JSON object; {VERDICT_FORMAT} (it printed {0})")]
+    NoObject(String),
+    #[error("gave \"score\": {0}, which is not a number; {VERDICT_FORMAT}")]
+    ScoreNotNumber(Value),
+    #[error("gave no \"score\"; {VERDICT_FORMAT}")]
+    NoScore,
+    #[error(
+        "gave \"score\": {}, outside 0..1; scale it to between 0 and 1",
+        repr_float(*.0)
+    )]
+    OutOfRange(f64),
 }
 
 fn quote_head(text: &str) -> String {
@@ -269,7 +278,7 @@ mod tests {
             ("[0.5]", "printed no JSON object"),
         ];
         for (stdout, part) in cases {
-            let error = verdict(stdout).unwrap_err();
+            let error = verdict(stdout).unwrap_err().to_string();
             assert!(error.contains(part), "{stdout:?}: {error}");
         }
     }

@@ -12,9 +12,8 @@
 use async_trait::async_trait;
 use futures_util::future::join_all;
 use skill_factory_core::{MetricResult, Rollout, Task, Usage};
-use skill_factory_pycompat::repr::repr_float;
 
-use super::{Metric, NotApplicable};
+use super::{Metric, MetricSetupError, NotApplicable};
 
 /// The metric's name in feedback and breakdowns.
 pub const NAME: &str = "composite";
@@ -30,16 +29,16 @@ pub struct CompositeMetric {
 impl CompositeMetric {
     /// A composite of `(metric, weight)` parts, in the order their feedback should appear.
     /// Fails without parts or when a weight is not a positive number.
-    pub fn new(parts: Vec<(Box<dyn Metric>, f64)>) -> Result<Self, String> {
+    pub fn new(parts: Vec<(Box<dyn Metric>, f64)>) -> Result<Self, MetricSetupError> {
         if parts.is_empty() {
-            return Err("a composite metric needs at least one metric".to_string());
+            return Err(MetricSetupError::NoMetrics);
         }
         if let Some((metric, weight)) = parts.iter().find(|(_, w)| !(w.is_finite() && *w > 0.0)) {
-            return Err(format!(
-                "metric '{}' has weight {}: a weight must be a number greater than 0",
-                metric.name(),
-                repr_float(*weight)
-            ));
+            return Err(MetricSetupError::BadWeight {
+                part: "metric",
+                name: metric.name().to_string(),
+                weight: *weight,
+            });
         }
         Ok(CompositeMetric { parts })
     }

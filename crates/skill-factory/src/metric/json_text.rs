@@ -20,15 +20,27 @@ use serde_json::{Number, Value};
 /// The message when the text holds no bracketed JSON at all.
 pub const NO_JSON_FOUND: &str = "no JSON object found";
 
+/// Why a model's answer holds no JSON; quoted in feedback (`invalid JSON: ...`), so a
+/// parse error reads as the parser wrote it.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonTextError {
+    /// No opening bracket, or one that never closes.
+    #[error("{}", NO_JSON_FOUND)]
+    NotFound,
+    /// The bracketed span does not parse.
+    #[error(transparent)]
+    Invalid(#[from] serde_json::Error),
+}
+
 /// Parses a model's answer as JSON tolerantly (see the module documentation), or says why not.
-pub fn parse_tolerant(text: &str) -> Result<Value, String> {
+pub fn parse_tolerant(text: &str) -> Result<Value, JsonTextError> {
     let unfenced = fence_content(text).unwrap_or(text);
     let candidate = unfenced.trim();
     if let Ok(value) = serde_json::from_str::<Value>(candidate) {
         return Ok(value);
     }
-    let span = bracket_span(candidate).ok_or_else(|| NO_JSON_FOUND.to_string())?;
-    serde_json::from_str::<Value>(span).map_err(|e| e.to_string())
+    let span = bracket_span(candidate).ok_or(JsonTextError::NotFound)?;
+    Ok(serde_json::from_str::<Value>(span)?)
 }
 
 /// The content of a fence that spans the whole (trimmed) text, if it is one.
@@ -128,22 +140,22 @@ mod tests {
 
     #[test]
     fn parses_plain_json_of_any_type() {
-        assert_eq!(parse_tolerant(" {\"a\": 1} "), Ok(json!({"a": 1})));
-        assert_eq!(parse_tolerant("5"), Ok(json!(5)));
-        assert_eq!(parse_tolerant(" \"x\" "), Ok(json!("x")));
-        assert_eq!(parse_tolerant("true"), Ok(json!(true)));
+        assert_eq!(parse_tolerant(" {\"a\": 1} ").ok(), Some(json!({"a": 1})));
+        assert_eq!(parse_tolerant("5").ok(), Some(json!(5)));
+        assert_eq!(parse_tolerant(" \"x\" ").ok(), Some(json!("x")));
+        assert_eq!(parse_tolerant("true").ok(), Some(json!(true)));
     }
 
     #[test]
     fn takes_the_content_of_a_fence_around_the_whole_text() {
-        assert_eq!(parse_tolerant("```json\n5\n```"), Ok(json!(5)));
-        assert_eq!(parse_tolerant(" ```json\n5\n``` "), Ok(json!(5)));
-        assert_eq!(parse_tolerant("```\n5\n```"), Ok(json!(5)));
-        assert_eq!(parse_tolerant("```json 5```"), Ok(json!(5)));
-        assert_eq!(parse_tolerant("```json5```"), Ok(json!(5)));
+        assert_eq!(parse_tolerant("```json\n5\n```").ok(), Some(json!(5)));
+        assert_eq!(parse_tolerant(" ```json\n5\n``` ").ok(), Some(json!(5)));
+        assert_eq!(parse_tolerant("```\n5\n```").ok(), Some(json!(5)));
+        assert_eq!(parse_tolerant("```json 5```").ok(), Some(json!(5)));
+        assert_eq!(parse_tolerant("```json5```").ok(), Some(json!(5)));
         assert_eq!(
-            parse_tolerant("```json\n\"a```b\"\n```"),
-            Ok(json!("a```b"))
+            parse_tolerant("```json\n\"a```b\"\n```").ok(),
+            Some(json!("a```b"))
         );
     }
 
@@ -155,33 +167,40 @@ mod tests {
             "```JSON\n5\n```",
             "```json\n```",
         ] {
-            assert_eq!(
-                parse_tolerant(text),
-                Err(NO_JSON_FOUND.to_string()),
+            assert!(
+                matches!(parse_tolerant(text), Err(JsonTextError::NotFound)),
                 "{text:?}"
             );
         }
-        assert_eq!(parse_tolerant("```JSON\n[1]\n```"), Ok(json!([1])));
+        assert_eq!(parse_tolerant("```JSON\n[1]\n```").ok(), Some(json!([1])));
     }
 
     #[test]
     fn finds_the_first_bracketed_span_in_prose() {
-        assert_eq!(parse_tolerant("text {\"a\": 1} more"), Ok(json!({"a": 1})));
         assert_eq!(
-            parse_tolerant("a [1, {\"x\": 2}] b"),
-            Ok(json!([1, {"x": 2}]))
+            parse_tolerant("text {\"a\": 1} more").ok(),
+            Some(json!({"a": 1}))
         );
-        assert_eq!(parse_tolerant("{\"a\": 1} {\"b\": 2}"), Ok(json!({"a": 1})));
-        assert_eq!(parse_tolerant("{\"a\":1} ]"), Ok(json!({"a": 1})));
-        assert_eq!(parse_tolerant("{\"a\":\"}\"}"), Ok(json!({"a": "}"})));
+        assert_eq!(
+            parse_tolerant("a [1, {\"x\": 2}] b").ok(),
+            Some(json!([1, {"x": 2}]))
+        );
+        assert_eq!(
+            parse_tolerant("{\"a\": 1} {\"b\": 2}").ok(),
+            Some(json!({"a": 1}))
+        );
+        assert_eq!(parse_tolerant("{\"a\":1} ]").ok(), Some(json!({"a": 1})));
+        assert_eq!(
+            parse_tolerant("{\"a\":\"}\"}").ok(),
+            Some(json!({"a": "}"}))
+        );
     }
 
     #[test]
     fn reports_no_json_when_nothing_opens_or_nothing_closes() {
         for text in ["nope", "", "{\"a\":1", "[1, 2", "x ] {", "{\"a\":[1,2}"] {
-            assert_eq!(
-                parse_tolerant(text),
-                Err(NO_JSON_FOUND.to_string()),
+            assert!(
+                matches!(parse_tolerant(text), Err(JsonTextError::NotFound)),
                 "{text:?}"
             );
         }
@@ -189,7 +208,7 @@ mod tests {
 
     #[test]
     fn reports_the_parser_message_for_a_broken_span() {
-        let err = parse_tolerant("{\"a\" 1}").unwrap_err();
+        let err = parse_tolerant("{\"a\" 1}").unwrap_err().to_string();
         assert!(err.contains("line 1 column"), "{err}");
         assert!(parse_tolerant("[}").is_err());
         assert!(parse_tolerant("{'a':1}").is_err());

@@ -21,7 +21,7 @@ use skill_factory_llm::{ChatModel, ChatRequest};
 use skill_factory_pycompat::repr::{repr_float, repr_str, str_json, type_name};
 
 use super::text::py_strip;
-use super::{Metric, NotApplicable};
+use super::{Metric, MetricSetupError, NotApplicable};
 use crate::config::{Criterion, JudgeConfig};
 
 /// The metric's name in feedback and breakdowns.
@@ -54,28 +54,31 @@ pub struct LlmJudgeMetric {
 
 impl LlmJudgeMetric {
     /// The judge of a `metric.judge` block, grading with `client` (the judge role's model).
-    pub fn from_config(config: &JudgeConfig, client: Arc<dyn ChatModel>) -> Result<Self, String> {
+    pub fn from_config(
+        config: &JudgeConfig,
+        client: Arc<dyn ChatModel>,
+    ) -> Result<Self, MetricSetupError> {
         LlmJudgeMetric::new(client, config.criteria.clone())
     }
 
     /// A judge using `client` to grade against `criteria`. Fails without criteria or when a
     /// weight is not a positive number.
-    pub fn new(client: Arc<dyn ChatModel>, criteria: Vec<Criterion>) -> Result<Self, String> {
+    pub fn new(
+        client: Arc<dyn ChatModel>,
+        criteria: Vec<Criterion>,
+    ) -> Result<Self, MetricSetupError> {
         if criteria.is_empty() {
-            return Err(
-                "the llm_judge metric needs at least one rubric criterion in 'criteria'"
-                    .to_string(),
-            );
+            return Err(MetricSetupError::NoCriteria);
         }
         if let Some(bad) = criteria
             .iter()
             .find(|c| !(c.weight.is_finite() && c.weight > 0.0))
         {
-            return Err(format!(
-                "criterion '{}' has weight {}: a weight must be a number greater than 0",
-                bad.name,
-                repr_float(bad.weight)
-            ));
+            return Err(MetricSetupError::BadWeight {
+                part: "criterion",
+                name: bad.name.clone(),
+                weight: bad.weight,
+            });
         }
         Ok(LlmJudgeMetric { client, criteria })
     }

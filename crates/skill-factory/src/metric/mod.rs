@@ -23,8 +23,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use skill_factory_core::{MetricResult, Rollout, Task};
+use skill_factory_pycompat::repr::repr_float;
 
-use crate::config::GoldenConfig;
+use crate::config::{CheckError, CommandSplitError, GoldenConfig};
 use crate::error::EngineError;
 use crate::session::Session;
 
@@ -45,7 +46,7 @@ pub(crate) fn rollout_failed(metric: &str, error: &str) -> MetricResult {
 /// block scores with `golden` in `normalized` mode.
 pub fn from_config(session: &Session) -> Result<Arc<dyn Metric>, EngineError> {
     let metric = &session.config.config.metric;
-    let bad = |key: &str, detail: String| session.block_error(key, detail);
+    let bad = |key: &str, detail: MetricSetupError| session.block_error(key, detail);
     let mut parts: Vec<(Box<dyn Metric>, f64)> = Vec::new();
     let default_golden = GoldenConfig::default();
     let golden = metric
@@ -77,6 +78,53 @@ pub fn from_config(session: &Session) -> Result<Arc<dyn Metric>, EngineError> {
     }
     let composite = CompositeMetric::new(parts).map_err(|e| bad("metric", e))?;
     Ok(Arc::new(composite))
+}
+
+/// Why a metric cannot be built as configured. The config's validation catches most of
+/// these first; a metric built in code meets them here, with the same words.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricSetupError {
+    /// A metric with nothing to score by.
+    #[error("the {metric} metric needs at least one check in 'checks'")]
+    NoChecks {
+        /// `programmatic` or `systemone`.
+        metric: &'static str,
+    },
+    /// A judge without a rubric.
+    #[error("the llm_judge metric needs at least one rubric criterion in 'criteria'")]
+    NoCriteria,
+    /// A composite of nothing.
+    #[error("a composite metric needs at least one metric")]
+    NoMetrics,
+    /// A command metric with no program.
+    #[error("the command metric needs a command: give 'command' at least a program name")]
+    NoCommand,
+    /// A weight that is zero, negative or not a number: the weighted mean would be
+    /// meaningless.
+    #[error(
+        "{part} '{name}' has weight {}: a weight must be a number greater than 0",
+        repr_float(*weight)
+    )]
+    BadWeight {
+        /// What is weighted: `metric`, `criterion` or `check`.
+        part: &'static str,
+        /// Its name.
+        name: String,
+        /// The weight given.
+        weight: f64,
+    },
+    /// Two System One checks with one name, which would share a breakdown entry.
+    #[error("check name '{0}' is used twice: give every check its own name")]
+    DuplicateCheck(String),
+    /// A System One threshold that is not a probability.
+    #[error("threshold {} is not a probability between 0 and 1", repr_float(*.0))]
+    Threshold(f64),
+    /// A programmatic check whose pattern or schema does not compile.
+    #[error(transparent)]
+    Check(#[from] CheckError),
+    /// A command string that cannot be split into arguments.
+    #[error(transparent)]
+    Command(#[from] CommandSplitError),
 }
 
 /// Scores one rollout of one task.

@@ -13,13 +13,12 @@ use async_trait::async_trait;
 use fancy_regex::Regex;
 use serde_json::Value;
 use skill_factory_core::{MetricResult, Rollout, Task};
-use skill_factory_pycompat::re;
 use skill_factory_pycompat::repr::{repr_str, repr_str_list, type_name};
 
 use super::json_text::parse_tolerant;
 use super::text::casefold;
-use super::{Metric, NotApplicable};
-use crate::config::{Check, ProgrammaticConfig};
+use super::{Metric, MetricSetupError, NotApplicable};
+use crate::config::{Check, CheckError, ProgrammaticConfig, compile_regex, compile_schema};
 
 /// The metric's name in feedback and breakdowns.
 pub const NAME: &str = "programmatic";
@@ -49,15 +48,13 @@ enum Compiled {
 }
 
 impl Compiled {
-    fn new(check: &Check) -> Result<Compiled, String> {
+    fn new(check: &Check) -> Result<Compiled, CheckError> {
         Ok(match check {
             Check::IsValidJson => Compiled::IsValidJson,
             Check::JsonHasKeys(keys) => Compiled::JsonHasKeys(keys.clone()),
             Check::MatchesRegex { pattern, flags } => Compiled::MatchesRegex {
                 pattern: pattern.clone(),
-                regex: re::compile(pattern, *flags).map_err(|e| {
-                    format!("matches_regex: invalid regular expression /{pattern}/: {e}")
-                })?,
+                regex: compile_regex(pattern, *flags)?,
             },
             Check::Contains {
                 substring,
@@ -76,10 +73,7 @@ impl Compiled {
                 negate: true,
             },
             Check::MaxLength(max) => Compiled::MaxLength(*max),
-            Check::JsonSchema(schema) => Compiled::JsonSchema(Box::new(
-                jsonschema::validator_for(schema)
-                    .map_err(|e| format!("json_schema: the schema is not valid: {e}"))?,
-            )),
+            Check::JsonSchema(schema) => Compiled::JsonSchema(Box::new(compile_schema(schema)?)),
         })
     }
 
@@ -205,20 +199,20 @@ pub struct ProgrammaticMetric {
 
 impl ProgrammaticMetric {
     /// The checks of a `metric.programmatic` block.
-    pub fn from_config(config: &ProgrammaticConfig) -> Result<Self, String> {
+    pub fn from_config(config: &ProgrammaticConfig) -> Result<Self, MetricSetupError> {
         ProgrammaticMetric::new(config.checks.clone())
     }
 
     /// A metric running these checks, in order. Fails without checks, or when a regex or a
     /// schema does not compile.
-    pub fn new(checks: Vec<Check>) -> Result<Self, String> {
+    pub fn new(checks: Vec<Check>) -> Result<Self, MetricSetupError> {
         if checks.is_empty() {
-            return Err("the programmatic metric needs at least one check in 'checks'".to_string());
+            return Err(MetricSetupError::NoChecks { metric: NAME });
         }
         let checks = checks
             .iter()
             .map(|check| Ok((check.label(), Compiled::new(check)?)))
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, CheckError>>()?;
         Ok(ProgrammaticMetric { checks })
     }
 }

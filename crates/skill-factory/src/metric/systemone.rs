@@ -33,9 +33,8 @@ use skill_factory_llm::systemone::{
     AnswerCache, AnswerKey, BudgetedDecisions, CachedAnswer, CachedDecisions, DecisionModel,
     Question, SystemOneClient, SystemOneSettings, sha24,
 };
-use skill_factory_pycompat::repr::repr_float;
 
-use super::{Metric, NotApplicable};
+use super::{Metric, MetricSetupError, NotApplicable};
 use crate::config::{SystemOneCheck, SystemOneConfig};
 use crate::error::EngineError;
 use crate::session::Session;
@@ -117,7 +116,7 @@ impl SystemOneMetric {
             config.threshold,
             config.include_expected,
         )
-        .map_err(|e| bad("metric.systemone.checks", e))
+        .map_err(|e| session.block_error("metric.systemone.checks", e))
     }
 
     /// A metric asking `model`, caching in `cache`. Fails without checks, on a duplicate name,
@@ -128,31 +127,25 @@ impl SystemOneMetric {
         checks: Vec<SystemOneCheck>,
         threshold: Option<f64>,
         include_expected: bool,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, MetricSetupError> {
         if checks.is_empty() {
-            return Err("the systemone metric needs at least one check in 'checks'".to_string());
+            return Err(MetricSetupError::NoChecks { metric: NAME });
         }
         let mut names = HashSet::new();
         for check in &checks {
             if !names.insert(check.name.as_str()) {
-                return Err(format!(
-                    "check name '{}' is used twice: give every check its own name",
-                    check.name
-                ));
+                return Err(MetricSetupError::DuplicateCheck(check.name.clone()));
             }
             if !(check.weight.is_finite() && check.weight > 0.0) {
-                return Err(format!(
-                    "check '{}' has weight {}: a weight must be a number greater than 0",
-                    check.name,
-                    repr_float(check.weight)
-                ));
+                return Err(MetricSetupError::BadWeight {
+                    part: "check",
+                    name: check.name.clone(),
+                    weight: check.weight,
+                });
             }
         }
         if let Some(t) = threshold.filter(|t| !(0.0..=1.0).contains(t)) {
-            return Err(format!(
-                "threshold {} is not a probability between 0 and 1",
-                repr_float(t)
-            ));
+            return Err(MetricSetupError::Threshold(t));
         }
         let checks = checks
             .into_iter()

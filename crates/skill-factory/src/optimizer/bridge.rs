@@ -29,7 +29,7 @@ use super::event::Event;
 use super::progress;
 use super::round::{self, Candidate, Proposed};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason};
-use crate::config::{Command, OptimizerConfig};
+use crate::config::{Command, CommandSplitError, OptimizerConfig};
 use skill_factory_io::process::{self, ChildSpec, Limits, Outcome};
 
 /// The history note of the bridge's candidate (the reference's).
@@ -69,16 +69,20 @@ impl Bridge {
         seed: &Skill,
         train: &[Task],
         val: &[Task],
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, BridgeError> {
         let dir = &self.work_dir;
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create params.work_dir {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|source| BridgeError::WorkDir {
+            dir: dir.clone(),
+            source,
+        })?;
         let seed_path = dir.join("seed_skill.md");
         let train_path = dir.join("train.jsonl");
         let val_path = dir.join("valid.jsonl");
         let write = |path: &Path, text: String| {
-            write_atomic(path, text.as_bytes())
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            write_atomic(path, text.as_bytes()).map_err(|source| BridgeError::Write {
+                path: path.to_path_buf(),
+                source,
+            })
         };
         write(&seed_path, seed.to_markdown())?;
         write(&train_path, records(train))?;
@@ -112,33 +116,97 @@ impl Bridge {
         match outcome {
             Outcome::Exited { code: 0, .. } => {}
             Outcome::Exited { code, output } => {
-                return Err(format!(
-                    "the skillopt command exited with code {code}: {}",
-                    last_chars(&output.stderr.tail_text(64 * 1024), STDERR_CHARS)
-                ));
+                return Err(BridgeError::Exited {
+                    code,
+                    stderr: last_chars(&output.stderr.tail_text(64 * 1024), STDERR_CHARS),
+                });
             }
-            Outcome::TimedOut { .. } => {
-                return Err(format!(
-                    "the skillopt command ran past optimizer.params.timeout ({} s) and was stopped",
-                    self.timeout.as_secs_f64()
-                ));
-            }
-            Outcome::LaunchFailed(error) => {
-                return Err(format!(
-                    "cannot start the skillopt command {:?}: {error}",
-                    argv.first().map_or("", String::as_str)
-                ));
+            Outcome::TimedOut { .. } => return Err(BridgeError::TimedOut(self.timeout)),
+            Outcome::LaunchFailed(source) => {
+                return Err(BridgeError::Launch {
+                    program: argv.first().cloned().unwrap_or_default(),
+                    source,
+                });
             }
         }
         let out = dir.join(&self.output_skill);
         if !out.is_file() {
-            return Err(format!(
-                "SkillOpt did not produce an output skill at {} (optimizer.params.output_skill)",
-                out.display()
-            ));
+            return Err(BridgeError::NoOutput(out));
         }
         Ok(out)
     }
+}
+
+/// Why the external SkillOpt command gave no skill. It ends the search with the seed as the
+/// best skill, so each message says what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    /// `params.work_dir` cannot be created.
+    #[error("cannot create params.work_dir {}: {source}", dir.display())]
+    WorkDir {
+        /// The folder.
+        dir: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// An input of the command cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The skill the command wrote cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// `params.command` names a placeholder the bridge does not fill.
+    #[error(
+        "optimizer.params.command has the placeholder {{{name}}}; the known ones are {{seed}} {{train}} {{val}} {{out_dir}} (write {{{{ and }}}} for literal braces)"
+    )]
+    UnknownPlaceholder {
+        /// The placeholder's name, without braces.
+        name: String,
+    },
+    /// `params.command` has a `}` that closes nothing.
+    #[error("optimizer.params.command has a single '}}': write }}}} for a literal brace")]
+    LoneBrace,
+    /// `params.command` is a string that cannot be split into arguments.
+    #[error(transparent)]
+    Split(#[from] CommandSplitError),
+    /// The command failed.
+    #[error("the skillopt command exited with code {code}: {stderr}")]
+    Exited {
+        /// Its exit code.
+        code: i32,
+        /// The end of what it wrote on stderr.
+        stderr: String,
+    },
+    /// The command ran past `params.timeout` and was stopped.
+    #[error(
+        "the skillopt command ran past optimizer.params.timeout ({} s) and was stopped",
+        .0.as_secs_f64()
+    )]
+    TimedOut(Duration),
+    /// The command could not be started.
+    #[error("cannot start the skillopt command {program:?}: {source}")]
+    Launch {
+        /// Its program.
+        program: String,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The command ended without writing `params.output_skill`.
+    #[error(
+        "SkillOpt did not produce an output skill at {} (optimizer.params.output_skill)",
+        .0.display()
+    )]
+    NoOutput(PathBuf),
 }
 
 /// The tasks as the reference's JSONL records.
@@ -162,7 +230,10 @@ fn records(tasks: &[Task]) -> String {
 
 /// Python's `str.format` with named fields only: `{name}` replaced, `{{` and `}}` literal; an
 /// unknown or unclosed field is an error naming it (the reference crashed).
-pub fn format_placeholders(template: &str, values: &[(&str, String)]) -> Result<String, String> {
+pub fn format_placeholders(
+    template: &str,
+    values: &[(&str, String)],
+) -> Result<String, BridgeError> {
     let mut out = String::with_capacity(template.len());
     let mut chars = template.chars().peekable();
     while let Some(c) = chars.next() {
@@ -177,19 +248,13 @@ pub fn format_placeholders(template: &str, values: &[(&str, String)]) -> Result<
             }
             '{' => {
                 let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
-                let value = values.iter().find(|(key, _)| *key == name).ok_or_else(|| {
-                    format!(
-                        "optimizer.params.command has the placeholder {{{name}}}; the known ones are {{seed}} {{train}} {{val}} {{out_dir}} (write {{{{ and }}}} for literal braces)"
-                    )
-                })?;
+                let value = values
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .ok_or(BridgeError::UnknownPlaceholder { name })?;
                 out.push_str(&value.1);
             }
-            '}' => {
-                return Err(
-                    "optimizer.params.command has a single '}': write }} for a literal brace"
-                        .to_string(),
-                );
-            }
+            '}' => return Err(BridgeError::LoneBrace),
             c => out.push(c),
         }
     }
@@ -256,13 +321,18 @@ impl Bridge {
         }
         let out = match self.run_command(seed, train, val).await {
             Ok(out) => out,
-            Err(error) => return StopReason::OptimizerFailed { error },
+            Err(error) => {
+                return StopReason::OptimizerFailed {
+                    error: error.to_string(),
+                };
+            }
         };
         let text = match std::fs::read_to_string(&out) {
             Ok(text) => text,
-            Err(e) => {
+            Err(source) => {
+                let error = BridgeError::Read { path: out, source };
                 return StopReason::OptimizerFailed {
-                    error: format!("cannot read {}: {e}", out.display()),
+                    error: error.to_string(),
                 };
             }
         };
@@ -349,12 +419,15 @@ mod tests {
     #[test]
     fn an_unknown_placeholder_or_a_lone_brace_is_an_error_saying_what_to_write() {
         let unknown = format_placeholders("run {model}", &values()).unwrap_err();
-        assert!(
-            unknown.contains("{model}") && unknown.contains("{seed}"),
-            "{unknown}"
+        assert_eq!(
+            unknown.to_string(),
+            "optimizer.params.command has the placeholder {model}; the known ones are {seed} {train} {val} {out_dir} (write {{ and }} for literal braces)"
         );
         let lone = format_placeholders("run }", &values()).unwrap_err();
-        assert!(lone.contains("}}"), "{lone}");
+        assert_eq!(
+            lone.to_string(),
+            "optimizer.params.command has a single '}': write }} for a literal brace"
+        );
     }
 
     #[test]

@@ -170,6 +170,7 @@ fn an_empty_command_is_refused() {
     assert!(
         CommandMetric::new(Vec::new(), Duration::from_secs(1))
             .unwrap_err()
+            .to_string()
             .contains("command")
     );
 }

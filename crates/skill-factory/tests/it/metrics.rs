@@ -134,7 +134,7 @@ fn judge(reply: &str, criteria: Vec<Criterion>) -> LlmJudgeMetric {
 fn spec_error(spec: Value) -> String {
     match Check::from_spec(&spec) {
         Ok(check) => panic!("{spec} was accepted as {check:?}"),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     }
 }
 
@@ -917,7 +917,9 @@ async fn programmatic_score_is_the_mean_of_its_checks() {
 
 #[test]
 fn programmatic_needs_at_least_one_check() {
-    let err = ProgrammaticMetric::new(Vec::new()).err();
+    let err = ProgrammaticMetric::new(Vec::new())
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
         Some("the programmatic metric needs at least one check in 'checks'")
@@ -930,7 +932,8 @@ fn programmatic_rejects_a_directly_built_bad_regex() {
         pattern: "(".to_string(),
         flags: 0,
     }])
-    .err();
+    .err()
+    .map(|e| e.to_string());
     assert!(err.is_some_and(|e| e.starts_with("matches_regex: invalid regular expression /(/: ")));
 }
 
@@ -997,7 +1000,11 @@ fn from_spec_reads_every_config_form() {
         ),
     ];
     for (spec, want) in cases {
-        assert_eq!(Check::from_spec(&spec), Ok(want), "{spec}");
+        assert_eq!(
+            Check::from_spec(&spec).map_err(|e| e.to_string()),
+            Ok(want),
+            "{spec}"
+        );
     }
 }
 
@@ -1354,12 +1361,16 @@ async fn judge_makes_no_call_for_a_failed_rollout() {
 #[test]
 fn judge_construction_rejects_an_empty_rubric_and_bad_weights() {
     let model: Arc<dyn ChatModel> = Arc::new(CannedJudge::replying("{}"));
-    let err = LlmJudgeMetric::new(Arc::clone(&model), Vec::new()).err();
+    let err = LlmJudgeMetric::new(Arc::clone(&model), Vec::new())
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
         Some("the llm_judge metric needs at least one rubric criterion in 'criteria'")
     );
-    let err = LlmJudgeMetric::new(model, vec![Criterion::new("c", "d", 0.0)]).err();
+    let err = LlmJudgeMetric::new(model, vec![Criterion::new("c", "d", 0.0)])
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
         Some("criterion 'c' has weight 0.0: a weight must be a number greater than 0")
@@ -1369,14 +1380,18 @@ fn judge_construction_rejects_an_empty_rubric_and_bad_weights() {
 #[test]
 fn composite_construction_rejects_no_parts_and_bad_weights() {
     assert_eq!(
-        CompositeMetric::new(Vec::new()).err().as_deref(),
+        CompositeMetric::new(Vec::new())
+            .err()
+            .map(|e| e.to_string())
+            .as_deref(),
         Some("a composite metric needs at least one metric")
     );
     let err = CompositeMetric::new(vec![(
         Box::new(GoldenMetric::default()) as Box<dyn Metric>,
         f64::NAN,
     )])
-    .err();
+    .err()
+    .map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
         Some("metric 'golden' has weight nan: a weight must be a number greater than 0")

@@ -263,7 +263,8 @@ fn arg_mode_without_an_input_placeholder_is_refused() {
         },
         quick(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(error.contains("input_via: arg"), "{error}");
     let empty = SubprocessHarness::new(
         Program::Command {
@@ -272,7 +273,7 @@ fn arg_mode_without_an_input_placeholder_is_refused() {
         },
         quick(),
     );
-    assert!(empty.unwrap_err().contains("command"));
+    assert!(empty.unwrap_err().to_string().contains("command"));
 }
 
 #[tokio::test]

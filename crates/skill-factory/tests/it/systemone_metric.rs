@@ -186,7 +186,9 @@ fn empty_duplicate_and_weightless_checks_are_refused() {
     let fake = Arc::new(FakeSystemOne::new("fake-jev", responder));
     let cache = Arc::new(AnswerCache::in_memory());
     let build = |checks: Vec<SystemOneCheck>| {
-        SystemOneMetric::new(fake.clone(), cache.clone(), checks, None, false).err()
+        SystemOneMetric::new(fake.clone(), cache.clone(), checks, None, false)
+            .err()
+            .map(|e| e.to_string())
     };
     assert!(build(Vec::new()).unwrap().contains("at least one check"));
     let twice = vec![checks()[0].clone(), checks()[0].clone()];

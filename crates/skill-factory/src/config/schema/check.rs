@@ -76,55 +76,51 @@ impl Check {
     /// Reads one entry of a config's `checks` list: a bare check name, or a one-key mapping
     /// from the check name to its arguments (a list of positional arguments, a mapping of
     /// named arguments, or a single value). The error says what is wrong and what to write.
-    pub fn from_spec(spec: &Value) -> Result<Check, String> {
+    pub fn from_spec(spec: &Value) -> Result<Check, CheckError> {
         let (name, args) = match spec {
             Value::String(name) => (name.as_str(), Args::None),
             Value::Object(map) if map.len() == 1 => match map.iter().next() {
                 Some((name, value)) => (name.as_str(), Args::of(value)),
-                None => return Err(invalid_spec(spec)),
+                None => return Err(CheckError::InvalidSpec(spec.clone())),
             },
-            _ => return Err(invalid_spec(spec)),
+            _ => return Err(CheckError::InvalidSpec(spec.clone())),
         };
         let check = match name {
             "is_valid_json" => {
-                args.expect_none(name)?;
+                args.expect_none("is_valid_json")?;
                 Check::IsValidJson
             }
             "json_has_keys" => Check::JsonHasKeys(keys_arg(&args)?),
             "matches_regex" => {
+                let name = "matches_regex";
                 let [pattern, flags] = args.bind(name, &["pattern"], &["flags"], REGEX_USAGE)?;
                 let pattern = string_arg(name, "pattern", pattern, REGEX_USAGE)?;
                 let flags = match flags {
                     None => 0,
-                    Some(v) => v.as_i64().ok_or_else(|| {
-                        format!(
-                            "matches_regex: flags must be an integer such as 2 (re.I), got {}",
-                            compact(v)
-                        )
-                    })?,
+                    Some(v) => v
+                        .as_i64()
+                        .ok_or_else(|| CheckError::FlagsNotInteger(v.clone()))?,
                 };
-                re::compile(&pattern, flags).map_err(|e| {
-                    format!("matches_regex: invalid regular expression /{pattern}/: {e}")
-                })?;
+                compile_regex(&pattern, flags)?;
                 Check::MatchesRegex { pattern, flags }
             }
             "contains" | "not_contains" => {
-                let usage = if name == "contains" {
-                    CONTAINS_USAGE
+                let (name, usage) = if name == "contains" {
+                    ("contains", CONTAINS_USAGE)
                 } else {
-                    NOT_CONTAINS_USAGE
+                    ("not_contains", NOT_CONTAINS_USAGE)
                 };
                 let [substring, case_sensitive] =
                     args.bind(name, &["substring"], &["case_sensitive"], usage)?;
                 let substring = string_arg(name, "substring", substring, usage)?;
                 let case_sensitive = match case_sensitive {
                     None => false,
-                    Some(v) => v.as_bool().ok_or_else(|| {
-                        format!(
-                            "{name}: case_sensitive must be true or false, got {}",
-                            compact(v)
-                        )
-                    })?,
+                    Some(v) => v
+                        .as_bool()
+                        .ok_or_else(|| CheckError::CaseSensitiveNotBool {
+                            check: name,
+                            value: v.clone(),
+                        })?,
                 };
                 if name == "contains" {
                     Check::Contains {
@@ -139,31 +135,160 @@ impl Check {
                 }
             }
             "max_length" => {
-                let [max_chars] = args.bind(name, &["max_chars"], &[], MAX_LENGTH_USAGE)?;
+                let [max_chars] = args.bind("max_length", &["max_chars"], &[], MAX_LENGTH_USAGE)?;
                 let max_chars = max_chars
                     .and_then(Value::as_u64)
                     .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| {
-                        format!(
-                            "max_length: max_chars must be a whole number >= 0; {MAX_LENGTH_USAGE}"
-                        )
-                    })?;
+                    .ok_or(CheckError::MaxCharsNotCount)?;
                 Check::MaxLength(max_chars)
             }
             "json_schema" => {
-                let schema = args.raw().filter(|v| v.is_object() || v.is_boolean()).ok_or_else(|| {
-                    "json_schema: expects a JSON Schema mapping, e.g. {json_schema: {type: object, \
-                     required: [total]}}"
-                        .to_string()
-                })?;
-                jsonschema::validator_for(schema)
-                    .map_err(|e| format!("json_schema: the schema is not valid: {e}"))?;
+                let schema = args
+                    .raw()
+                    .filter(|v| v.is_object() || v.is_boolean())
+                    .ok_or(CheckError::SchemaNotMapping)?;
+                compile_schema(schema)?;
                 Check::JsonSchema(schema.clone())
             }
-            unknown => return Err(unknown_check(unknown)),
+            unknown => {
+                return Err(CheckError::Unknown {
+                    name: unknown.to_string(),
+                });
+            }
         };
         Ok(check)
     }
+}
+
+/// A `matches_regex` pattern compiled, as the config check and the metric both need it.
+pub(crate) fn compile_regex(pattern: &str, flags: i64) -> Result<fancy_regex::Regex, CheckError> {
+    re::compile(pattern, flags).map_err(|source| CheckError::InvalidRegex {
+        pattern: pattern.to_string(),
+        source,
+    })
+}
+
+/// A `json_schema` schema compiled, as the config check and the metric both need it.
+pub(crate) fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, CheckError> {
+    jsonschema::validator_for(schema).map_err(|source| CheckError::InvalidSchema(Box::new(source)))
+}
+
+/// Why an entry of `metric.programmatic.checks` cannot be read, or its pattern or schema
+/// cannot be compiled. The loader places it at the entry's line, so each message says what
+/// to write instead.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// Neither a check name nor a mapping with one key.
+    #[error(
+        "invalid check spec {}: write a check name such as is_valid_json, or a mapping with one key, the check name, such as {{json_has_keys: [vendor, total]}}",
+        compact(.0)
+    )]
+    InvalidSpec(Value),
+    /// A name that is no check; the closest check name, if any, is suggested.
+    #[error(
+        "unknown programmatic check '{name}'{}; valid checks: {}",
+        suggestion(name),
+        Check::NAMES.join(", ")
+    )]
+    Unknown {
+        /// The name given.
+        name: String,
+    },
+    /// Arguments given to a check that takes none.
+    #[error("{0} takes no arguments: write - {0}")]
+    TakesNoArguments(&'static str),
+    /// More positional arguments than the check has.
+    #[error("{check}: takes {expected} positional argument(s) but {given} were given; {usage}")]
+    TooManyArguments {
+        /// The check.
+        check: &'static str,
+        /// How many it takes.
+        expected: usize,
+        /// How many were given.
+        given: usize,
+        /// How to write it.
+        usage: &'static str,
+    },
+    /// A named argument the check does not have.
+    #[error("{check}: unknown argument '{key}' (accepted: {}); {usage}", accepted.join(", "))]
+    UnknownArgument {
+        /// The check.
+        check: &'static str,
+        /// The argument given.
+        key: String,
+        /// The arguments it has.
+        accepted: Vec<&'static str>,
+        /// How to write it.
+        usage: &'static str,
+    },
+    /// A required argument left out.
+    #[error("{check}: missing argument '{param}'; {usage}")]
+    MissingArgument {
+        /// The check.
+        check: &'static str,
+        /// The argument.
+        param: &'static str,
+        /// How to write it.
+        usage: &'static str,
+    },
+    /// A text argument given as another kind of value (YAML reads `yes` or `12` unquoted as
+    /// no string).
+    #[error(
+        "{check}: {param} must be a string, got {}; quote it in YAML; {usage}",
+        compact(value)
+    )]
+    NotAString {
+        /// The check.
+        check: &'static str,
+        /// The argument.
+        param: &'static str,
+        /// The value given.
+        value: Value,
+        /// How to write it.
+        usage: &'static str,
+    },
+    /// `matches_regex` flags that are not an integer.
+    #[error("matches_regex: flags must be an integer such as 2 (re.I), got {}", compact(.0))]
+    FlagsNotInteger(Value),
+    /// A pattern Python's `re` would not compile either.
+    #[error("matches_regex: invalid regular expression /{pattern}/: {source}")]
+    InvalidRegex {
+        /// The pattern.
+        pattern: String,
+        /// What the regex compiler said.
+        source: re::PatternError,
+    },
+    /// `case_sensitive` that is not a boolean.
+    #[error(
+        "{check}: case_sensitive must be true or false, got {}",
+        compact(value)
+    )]
+    CaseSensitiveNotBool {
+        /// The check.
+        check: &'static str,
+        /// The value given.
+        value: Value,
+    },
+    /// `max_length` without a character count.
+    #[error("max_length: max_chars must be a whole number >= 0; {MAX_LENGTH_USAGE}")]
+    MaxCharsNotCount,
+    /// `json_has_keys` given named arguments.
+    #[error("json_has_keys expects a list of key names; {KEYS_USAGE}")]
+    KeysNotAList,
+    /// A key name of `json_has_keys` that is not a string.
+    #[error(
+        "json_has_keys: key names must be strings, got {}; quote it in YAML; {KEYS_USAGE}",
+        compact(.0)
+    )]
+    KeyNotAString(Value),
+    /// `json_schema` given something that cannot be a schema.
+    #[error(
+        "json_schema: expects a JSON Schema mapping, e.g. {{json_schema: {{type: object, required: [total]}}}}"
+    )]
+    SchemaNotMapping,
+    /// A schema the validator does not accept.
+    #[error("json_schema: the schema is not valid: {0}")]
+    InvalidSchema(#[source] Box<jsonschema::ValidationError<'static>>),
 }
 
 const REGEX_USAGE: &str =
@@ -203,7 +328,7 @@ impl<'a> Args<'a> {
         }
     }
 
-    fn expect_none(&self, name: &str) -> Result<(), String> {
+    fn expect_none(&self, name: &'static str) -> Result<(), CheckError> {
         let empty = match self {
             Args::None => true,
             Args::Positional(items, _) => items.is_empty(),
@@ -212,7 +337,7 @@ impl<'a> Args<'a> {
         if empty {
             Ok(())
         } else {
-            Err(format!("{name} takes no arguments: write - {name}"))
+            Err(CheckError::TakesNoArguments(name))
         }
     }
 
@@ -221,22 +346,23 @@ impl<'a> Args<'a> {
     /// parameter is required; the named-only ones are optional.
     fn bind<const N: usize>(
         &self,
-        name: &str,
-        positional: &[&str],
-        named_only: &[&str],
-        usage: &str,
-    ) -> Result<[Option<&'a Value>; N], String> {
-        let params: Vec<&str> = positional.iter().chain(named_only).copied().collect();
+        name: &'static str,
+        positional: &[&'static str],
+        named_only: &[&'static str],
+        usage: &'static str,
+    ) -> Result<[Option<&'a Value>; N], CheckError> {
+        let params: Vec<&'static str> = positional.iter().chain(named_only).copied().collect();
         let mut bound: [Option<&'a Value>; N] = [None; N];
         match self {
             Args::None => {}
             Args::Positional(items, _) => {
                 if items.len() > positional.len() {
-                    return Err(format!(
-                        "{name}: takes {} positional argument(s) but {} were given; {usage}",
-                        positional.len(),
-                        items.len()
-                    ));
+                    return Err(CheckError::TooManyArguments {
+                        check: name,
+                        expected: positional.len(),
+                        given: items.len(),
+                        usage,
+                    });
                 }
                 for (slot, item) in bound.iter_mut().zip(items) {
                     *slot = Some(item);
@@ -248,85 +374,76 @@ impl<'a> Args<'a> {
                         .iter()
                         .position(|p| p == key)
                         .and_then(|index| bound.get_mut(index))
-                        .ok_or_else(|| {
-                            format!(
-                                "{name}: unknown argument '{key}' (accepted: {}); {usage}",
-                                params.join(", ")
-                            )
+                        .ok_or_else(|| CheckError::UnknownArgument {
+                            check: name,
+                            key: key.clone(),
+                            accepted: params.clone(),
+                            usage,
                         })?;
                     *slot = Some(value);
                 }
             }
         }
-        for (param, slot) in positional.iter().zip(&bound) {
+        for (&param, slot) in positional.iter().zip(&bound) {
             if slot.is_none() {
-                return Err(format!("{name}: missing argument '{param}'; {usage}"));
+                return Err(CheckError::MissingArgument {
+                    check: name,
+                    param,
+                    usage,
+                });
             }
         }
         Ok(bound)
     }
 }
 
-fn keys_arg(args: &Args<'_>) -> Result<Vec<String>, String> {
+fn keys_arg(args: &Args<'_>) -> Result<Vec<String>, CheckError> {
     let items = match args {
         Args::None => return Ok(Vec::new()),
         Args::Positional(items, _) => items,
-        Args::Keyword(..) => {
-            return Err(format!(
-                "json_has_keys expects a list of key names; {KEYS_USAGE}"
-            ));
-        }
+        Args::Keyword(..) => return Err(CheckError::KeysNotAList),
     };
     items
         .iter()
         .map(|item| {
-            item.as_str().map(str::to_string).ok_or_else(|| {
-                format!(
-                    "json_has_keys: key names must be strings, got {}; quote it in YAML; {KEYS_USAGE}",
-                    compact(item)
-                )
-            })
+            item.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| CheckError::KeyNotAString((*item).clone()))
         })
         .collect()
 }
 
 fn string_arg(
-    name: &str,
-    param: &str,
+    check: &'static str,
+    param: &'static str,
     value: Option<&Value>,
-    usage: &str,
-) -> Result<String, String> {
+    usage: &'static str,
+) -> Result<String, CheckError> {
     match value {
         Some(Value::String(s)) => Ok(s.clone()),
-        Some(other) => Err(format!(
-            "{name}: {param} must be a string, got {}; quote it in YAML; {usage}",
-            compact(other)
-        )),
-        None => Err(format!("{name}: missing argument '{param}'; {usage}")),
+        Some(other) => Err(CheckError::NotAString {
+            check,
+            param,
+            value: other.clone(),
+            usage,
+        }),
+        None => Err(CheckError::MissingArgument {
+            check,
+            param,
+            usage,
+        }),
     }
 }
 
-fn invalid_spec(spec: &Value) -> String {
-    format!(
-        "invalid check spec {}: write a check name such as is_valid_json, or a mapping with one \
-         key, the check name, such as {{json_has_keys: [vendor, total]}}",
-        compact(spec)
-    )
-}
-
-fn unknown_check(name: &str) -> String {
-    let closest = Check::NAMES
+/// ` (did you mean 'contains'?)` for an unknown check name close to a real one, else nothing.
+fn suggestion(name: &str) -> String {
+    Check::NAMES
         .iter()
         .map(|candidate| (strsim::sorensen_dice(name, candidate), candidate))
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .filter(|(similarity, _)| *similarity >= SUGGESTION_MIN_SIMILARITY);
-    let hint = closest
+        .filter(|(similarity, _)| *similarity >= SUGGESTION_MIN_SIMILARITY)
         .map(|(_, c)| format!(" (did you mean '{c}'?)"))
-        .unwrap_or_default();
-    format!(
-        "unknown programmatic check '{name}'{hint}; valid checks: {}",
-        Check::NAMES.join(", ")
-    )
+        .unwrap_or_default()
 }
 
 /// Least bigram similarity (Sørensen-Dice) at which an unknown check name gets a "did you
@@ -418,7 +535,11 @@ mod tests {
         ];
         for check in checks {
             let spec = check.spec();
-            assert_eq!(Check::from_spec(&spec), Ok(check), "{spec}");
+            assert_eq!(
+                Check::from_spec(&spec).map_err(|e| e.to_string()),
+                Ok(check),
+                "{spec}"
+            );
         }
         assert_eq!(Check::IsValidJson.spec(), json!("is_valid_json"));
         assert_eq!(

@@ -261,14 +261,25 @@ impl Command {
     /// The argv: the list as written, or the string split as a POSIX shell splits words
     /// (quotes and backslashes, no expansion; it is never run through a shell). The
     /// reference tool split a string into single characters instead.
-    pub fn argv(&self) -> Result<Vec<String>, String> {
+    pub fn argv(&self) -> Result<Vec<String>, CommandSplitError> {
         match self {
             Command::Argv(argv) => Ok(argv.clone()),
-            Command::Line(line) => shlex::split(line).ok_or_else(|| {
-                format!("cannot split the command {line:?} into arguments: a quote is not closed or it ends with a backslash; close the quote, or write the command as a list")
-            }),
+            Command::Line(line) => {
+                shlex::split(line).ok_or_else(|| CommandSplitError { line: line.clone() })
+            }
         }
     }
+}
+
+/// A command string that cannot be split into arguments. Since it is never run through a
+/// shell, guessing where an argument ends would run something other than what was written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "cannot split the command {line:?} into arguments: a quote is not closed or it ends with a backslash; close the quote, or write the command as a list"
+)]
+pub struct CommandSplitError {
+    /// The command as written.
+    pub line: String,
 }
 
 fn default_max_tokens() -> u32 {

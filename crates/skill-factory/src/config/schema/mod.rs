@@ -19,9 +19,11 @@ use serde::{Deserialize, Serialize};
 use skill_factory_llm::ProviderSettings;
 
 pub use cache::CacheConfig;
-pub use check::Check;
+pub use check::{Check, CheckError};
+pub(crate) use check::{compile_regex, compile_schema};
 pub use harness::{
-    Command, ExecutorConfig, ExecutorType, HarnessConfig, HarnessType, InputVia, SkillMode,
+    Command, CommandSplitError, ExecutorConfig, ExecutorType, HarnessConfig, HarnessType, InputVia,
+    SkillMode,
 };
 pub use metric::{
     CommandMetricConfig, Criterion, GoldenConfig, GoldenMode, JudgeConfig, MetricConfig,
