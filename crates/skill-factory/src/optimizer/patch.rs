@@ -103,44 +103,34 @@ pub struct Patch {
 /// is one sentence a person, and the optimizer model shown it later, can act on; an error in
 /// one edit names its number (from 1) and fails the whole reply, since the other edits were
 /// written together with it.
-pub fn parse(reply: &str) -> Result<Patch, String> {
+pub fn parse(reply: &str) -> Result<Patch, PatchError> {
     // The last block: a model that mentions the tag in its rationale still writes the real
     // block after it.
     let Some(open) = reply.rfind(EDITS_OPEN) else {
-        return Err(format!(
-            "the reply has no {EDITS_OPEN}...{EDITS_CLOSE} block"
-        ));
+        return Err(PatchError::NoBlock);
     };
     let after = &reply[open + EDITS_OPEN.len()..];
     let (block, closed) = match after.find(EDITS_CLOSE) {
         Some(end) => (&after[..end], true),
         None => (after, false),
     };
-    let value: Value = serde_json::from_str(unfence(block)).map_err(|error| {
-        let hint = if closed {
-            String::new()
-        } else {
-            format!(" (and the block has no closing {EDITS_CLOSE} tag)")
-        };
-        format!("the {EDITS_OPEN} block is not valid JSON: {error}{hint}")
-    })?;
+    let value: Value = serde_json::from_str(unfence(block))
+        .map_err(|source| PatchError::NotJson { source, closed })?;
     let items = match value {
         Value::Array(items) => items,
-        other => {
-            return Err(format!(
-                "the {EDITS_OPEN} block holds {}, not a JSON array of edits",
-                kind(&other)
-            ));
-        }
+        other => return Err(PatchError::NotAnArray(kind(&other))),
     };
     if items.is_empty() {
-        return Err("the reply proposes no edits".to_string());
+        return Err(PatchError::NoEdits);
     }
     let edits = items
         .iter()
         .enumerate()
         .map(|(index, item)| {
-            read_edit(item).map_err(|error| format!("edit {}: {error}", index + 1))
+            read_edit(item).map_err(|source| PatchError::Edit {
+                number: index + 1,
+                source,
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Patch {
@@ -157,7 +147,7 @@ pub struct Applied {
     /// Indices (into the edits) of the edits applied, in order.
     pub applied: Vec<usize>,
     /// Edits not applied: index and the reason.
-    pub rejected: Vec<(usize, String)>,
+    pub rejected: Vec<(usize, EditError)>,
 }
 
 /// Applies `edits` in order, each to the body as the edits before it left it, refusing any
@@ -201,6 +191,104 @@ pub fn apply(body: &str, edits: &[Edit], protected: &[String]) -> Applied {
     }
 }
 
+/// Why a reply's patch cannot be read. The sentence is shown to the optimizer model later,
+/// so it says what to write instead.
+#[derive(Debug, thiserror::Error)]
+pub enum PatchError {
+    /// No edit list at all.
+    #[error("the reply has no {EDITS_OPEN}...{EDITS_CLOSE} block")]
+    NoBlock,
+    /// The edit list does not parse; an unclosed block is named, as the likely cause.
+    #[error(
+        "the {EDITS_OPEN} block is not valid JSON: {source}{}",
+        if *closed { String::new() } else { format!(" (and the block has no closing {EDITS_CLOSE} tag)") }
+    )]
+    NotJson {
+        /// What the parser said.
+        source: serde_json::Error,
+        /// Whether the block had its closing tag.
+        closed: bool,
+    },
+    /// The block holds JSON other than a list.
+    #[error("the {EDITS_OPEN} block holds {0}, not a JSON array of edits")]
+    NotAnArray(&'static str),
+    /// An empty list.
+    #[error("the reply proposes no edits")]
+    NoEdits,
+    /// One edit is malformed, which fails the whole reply: the others were written with it.
+    #[error("edit {number}: {source}")]
+    Edit {
+        /// Its position in the list, from 1.
+        number: usize,
+        /// What is wrong with it.
+        source: EditError,
+    },
+}
+
+/// Why one edit is malformed, or is refused when applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// The edit is not a JSON object.
+    #[error("expected a JSON object, found {0}")]
+    NotAnObject(&'static str),
+    /// No `op`.
+    #[error("needs an `op`; use {OPS}")]
+    NoOp,
+    /// An `op` that is not one of the four.
+    #[error("unknown op `{0}`; use {OPS}")]
+    UnknownOp(String),
+    /// An `op` that is not a string.
+    #[error("`op` must be a string; use {OPS}")]
+    OpNotAString,
+    /// Keys other than `op`, `target` and `text`.
+    #[error(
+        "unknown key{} {}; an edit has only `op`, `target` and `text`",
+        if .0.len() == 1 { "" } else { "s" },
+        .0.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownKeys(Vec<String>),
+    /// `target` or `text` given as another kind of value.
+    #[error("`{key}` must be a string, not {kind}")]
+    NotAString {
+        /// `target` or `text`.
+        key: &'static str,
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// A field the op needs is missing or blank.
+    #[error("`{}` needs a non-empty `{field}`", op.name())]
+    Needs {
+        /// The op.
+        op: Op,
+        /// The field.
+        field: &'static str,
+    },
+    /// An `append` that quotes a target, as if it meant `insert_after`.
+    #[error("`append` takes no `target`; use insert_after to add after a given text")]
+    AppendTarget,
+    /// A `replace` without `text`.
+    #[error("`replace` needs a `text`")]
+    ReplaceWithout,
+    /// A `replace` with a blank `text`, which is a `delete`.
+    #[error("`replace` needs a non-empty `text`; use delete to remove the target")]
+    ReplaceWithNothing,
+    /// A `delete` with a `text`, as if it meant `replace`.
+    #[error("`delete` takes no `text`; use replace to change the target")]
+    DeleteText,
+    /// The target is not in the body.
+    #[error("target text not found: {}", quote(.0))]
+    NotFound(String),
+    /// The target is in the body more than once: which one is meant is never guessed.
+    #[error("target text occurs {0} times; quote more of it so it is unique")]
+    Ambiguous(usize),
+    /// The edit would change a protected section.
+    #[error("touches the protected section «{0}»")]
+    Protected(String),
+    /// The edit leaves the body as it was.
+    #[error("changes nothing")]
+    NoChange,
+}
+
 /// An edit with the fields its op needs, checked.
 enum Action<'a> {
     Append { text: &'a str },
@@ -212,19 +300,15 @@ enum Action<'a> {
 impl<'a> Action<'a> {
     /// Checks that `op` has the fields it needs and none that would make its intent unclear.
     /// A whitespace-only field counts as empty: it quotes nothing a model could mean.
-    fn of(op: Op, target: Option<&'a str>, text: Option<&'a str>) -> Result<Self, String> {
-        let name = op.name();
+    fn of(op: Op, target: Option<&'a str>, text: Option<&'a str>) -> Result<Self, EditError> {
         let given = |field: Option<&'a str>| field.filter(|value| !value.trim().is_empty());
-        let needs = |field: Option<&'a str>, key: &str| {
-            given(field).ok_or_else(|| format!("`{name}` needs a non-empty `{key}`"))
+        let needs = |field: Option<&'a str>, key: &'static str| {
+            given(field).ok_or(EditError::Needs { op, field: key })
         };
         match op {
             Op::Append => {
                 if given(target).is_some() {
-                    return Err(
-                        "`append` takes no `target`; use insert_after to add after a given text"
-                            .to_string(),
-                    );
+                    return Err(EditError::AppendTarget);
                 }
                 Ok(Action::Append {
                     text: needs(text, "text")?,
@@ -237,19 +321,14 @@ impl<'a> Action<'a> {
             Op::Replace => {
                 let target = needs(target, "target")?;
                 match text {
-                    None => Err("`replace` needs a `text`".to_string()),
-                    Some(text) if text.trim().is_empty() => Err(
-                        "`replace` needs a non-empty `text`; use delete to remove the target"
-                            .to_string(),
-                    ),
+                    None => Err(EditError::ReplaceWithout),
+                    Some(text) if text.trim().is_empty() => Err(EditError::ReplaceWithNothing),
                     Some(text) => Ok(Action::Replace { target, text }),
                 }
             }
             Op::Delete => {
                 if given(text).is_some() {
-                    return Err(
-                        "`delete` takes no `text`; use replace to change the target".to_string()
-                    );
+                    return Err(EditError::DeleteText);
                 }
                 Ok(Action::Delete {
                     target: needs(target, "target")?,
@@ -275,37 +354,26 @@ impl<'a> Action<'a> {
 }
 
 /// One edit of the list; the error is without the edit's number.
-fn read_edit(item: &Value) -> Result<Edit, String> {
+fn read_edit(item: &Value) -> Result<Edit, EditError> {
     let Value::Object(fields) = item else {
-        return Err(format!("expected a JSON object, found {}", kind(item)));
+        return Err(EditError::NotAnObject(kind(item)));
     };
     let op = match fields.get("op") {
-        None => return Err(format!("needs an `op`; use {OPS}")),
+        None => return Err(EditError::NoOp),
         Some(value) => match value.as_str() {
             Some(name) => {
-                Op::deserialize(value).map_err(|_| format!("unknown op `{name}`; use {OPS}"))?
+                Op::deserialize(value).map_err(|_| EditError::UnknownOp(name.to_string()))?
             }
-            None => return Err(format!("`op` must be a string; use {OPS}")),
+            None => return Err(EditError::OpNotAString),
         },
     };
     let unknown: Vec<String> = fields
         .keys()
         .filter(|key| !KEYS.contains(&key.as_str()))
-        .map(|key| format!("`{key}`"))
+        .cloned()
         .collect();
-    match unknown.as_slice() {
-        [] => {}
-        [key] => {
-            return Err(format!(
-                "unknown key {key}; an edit has only `op`, `target` and `text`"
-            ));
-        }
-        keys => {
-            return Err(format!(
-                "unknown keys {}; an edit has only `op`, `target` and `text`",
-                keys.join(", ")
-            ));
-        }
+    if !unknown.is_empty() {
+        return Err(EditError::UnknownKeys(unknown));
     }
     let target = string_field(fields, "target")?;
     let text = string_field(fields, "text")?;
@@ -313,11 +381,17 @@ fn read_edit(item: &Value) -> Result<Edit, String> {
 }
 
 /// A string field of an edit; `null` counts as absent, since some models write every key.
-fn string_field<'a>(fields: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
+fn string_field<'a>(
+    fields: &'a Map<String, Value>,
+    key: &'static str,
+) -> Result<Option<&'a str>, EditError> {
     match fields.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(value)) => Ok(Some(value.as_str())),
-        Some(other) => Err(format!("`{key}` must be a string, not {}", kind(other))),
+        Some(other) => Err(EditError::NotAString {
+            key,
+            kind: kind(other),
+        }),
     }
 }
 
@@ -369,12 +443,12 @@ fn quote(text: &str) -> String {
 }
 
 /// The refusal of an edit that would change the protected section `heading`.
-fn touches(heading: &str) -> String {
-    format!("touches the protected section «{heading}»")
+fn touches(heading: &str) -> EditError {
+    EditError::Protected(heading.to_string())
 }
 
 /// The body after one edit, or why the edit is refused.
-fn step(body: &str, edit: &Edit, protected: &[String]) -> Result<String, String> {
+fn step(body: &str, edit: &Edit, protected: &[String]) -> Result<String, EditError> {
     let action = Action::of(edit.op, edit.target.as_deref(), edit.text.as_deref())?;
     let sections = sections(body, protected);
     let next = settle(match action {
@@ -387,7 +461,7 @@ fn step(body: &str, edit: &Edit, protected: &[String]) -> Result<String, String>
         Action::Delete { target } => delete(body, locate(body, target, &sections)?),
     });
     if next == body {
-        return Err("changes nothing".to_string());
+        return Err(EditError::NoChange);
     }
     // The target checks see only where an edit acts; this sees what it did, e.g. a replace
     // that swallows the line break before a protected heading and so unmakes the section.
@@ -398,17 +472,12 @@ fn step(body: &str, edit: &Edit, protected: &[String]) -> Result<String, String>
 }
 
 /// The one occurrence of `target` in `body`, outside every protected section.
-fn locate(body: &str, target: &str, sections: &[Section<'_>]) -> Result<Range<usize>, String> {
+fn locate(body: &str, target: &str, sections: &[Section<'_>]) -> Result<Range<usize>, EditError> {
     let found = occurrences(body, target);
     let start = match found.as_slice() {
-        [] => return Err(format!("target text not found: {}", quote(target))),
+        [] => return Err(EditError::NotFound(target.to_string())),
         [start] => *start,
-        many => {
-            return Err(format!(
-                "target text occurs {} times; quote more of it so it is unique",
-                many.len()
-            ));
-        }
+        many => return Err(EditError::Ambiguous(many.len())),
     };
     let span = start..start + target.len();
     if let Some(section) = sections
@@ -461,7 +530,7 @@ fn insert_after(
     target: &str,
     text: &str,
     sections: &[Section<'_>],
-) -> Result<String, String> {
+) -> Result<String, EditError> {
     let span = locate(body, target, sections)?;
     // A target that ends with its line's break ends on that line, not the next.
     let line_end = if target.ends_with('\n') {
@@ -657,8 +726,17 @@ mod tests {
     fn parse_error(edits: &str) -> String {
         match parse(&reply(edits)) {
             Ok(patch) => panic!("parsed {patch:?}"),
-            Err(error) => error,
+            Err(error) => error.to_string(),
         }
+    }
+
+    /// The refusals as their messages, which models and reports read.
+    fn refusals(applied: &Applied) -> Vec<(usize, String)> {
+        applied
+            .rejected
+            .iter()
+            .map(|(index, reason)| (*index, reason.to_string()))
+            .collect()
     }
 
     fn protect(headings: &[&str]) -> Vec<String> {
@@ -710,7 +788,8 @@ mod tests {
     #[test]
     fn text_after_an_unclosed_block_is_invalid_json_that_mentions_the_missing_tag() {
         let error = parse("<EDITS>\n[{\"op\": \"append\", \"text\": \"x\"}]\nThat is all.")
-            .expect_err("trailing prose");
+            .expect_err("trailing prose")
+            .to_string();
         assert!(
             error.starts_with("the <EDITS> block is not valid JSON: trailing characters at line 2"),
             "{error}"
@@ -735,7 +814,7 @@ mod tests {
     #[test]
     fn a_reply_without_an_edits_block_is_rejected() {
         assert_eq!(
-            parse("<RATIONALE>x</RATIONALE> I would append a rule."),
+            parse("<RATIONALE>x</RATIONALE> I would append a rule.").map_err(|e| e.to_string()),
             Err("the reply has no <EDITS>...</EDITS> block".to_string())
         );
     }
@@ -938,7 +1017,7 @@ mod tests {
         assert_eq!(applied.body, BODY);
         assert!(applied.applied.is_empty());
         assert_eq!(
-            applied.rejected,
+            refusals(&applied),
             vec![(0, "target text not found: «Handle all tasks.»".to_string())]
         );
     }
@@ -948,7 +1027,7 @@ mod tests {
         let long = "y".repeat(100);
         let applied = apply(BODY, &[delete(&long)], &[]);
         let expected = format!("target text not found: «{}…»", "y".repeat(80));
-        assert_eq!(applied.rejected, vec![(0, expected)]);
+        assert_eq!(refusals(&applied), vec![(0, expected)]);
     }
 
     #[test]
@@ -959,7 +1038,7 @@ mod tests {
             &[],
         );
         assert_eq!(
-            applied.rejected,
+            refusals(&applied),
             vec![(
                 0,
                 "target text occurs 3 times; quote more of it so it is unique".to_string()
@@ -967,7 +1046,7 @@ mod tests {
         );
         let overlapping = apply("aaa\n", &[delete("aa")], &[]);
         assert_eq!(
-            overlapping.rejected,
+            refusals(&overlapping),
             vec![(
                 0,
                 "target text occurs 2 times; quote more of it so it is unique".to_string()
@@ -979,7 +1058,12 @@ mod tests {
     fn the_match_is_exact_and_case_sensitive() {
         let applied = apply(BODY, &[replace("intro line.", "x")], &[]);
         assert_eq!(applied.rejected.len(), 1);
-        assert!(applied.rejected[0].1.starts_with("target text not found"));
+        assert!(
+            applied.rejected[0]
+                .1
+                .to_string()
+                .starts_with("target text not found")
+        );
     }
 
     #[test]
@@ -992,12 +1076,12 @@ mod tests {
         );
         assert_eq!(applied.body, BODY);
         assert_eq!(
-            applied.rejected,
+            refusals(&applied),
             vec![(0, "touches the protected section «## Safety»".to_string())]
         );
         let heading = apply(BODY, &[replace("## Safety", "## Notes")], &protected);
         assert_eq!(
-            heading.rejected[0].1,
+            heading.rejected[0].1.to_string(),
             "touches the protected section «## Safety»"
         );
     }
@@ -1010,7 +1094,7 @@ mod tests {
             &protect(&[" ## Safety"]),
         );
         assert_eq!(
-            applied.rejected[0].1,
+            applied.rejected[0].1.to_string(),
             "touches the protected section «## Safety»"
         );
     }
@@ -1025,7 +1109,7 @@ mod tests {
         );
         assert_eq!(applied.body, body);
         assert_eq!(
-            applied.rejected,
+            refusals(&applied),
             vec![(0, "touches the protected section «## Odd»".to_string())]
         );
     }
@@ -1051,7 +1135,7 @@ mod tests {
             &protect(&["## Safety"]),
         );
         assert_eq!(
-            applied.rejected[0].1,
+            applied.rejected[0].1.to_string(),
             "touches the protected section «## Safety»"
         );
         let fence = apply(
@@ -1060,7 +1144,7 @@ mod tests {
             &protect(&["## Safety"]),
         );
         assert_eq!(
-            fence.rejected[0].1,
+            fence.rejected[0].1.to_string(),
             "touches the protected section «## Safety»"
         );
     }
@@ -1125,14 +1209,14 @@ mod tests {
     #[test]
     fn an_edit_that_changes_nothing_is_rejected() {
         let applied = apply(BODY, &[replace("Intro line.", "Intro line.")], &[]);
-        assert_eq!(applied.rejected, vec![(0, "changes nothing".to_string())]);
+        assert_eq!(refusals(&applied), vec![(0, "changes nothing".to_string())]);
     }
 
     #[test]
     fn an_edit_missing_a_field_its_op_needs_is_rejected_when_applied() {
         let applied = apply(BODY, &[edit(Op::Replace, None, Some("x"))], &[]);
         assert_eq!(
-            applied.rejected,
+            refusals(&applied),
             vec![(0, "`replace` needs a non-empty `target`".to_string())]
         );
     }

@@ -447,7 +447,7 @@ pub fn read_proposal(
             .then(|| looped_paragraph(text))
             .flatten()
         {
-            check_body(&body, limits).map_err(|reason| reject(reason, rationale))?;
+            check_body(&body, limits).map_err(|reason| reject(reason.to_string(), rationale))?;
             return Ok(Proposal {
                 body,
                 rationale: rationale.to_string(),
@@ -484,7 +484,7 @@ pub fn read_proposal(
             ));
         }
     };
-    check_body(&body, limits).map_err(|reason| reject(reason, rationale))?;
+    check_body(&body, limits).map_err(|reason| reject(reason.to_string(), rationale))?;
     Ok(Proposal {
         body,
         rationale: rationale.to_string(),
@@ -528,16 +528,31 @@ fn looped_paragraph(text: &str) -> Option<String> {
     None
 }
 
+/// Why a proposed body is not a skill body. It becomes the proposal's rejection reason,
+/// which the optimizer model is shown in later rounds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BodyError {
+    #[error("the proposed body is empty")]
+    Empty,
+    #[error("the body starts with a YAML frontmatter block, but only the body may change")]
+    Frontmatter,
+    #[error("the body contains the prompt's own tags, so it is not a skill body")]
+    PromptTags,
+    #[error("the body repeats the answer format's placeholder text instead of writing a skill")]
+    Placeholder,
+    #[error("the body has {chars} characters, more than the limit of {limit}")]
+    TooLong { chars: usize, limit: usize },
+    #[error("the body has {lines} lines, more than the limit of {limit}")]
+    TooManyLines { lines: usize, limit: usize },
+}
+
 /// Why a proposed body is not a skill body, if it is not.
-fn check_body(body: &str, (max_chars, max_lines): (usize, usize)) -> Result<(), String> {
+fn check_body(body: &str, (max_chars, max_lines): (usize, usize)) -> Result<(), BodyError> {
     if body.is_empty() {
-        return Err("the proposed body is empty".to_string());
+        return Err(BodyError::Empty);
     }
     if has_frontmatter(body) {
-        return Err(
-            "the body starts with a YAML frontmatter block, but only the body may change"
-                .to_string(),
-        );
+        return Err(BodyError::Frontmatter);
     }
     if [
         "<NEW_SKILL_BODY>",
@@ -549,31 +564,28 @@ fn check_body(body: &str, (max_chars, max_lines): (usize, usize)) -> Result<(), 
     .iter()
     .any(|tag| body.contains(tag))
     {
-        return Err(
-            "the body contains the prompt's own tags, so it is not a skill body".to_string(),
-        );
+        return Err(BodyError::PromptTags);
     }
     let lowered = body.to_lowercase();
     if FORMAT_PLACEHOLDERS
         .iter()
         .any(|placeholder| lowered.contains(&placeholder.to_lowercase()))
     {
-        return Err(
-            "the body repeats the answer format's placeholder text instead of writing a skill"
-                .to_string(),
-        );
+        return Err(BodyError::Placeholder);
     }
     let chars = body.chars().count();
     if chars > max_chars {
-        return Err(format!(
-            "the body has {chars} characters, more than the limit of {max_chars}"
-        ));
+        return Err(BodyError::TooLong {
+            chars,
+            limit: max_chars,
+        });
     }
     let lines = body.lines().count();
     if lines > max_lines {
-        return Err(format!(
-            "the body has {lines} lines, more than the limit of {max_lines}"
-        ));
+        return Err(BodyError::TooManyLines {
+            lines,
+            limit: max_lines,
+        });
     }
     Ok(())
 }

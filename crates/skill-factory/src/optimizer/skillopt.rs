@@ -285,7 +285,7 @@ impl Search<'_> {
                 Err(_) if *pass == Pass::Successes && reply.contains("[]") => {}
                 Err(reason) => {
                     self.edits.unreadable_replies += 1;
-                    problems.push(reason);
+                    problems.push(reason.to_string());
                 }
             }
         }

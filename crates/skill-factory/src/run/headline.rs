@@ -16,7 +16,7 @@ use skill_factory_core::{Skill, Task};
 
 use crate::noise::Noise;
 use crate::optimizer::event::Event;
-use crate::optimizer::{OptimizationResult, RunContext, identity};
+use crate::optimizer::{OptimizationResult, RunContext, StopReason, identity};
 
 /// What the headline rests on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -78,7 +78,7 @@ pub async fn measure(
                 emit(context, &headline);
                 return headline;
             }
-            Err(why) => note = Some(why),
+            Err(why) => note = Some(why.to_string()),
         }
     }
     let best_samples = if same {
@@ -107,29 +107,31 @@ async fn fresh(
     candidate: usize,
     val: &[Task],
     noise: &Noise,
-) -> Result<Vec<Vec<f64>>, String> {
-    let stopped = |context: &RunContext| {
-        context
-            .stop_reason()
-            .map_or_else(|| "the run stopped".to_string(), |stop| stop.detail())
-    };
-    if context.stop_reason().is_some() {
-        return Err(format!(
-            "{} before the best skill was scored on fresh samples",
-            stopped(context)
-        ));
+) -> Result<Vec<Vec<f64>>, Unscored> {
+    if let Some(stop) = context.stop_reason() {
+        return Err(Unscored::Before(Some(stop)));
     }
     let from = context.next_sample(best, val);
     let drawn = from..from + noise.final_samples();
     context
         .sample_scores(best, val, drawn, (candidate, "val"))
         .await
-        .ok_or_else(|| {
-            format!(
-                "{} while the best skill was scored on fresh samples",
-                stopped(context)
-            )
-        })
+        .ok_or_else(|| Unscored::During(context.stop_reason()))
+}
+
+/// Why the best skill was not scored on fresh samples: the run stopped, for the reason
+/// given when it has one. Kept as the headline's note.
+#[derive(Debug, thiserror::Error)]
+enum Unscored {
+    #[error("{} before the best skill was scored on fresh samples", stopped(.0.as_ref()))]
+    Before(Option<StopReason>),
+    #[error("{} while the best skill was scored on fresh samples", stopped(.0.as_ref()))]
+    During(Option<StopReason>),
+}
+
+/// Why the run stopped, as a sentence.
+fn stopped(stop: Option<&StopReason>) -> String {
+    stop.map_or_else(|| "the run stopped".to_string(), StopReason::detail)
 }
 
 impl Source {

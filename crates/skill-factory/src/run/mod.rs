@@ -160,7 +160,7 @@ struct RunParts {
 impl RunParts {
     fn build(session: &Session) -> Result<RunParts, EngineError> {
         let config = &session.config.config.optimizer;
-        let unknown = |e: UnknownOptimizer| session.block_error("optimizer.name", e.to_string());
+        let unknown = |e: UnknownOptimizer| session.block_error("optimizer.name", e);
         // The name first: a run that cannot search should not ask for keys.
         optimizer_name(config).map_err(unknown)?;
         let mut split = session.split()?;

@@ -15,20 +15,32 @@ use crate::optimizer::{CandidateRecord, OptimizationResult, RunContext, identity
 /// How many of the search's last bests compete on the selection split.
 pub const CANDIDATES: usize = 3;
 
+/// A `selection_fraction` so large that no train task would be left to search on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{size} selection tasks would leave none of the {train} train tasks for training; lower selection_fraction"
+)]
+pub struct SelectionTooLarge {
+    /// The selection split's size.
+    pub size: usize,
+    /// The train split's size before it.
+    pub train: usize,
+}
+
 /// Moves `round(n × fraction)` tasks (at least one) from the end of the train split into a
 /// selection split, where `n` is the dataset's size. `None` for a fraction of 0; an error
-/// sentence when no train task would be left.
-pub fn carve(split: &mut Split, fraction: f64) -> Result<Option<Vec<Task>>, String> {
+/// when no train task would be left.
+pub fn carve(split: &mut Split, fraction: f64) -> Result<Option<Vec<Task>>, SelectionTooLarge> {
     if fraction <= 0.0 {
         return Ok(None);
     }
     let total = split.train.len() + split.val.len() + split.test.len();
     let size = ((total as f64 * fraction).round_ties_even() as usize).max(1);
     if size >= split.train.len() {
-        return Err(format!(
-            "{size} selection tasks would leave none of the {} train tasks for training; lower selection_fraction",
-            split.train.len()
-        ));
+        return Err(SelectionTooLarge {
+            size,
+            train: split.train.len(),
+        });
     }
     let at = split.train.len() - size;
     Ok(Some(split.train.split_off(at)))
@@ -187,7 +199,7 @@ mod tests {
         assert_eq!(selection[0].id, "t4");
         assert_eq!(split.train.len(), 4);
         assert!(carve(&mut split, 0.0).unwrap().is_none());
-        let error = carve(&mut split, 0.5).unwrap_err();
+        let error = carve(&mut split, 0.5).unwrap_err().to_string();
         assert!(error.contains("lower selection_fraction"), "{error}");
     }
 }
