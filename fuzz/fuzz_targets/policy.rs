@@ -1,7 +1,7 @@
 //! A declarative policy (YAML), checked against a probe set's questions and applied.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use skill_factory_lab::policy::PolicySpec;
+use skill_factory_lab::measure::policy::PolicySpec;
 
 fuzz_target!(|text: &str| {
     let Ok(value) = serde_saphyr::from_str::<serde_json::Value>(text) else {

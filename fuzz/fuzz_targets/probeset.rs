@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
-use skill_factory_lab::probeset::ProbeSet;
-use skill_factory_lab::score::ScoreExpr;
+use skill_factory_lab::probe::probeset::ProbeSet;
+use skill_factory_lab::probe::score::ScoreExpr;
 
 fuzz_target!(|text: &str| {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
@@ -19,10 +19,10 @@ fuzz_target!(|text: &str| {
     if let Ok(set) = ProbeSet::from_json(&value, "fuzz.json") {
         let _ = set.sha256();
         for format in [
-            skill_factory_lab::export::Format::TypeScript,
-            skill_factory_lab::export::Format::Python,
+            skill_factory_lab::ship::export::Format::TypeScript,
+            skill_factory_lab::ship::export::Format::Python,
         ] {
-            let _ = skill_factory_lab::export::export(&set, format, None);
+            let _ = skill_factory_lab::ship::export::export(&set, format, None);
         }
     }
 });

@@ -1,8 +1,8 @@
 //! A proposer model's reply in classifier mode's reflective rounds.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use skill_factory_lab::question::Bank;
-use skill_factory_lab::reflect::parse_proposal;
+use skill_factory_lab::probe::question::Bank;
+use skill_factory_lab::optimizer::reflect::parse_proposal;
 
 fuzz_target!(|reply: &str| {
     let pool = Bank::from_json(&serde_json::json!({

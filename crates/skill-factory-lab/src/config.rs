@@ -22,11 +22,11 @@ use skill_factory_llm::{
 };
 
 use crate::LabError;
-use crate::dataset::Labels;
-use crate::lab::{Lab, LabSettings};
-use crate::objective::{Objective, ObjectiveFile};
+use crate::answers::lab::{Lab, LabSettings};
+use crate::data::dataset::Labels;
+use crate::data::splits::SplitPlan;
+use crate::optimizer::objective::{Objective, ObjectiveFile};
 use crate::optimizer::{OptimizerFile, OptimizerSettings};
-use crate::splits::SplitPlan;
 
 /// The proposer's answers, in the workspace.
 pub const PROPOSALS_FILE: &str = "proposals.sqlite";
@@ -64,7 +64,7 @@ pub struct ClassifierConfig {
     pub optimizer_provider: Option<ProviderSettings>,
     /// The declarative policy (`policy:`, inline or a YAML file), as written, where, and the
     /// folder a command of it runs in; read against the probe set's questions by
-    /// [`crate::workspace::Project::policy`].
+    /// [`crate::run::workspace::Project::policy`].
     pub policy: Option<(Value, String, PathBuf)>,
     /// Questions kept in every candidate (for policies), never selected.
     pub keep_questions: Option<Vec<String>>,
@@ -292,7 +292,7 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
             let path = resolve(file);
             let folder = path.parent().map_or_else(|| dir.clone(), Path::to_path_buf);
             Some((
-                crate::policy::read_file(&path)?,
+                crate::measure::policy::read_file(&path)?,
                 path.display().to_string(),
                 folder,
             ))

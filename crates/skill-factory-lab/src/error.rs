@@ -46,7 +46,7 @@ pub enum LabError {
     Config(Box<skill_factory_config::ConfigError>),
     /// The objective names a level the policy does not have, or a split not scored.
     #[error(transparent)]
-    Objective(#[from] crate::objective::ObjectiveError),
+    Objective(#[from] crate::optimizer::objective::ObjectiveError),
     /// The System One client or the answer cache failed.
     #[error(transparent)]
     SystemOne(#[from] SystemOneError),

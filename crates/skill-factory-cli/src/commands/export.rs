@@ -12,8 +12,8 @@ use crate::output::{errln, outln};
 /// The skill at `path`: a skill file or folder, or a classifier workspace as the skill that
 /// carries its probe set and scorer.
 pub fn bundle_of(path: &Path) -> anyhow::Result<SkillBundle> {
-    if path.is_dir() && skill_factory_lab::skill::is_workspace(path) {
-        return Ok(skill_factory_lab::skill::bundle(path)?);
+    if path.is_dir() && skill_factory_lab::ship::skill::is_workspace(path) {
+        return Ok(skill_factory_lab::ship::skill::bundle(path)?);
     }
     Ok(SkillBundle::load(path)?)
 }

@@ -11,24 +11,25 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use skill_factory_io::output::write_atomic;
 use skill_factory_lab::LabError;
-use skill_factory_lab::dataset::Example;
-use skill_factory_lab::evaluate::{Policy, Reports, evaluate_split, question_stats};
-use skill_factory_lab::lab::AskReport;
-use skill_factory_lab::metrics::pct;
-use skill_factory_lab::policy::PolicySpec;
-use skill_factory_lab::probeset::ProbeSet;
-use skill_factory_lab::question::Bank;
-use skill_factory_lab::report;
+use skill_factory_lab::answers::lab::AskReport;
+use skill_factory_lab::answers::table::AnswerTable;
+use skill_factory_lab::answers::{drift, noise};
+use skill_factory_lab::data::dataset::Example;
+use skill_factory_lab::data::seal::{Seal, refuse_sealed};
+use skill_factory_lab::data::splits::Split;
+use skill_factory_lab::measure::evaluate::{Policy, Reports, evaluate_split, question_stats};
+use skill_factory_lab::measure::metrics::pct;
+use skill_factory_lab::measure::policy::PolicySpec;
+use skill_factory_lab::optimizer::reflect;
+use skill_factory_lab::optimizer::select::{Selection, pareto};
+use skill_factory_lab::probe::probeset::ProbeSet;
+use skill_factory_lab::probe::question::Bank;
+use skill_factory_lab::run::report;
+use skill_factory_lab::run::svg::splits_svg;
+use skill_factory_lab::run::workspace::Project;
 use skill_factory_lab::run::{
     self, Opened, asked_of, examples_of, reports_of, svg_rows, table_rows,
 };
-use skill_factory_lab::seal::{Seal, refuse_sealed};
-use skill_factory_lab::select::{Selection, pareto};
-use skill_factory_lab::splits::Split;
-use skill_factory_lab::svg::splits_svg;
-use skill_factory_lab::table::AnswerTable;
-use skill_factory_lab::workspace::Project;
-use skill_factory_lab::{drift, noise, reflect};
 use skill_factory_pycompat::float::thousands;
 
 use super::lab_open::{open, parse_splits};
@@ -356,7 +357,7 @@ fn import_scanner(
     budget: usize,
     questions: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
-    let imported = skill_factory_lab::scanner::import(lab, out, budget, questions)?;
+    let imported = skill_factory_lab::data::scanner::import(lab, out, budget, questions)?;
     outln!(
         "imported {} examples into {}",
         imported.examples,
@@ -620,9 +621,10 @@ fn select(
     base.name.clone_from(&project.config.name);
     base.pinned_version = None;
     base.calibration = Default::default();
-    let as_probeset = |c: &skill_factory_lab::select::Candidate| -> anyhow::Result<ProbeSet> {
-        c.probe_set(&base, &pool, &[]).map_err(anyhow::Error::msg)
-    };
+    let as_probeset =
+        |c: &skill_factory_lab::optimizer::select::Candidate| -> anyhow::Result<ProbeSet> {
+            c.probe_set(&base, &pool, &[]).map_err(anyhow::Error::msg)
+        };
     outln!("| Candidate | Questions | Threshold | Train recall at FPR | Val recall at FPR |");
     outln!("|---|---|---|---|---|");
     for candidate in candidates.iter().take(15) {
@@ -755,7 +757,7 @@ async fn report(
     let unanswered = examples
         .iter()
         .filter(|e| {
-            e.status(after.state_budget) == skill_factory_lab::dataset::Status::Judged
+            e.status(after.state_budget) == skill_factory_lab::data::dataset::Status::Judged
                 && tables[1].answers(&e.id).is_empty()
         })
         .count();

@@ -7,12 +7,12 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use skill_factory_io::output::write_atomic;
-use skill_factory_lab::export::{Format, export as render};
-use skill_factory_lab::parity::{check_artifact, check_production};
-use skill_factory_lab::policy::PolicySpec;
-use skill_factory_lab::probeset::ProbeSet;
-use skill_factory_lab::seal::refuse_sealed;
-use skill_factory_lab::workspace::Project;
+use skill_factory_lab::data::seal::refuse_sealed;
+use skill_factory_lab::measure::policy::PolicySpec;
+use skill_factory_lab::probe::probeset::ProbeSet;
+use skill_factory_lab::run::workspace::Project;
+use skill_factory_lab::ship::export::{Format, export as render};
+use skill_factory_lab::ship::parity::{check_artifact, check_production};
 
 use super::lab_open::{open, parse_splits};
 use crate::output::outln;

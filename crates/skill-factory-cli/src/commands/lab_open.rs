@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use anyhow::bail;
+use skill_factory_lab::data::splits::Split;
 use skill_factory_lab::run::{self, Opened};
-use skill_factory_lab::splits::Split;
 
 use crate::output::errln;
 

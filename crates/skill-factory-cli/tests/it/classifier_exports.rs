@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
-use skill_factory_lab::lab::Asked;
-use skill_factory_lab::workspace::Project;
+use skill_factory_lab::answers::lab::Asked;
+use skill_factory_lab::run::workspace::Project;
 
 use crate::common::external_tool::external_tool;
 use crate::common::{bin, repo_root, run};
@@ -171,13 +171,13 @@ type Verdicts = HashMap<String, (Option<f64>, bool, String)>;
 fn lab_verdicts(ws: &Path, probeset: &Path) -> (Vec<Value>, Verdicts) {
     let project = Project::load(&ws.join("policy.yaml"), None).unwrap();
     let lab = project.config.lab(&|_: &str| None).unwrap();
-    let set = skill_factory_lab::probeset::ProbeSet::load(probeset).unwrap();
+    let set = skill_factory_lab::probe::probeset::ProbeSet::load(probeset).unwrap();
     let (policy, _) = project.policy().unwrap();
     let pool = project.pool().unwrap();
     let examples: Vec<_> = project
-        .split(skill_factory_lab::splits::Split::Train)
+        .split(skill_factory_lab::data::splits::Split::Train)
         .iter()
-        .chain(project.split(skill_factory_lab::splits::Split::Val))
+        .chain(project.split(skill_factory_lab::data::splits::Split::Val))
         .collect();
     let table = lab.table(
         &examples,
@@ -188,7 +188,7 @@ fn lab_verdicts(ws: &Path, probeset: &Path) -> (Vec<Value>, Verdicts) {
     let mut cases = Vec::new();
     let mut expected = HashMap::new();
     let mut add = |id: String,
-                   example: &skill_factory_lab::dataset::Example,
+                   example: &skill_factory_lab::data::dataset::Example,
                    answers: HashMap<String, f64>| {
         let score = set.score_of(&answers);
         let level = policy.verdict(example, &answers, score, set.threshold);
@@ -725,7 +725,10 @@ async fn reflective_rounds_show_the_proposer_what_the_python_tool_shows_and_keep
     assert_eq!(shown.len(), prompts.len());
     for (round, prompt) in shown.iter().zip(&prompts) {
         let messages = &prompt["body"]["messages"];
-        assert_eq!(messages[0]["content"], skill_factory_lab::reflect::SYSTEM);
+        assert_eq!(
+            messages[0]["content"],
+            skill_factory_lab::optimizer::reflect::SYSTEM
+        );
         assert_eq!(
             round["prompt"], messages[1]["content"],
             "round {}",

@@ -2,14 +2,14 @@
 //! few of each gated on validation against the incumbent.
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::evaluate::{Policy, Reports, evaluate_split};
-use crate::objective::Objective;
-use crate::probeset::ProbeSet;
-use crate::question::Bank;
-use crate::select::{Candidate, Selection, best_per_family, name_at_margin};
-use crate::splits::Split;
-use crate::table::AnswerTable;
+use crate::answers::table::AnswerTable;
+use crate::data::dataset::Example;
+use crate::data::splits::Split;
+use crate::measure::evaluate::{Policy, Reports, evaluate_split};
+use crate::optimizer::objective::Objective;
+use crate::optimizer::select::{Candidate, Selection, best_per_family, name_at_margin};
+use crate::probe::probeset::ProbeSet;
+use crate::probe::question::Bank;
 
 use super::{OptimizerSettings, Round};
 

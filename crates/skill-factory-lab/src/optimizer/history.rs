@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 use skill_factory_pycompat::float::round;
 
-use crate::evaluate::Reports;
+use crate::measure::evaluate::Reports;
 
 /// One round of the history.
 #[derive(Debug, Clone)]

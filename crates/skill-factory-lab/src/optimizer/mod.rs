@@ -13,7 +13,10 @@
 
 mod game;
 mod history;
+pub mod objective;
+pub mod reflect;
 mod search;
+pub mod select;
 mod settings;
 
 use std::collections::BTreeMap;
@@ -21,13 +24,13 @@ use std::collections::BTreeMap;
 use skill_factory_llm::ChatModel;
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::evaluate::{Policy, QuestionStats, Reports};
-use crate::lab::{AskReport, Lab};
-use crate::objective::Objective;
-use crate::probeset::ProbeSet;
-use crate::question::Bank;
-use crate::select::Candidate;
+use crate::answers::lab::{AskReport, Lab};
+use crate::data::dataset::Example;
+use crate::measure::evaluate::{Policy, QuestionStats, Reports};
+use crate::optimizer::objective::Objective;
+use crate::optimizer::select::Candidate;
+use crate::probe::probeset::ProbeSet;
+use crate::probe::question::Bank;
 
 pub use history::Round;
 pub use settings::{OptimizerFile, OptimizerSettings};

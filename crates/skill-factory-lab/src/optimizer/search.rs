@@ -7,16 +7,16 @@ use skill_factory_llm::request::ChatRequest;
 use skill_factory_pycompat::float::thousands;
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::evaluate::{Reports, question_stats};
-use crate::lab::{AskReport, Asked, Lab};
-use crate::metrics::fit_threshold;
-use crate::probeset::ProbeSet;
-use crate::question::Bank;
-use crate::reflect::{self, DigestInput, PromptInput, Proposal};
-use crate::select::{Candidate, pareto};
-use crate::splits::Split;
-use crate::table::{AnswerTable, most_served};
+use crate::answers::lab::{AskReport, Asked, Lab};
+use crate::answers::table::{AnswerTable, most_served};
+use crate::data::dataset::Example;
+use crate::data::splits::Split;
+use crate::measure::evaluate::{Reports, question_stats};
+use crate::measure::metrics::fit_threshold;
+use crate::optimizer::reflect::{self, DigestInput, PromptInput, Proposal};
+use crate::optimizer::select::{Candidate, pareto};
+use crate::probe::probeset::ProbeSet;
+use crate::probe::question::Bank;
 
 use super::game::{Game, Pass};
 use super::{Inputs, Outcome, Round};

@@ -4,10 +4,10 @@ use serde_json::{Value, json};
 use skill_factory_llm::systemone::{AnswerCache, FakeSystemOne};
 
 use super::*;
-use crate::lab::LabSettings;
-use crate::question::test_bank;
-use crate::splits::Split;
-use crate::world;
+use crate::answers::lab::LabSettings;
+use crate::data::splits::Split;
+use crate::data::world;
+use crate::probe::question::test_bank;
 
 fn quiet(_: usize, _: usize) {}
 
@@ -24,7 +24,7 @@ fn seed(ids: &[&str], score: &str) -> ProbeSet {
     let mut seed = ProbeSet::new(
         "seed",
         test_bank().subset(&ids).unwrap(),
-        crate::score::ScoreExpr::parse(&json!(score)).unwrap(),
+        crate::probe::score::ScoreExpr::parse(&json!(score)).unwrap(),
         None,
     )
     .unwrap();
@@ -34,7 +34,8 @@ fn seed(ids: &[&str], score: &str) -> ProbeSet {
 }
 
 fn objective(constraints: Value) -> Objective {
-    crate::objective::parsed(json!({"fpr_budget": 0.05, "constraints": constraints})).unwrap()
+    crate::optimizer::objective::parsed(json!({"fpr_budget": 0.05, "constraints": constraints}))
+        .unwrap()
 }
 
 async fn run(seed: &ProbeSet, objective: &Objective, keep: Option<&[String]>) -> Outcome {

@@ -7,12 +7,12 @@
 
 use skill_factory_pycompat::float::thousands;
 
-use crate::dataset::{Example, Status};
-use crate::evaluate::{Policy, Reports, SplitReport};
-use crate::metrics::{Rates, pct};
-use crate::objective::Objective;
+use crate::data::dataset::{Example, Status};
+use crate::data::splits::Split;
+use crate::measure::evaluate::{Policy, Reports, SplitReport};
+use crate::measure::metrics::{Rates, pct};
 use crate::optimizer::Outcome;
-use crate::splits::Split;
+use crate::optimizer::objective::Objective;
 
 /// The questions listed in `## Questions`: enough to see what separates, few enough to read.
 const QUESTIONS_SHOWN: usize = 40;
@@ -191,7 +191,7 @@ pub struct ReportInput<'a> {
     pub objective: &'a Objective,
     /// The policy verdicts went through.
     pub policy: &'a Policy,
-    /// The seal's one-line summary ([`crate::seal::Seal::summary`]).
+    /// The seal's one-line summary ([`crate::data::seal::Seal::summary`]).
     pub seal_summary: String,
     /// The rows of the before/after table, in display order.
     pub table_rows: Vec<TableRow>,
@@ -457,10 +457,10 @@ mod tests {
     use skill_factory_llm::systemone::{AnswerCache, FakeSystemOne};
 
     use super::*;
-    use crate::lab::{Lab, LabSettings};
+    use crate::answers::lab::{Lab, LabSettings};
     use crate::optimizer::{Inputs, OptimizerSettings, optimize};
-    use crate::probeset::ProbeSet;
-    use crate::score::ScoreExpr;
+    use crate::probe::probeset::ProbeSet;
+    use crate::probe::score::ScoreExpr;
 
     fn rates(tp: usize, fn_: usize, fp: usize, tn: usize) -> Rates {
         Rates { tp, fp, fn_, tn }
@@ -627,28 +627,31 @@ mod tests {
     /// The optimizer on the world (spec §6.7): the capability seed, the test bank as the
     /// pool, a 5% budget and validation false positives held to 10%.
     async fn world_outcome() -> (Outcome, Objective, Policy, Vec<Example>) {
-        let examples = crate::world::examples(120);
-        let splits = crate::world::default_splits(&examples);
-        let fake = Arc::new(FakeSystemOne::new("fake-jev", crate::world::responder));
+        let examples = crate::data::world::examples(120);
+        let splits = crate::data::world::default_splits(&examples);
+        let fake = Arc::new(FakeSystemOne::new(
+            "fake-jev",
+            crate::data::world::responder,
+        ));
         let lab = Lab::online(
             fake,
             Arc::new(AnswerCache::in_memory()),
             LabSettings::default(),
         );
         let qid = "capability".to_string();
-        let bank = crate::question::test_bank()
+        let bank = crate::probe::question::test_bank()
             .subset(std::slice::from_ref(&qid))
             .unwrap();
         let mut seed = ProbeSet::new("seed", bank, ScoreExpr::Question(qid), None).unwrap();
         seed.model = "fake-jev".to_string();
         seed.state_budget = 10_000;
-        let objective = crate::objective::parsed(json!({
+        let objective = crate::optimizer::objective::parsed(json!({
             "fpr_budget": 0.05,
             "constraints": [{"split": "val", "max_fpr": 0.1}],
         }))
         .unwrap();
         let policy = Policy::threshold();
-        let pool = crate::question::test_bank();
+        let pool = crate::probe::question::test_bank();
         let settings = OptimizerSettings::default();
         let inputs = Inputs {
             seed: &seed,
@@ -671,7 +674,7 @@ mod tests {
         policy: &'a Policy,
         examples: &[Example],
     ) -> ReportInput<'a> {
-        let splits = crate::world::default_splits(examples);
+        let splits = crate::data::world::default_splits(examples);
         let table_rows = Split::ALL
             .into_iter()
             .map(|split| {
@@ -736,7 +739,7 @@ mod tests {
             outcome.best.score.describe()
         )));
         // Every 10th world example is padded past a 100-character budget.
-        let splits = crate::world::default_splits(&examples);
+        let splits = crate::data::world::default_splits(&examples);
         let train = splits.get(Split::Train);
         let long = train.iter().filter(|e| e.chars > Some(100)).count();
         assert!(long > 0);

@@ -6,10 +6,10 @@
 //! costs once and can be compared any number of times.
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::lab::{Asked, Lab};
-use crate::probeset::ProbeSet;
-use crate::table::AnswerTable;
+use crate::answers::lab::{Asked, Lab};
+use crate::answers::table::AnswerTable;
+use crate::data::dataset::Example;
+use crate::probe::probeset::ProbeSet;
 
 /// How the answers of two asks of the same questions compare.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,8 +141,8 @@ mod tests {
     use skill_factory_llm::systemone::{AnswerCache, FakeSystemOne};
 
     use super::*;
-    use crate::lab::LabSettings;
-    use crate::world;
+    use crate::answers::lab::LabSettings;
+    use crate::data::world;
 
     fn probeset() -> ProbeSet {
         // Low intent answers (about 0.02 to 0.07) cross 0.3 when they wobble up by 0.3.
@@ -196,7 +196,7 @@ mod tests {
     #[test]
     fn a_table_compared_with_itself_is_identical_and_flips_nothing() {
         let examples = world::examples(30);
-        let table = crate::evaluate::world_table(&examples, 10_000);
+        let table = crate::measure::evaluate::world_table(&examples, 10_000);
         let refs: Vec<&Example> = examples.iter().collect();
         let result = compare(&probeset(), &refs, &table, &table);
         assert_eq!(result.identical_rate(), 1.0);

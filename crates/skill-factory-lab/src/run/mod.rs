@@ -1,23 +1,26 @@
 //! Classifier mode's runs, as `skill_factory::run` is skill mode's: the commands open a
 //! workspace, plan, optimize and write the workspace's reports here, and the CLI only prints
 //! what they return.
+pub mod report;
+pub mod svg;
+pub mod workspace;
 
 use std::path::Path;
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::evaluate::{Policy, Reports, evaluate_split};
+use crate::answers::lab::{Asked, Lab};
+use crate::answers::table::AnswerTable;
+use crate::data::dataset::Example;
+use crate::data::seal::Seal;
+use crate::data::splits::Split;
 use crate::files::write_atomic;
-use crate::lab::{Asked, Lab};
+use crate::measure::evaluate::{Policy, Reports, evaluate_split};
 use crate::optimizer::{Inputs, Outcome, optimize as search};
-use crate::probeset::ProbeSet;
-use crate::question::Bank;
-use crate::report::{self, ReportInput, TableRow};
-use crate::seal::Seal;
-use crate::splits::Split;
-use crate::svg::{SvgRow, splits_svg};
-use crate::table::AnswerTable;
-use crate::workspace::Project;
+use crate::probe::probeset::ProbeSet;
+use crate::probe::question::Bank;
+use report::{ReportInput, TableRow};
+use svg::{SvgRow, splits_svg};
+use workspace::Project;
 
 /// A workspace and its lab.
 pub struct Opened {

@@ -15,13 +15,13 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::evaluate::Policy;
-use crate::export::{Format, export};
-use crate::metrics::Rates;
-use crate::policy::PolicySpec;
-use crate::probeset::ProbeSet;
-use crate::table::AnswerTable;
+use crate::answers::table::AnswerTable;
+use crate::data::dataset::Example;
+use crate::measure::evaluate::Policy;
+use crate::measure::metrics::Rates;
+use crate::measure::policy::PolicySpec;
+use crate::probe::probeset::ProbeSet;
+use crate::ship::export::{Format, export};
 use skill_factory_pycompat::repr;
 
 /// The longest part of a differing line shown.

@@ -15,9 +15,9 @@ use serde_json::{Number, Value};
 use skill_factory_pycompat::{json, repr};
 
 use crate::LabError;
-use crate::policy::{Condition, Op, PolicySpec};
-use crate::probeset::ProbeSet;
-use crate::score::ScoreExpr;
+use crate::measure::policy::{Condition, Op, PolicySpec};
+use crate::probe::probeset::ProbeSet;
+use crate::probe::score::ScoreExpr;
 
 /// An export format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

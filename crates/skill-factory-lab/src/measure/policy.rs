@@ -1,7 +1,7 @@
 //! Declarative policies: ordered levels (the first means "not detected") and rules, first
 //! match wins, that turn (example, answers, score, threshold) into a level, written in the
 //! config (`policy:`) or in a YAML file of their own; no Python needed. The same rules are
-//! compiled into the TypeScript and Python exports ([`crate::export`]), so production applies
+//! compiled into the TypeScript and Python exports ([`crate::ship::export`]), so production applies
 //! exactly the policy the lab measured.
 //!
 //! ```yaml
@@ -44,8 +44,8 @@ use serde_json::{Map, Value, json};
 use skill_factory_io::process::{LineChild, LineError};
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::evaluate::Policy;
+use crate::data::dataset::Example;
+use crate::measure::evaluate::Policy;
 
 /// A policy file (YAML or JSON) as a value.
 pub fn read_file(path: &Path) -> Result<Value, LabError> {

@@ -14,10 +14,10 @@ use skill_factory_runfolder::names::RESULT_FILE;
 use skill_factory_runfolder::result::{Record, RunResult};
 
 use crate::LabError;
-use crate::export::{Format, export};
-use crate::policy::PolicySpec;
-use crate::probeset::ProbeSet;
-use crate::workspace::POLICY_FILE;
+use crate::measure::policy::PolicySpec;
+use crate::probe::probeset::ProbeSet;
+use crate::run::workspace::POLICY_FILE;
+use crate::ship::export::{Format, export};
 
 /// The scorer files a skill carries, by format.
 const SCORERS: [(&str, Format); 4] = [

@@ -19,8 +19,8 @@ use skill_factory_llm::systemone::{AnswerCache, AnswerKey, CachedAnswer, Decisio
 use skill_factory_pycompat::float::thousands;
 
 use crate::LabError;
-use crate::dataset::{Example, Status};
-use crate::table::{AnswerTable, Row};
+use crate::answers::table::{AnswerTable, Row};
+use crate::data::dataset::{Example, Status};
 
 /// How many error messages an [`AskReport`] keeps, and how long each may be.
 const KEPT_ERRORS: usize = 20;
@@ -658,8 +658,8 @@ mod tests {
     use skill_factory_mock::SystemOneStub;
 
     use super::*;
-    use crate::question::test_bank;
-    use crate::world;
+    use crate::data::world;
+    use crate::probe::question::test_bank;
 
     fn questions(n: usize) -> Vec<Asked> {
         (0..n)

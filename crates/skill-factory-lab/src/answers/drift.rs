@@ -8,13 +8,13 @@
 use serde_json::json;
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::evaluate::{Policy, Reports, evaluate_split};
-use crate::lab::{Asked, Lab};
-use crate::metrics::{fit_threshold, pct};
-use crate::probeset::ProbeSet;
-use crate::splits::Split;
-use crate::table::most_served;
+use crate::answers::lab::{Asked, Lab};
+use crate::answers::table::most_served;
+use crate::data::dataset::Example;
+use crate::data::splits::Split;
+use crate::measure::evaluate::{Policy, Reports, evaluate_split};
+use crate::measure::metrics::{fit_threshold, pct};
+use crate::probe::probeset::ProbeSet;
 
 /// A probe set before and after recalibration, with both scored on train and validation.
 #[derive(Debug, Clone)]
@@ -120,7 +120,7 @@ pub async fn recalibrate(
     );
     let old_table = old_lab.table(&examples, &asked, state_budget, 0);
     let policy = Policy::threshold();
-    let score = |p: &ProbeSet, t: &crate::table::AnswerTable| -> Reports {
+    let score = |p: &ProbeSet, t: &crate::answers::table::AnswerTable| -> Reports {
         [(Split::Train, train), (Split::Val, val)]
             .into_iter()
             .map(|(split, examples)| (split, evaluate_split(split, examples, t, p, &policy)))
@@ -142,8 +142,8 @@ mod tests {
     use skill_factory_llm::systemone::{AnswerCache, FakeSystemOne};
 
     use super::*;
-    use crate::lab::LabSettings;
-    use crate::world;
+    use crate::answers::lab::LabSettings;
+    use crate::data::world;
 
     fn quiet(_: usize, _: usize) {}
 

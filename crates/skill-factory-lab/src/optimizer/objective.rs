@@ -23,9 +23,9 @@ use serde::Deserialize;
 use skill_factory_config::scalar::ScalarText;
 
 use crate::config::Unusable;
-use crate::evaluate::{Policy, Reports, SplitReport};
-use crate::metrics::{Rates, pct};
-use crate::splits::Split;
+use crate::data::splits::Split;
+use crate::measure::evaluate::{Policy, Reports, SplitReport};
+use crate::measure::metrics::{Rates, pct};
 
 /// `objective:` as written; every key is optional and unknown keys are errors.
 #[derive(Debug, Default, Deserialize)]
@@ -432,17 +432,17 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::evaluate::{evaluate_split, world_table};
-    use crate::probeset::ProbeSet;
-    use crate::score::ScoreExpr;
+    use crate::measure::evaluate::{evaluate_split, world_table};
+    use crate::probe::probeset::ProbeSet;
+    use crate::probe::score::ScoreExpr;
 
     /// The intent question at `threshold`, on train and val of the world.
     fn intent_at(threshold: f64) -> Reports {
-        let examples = crate::world::examples(120);
-        let splits = crate::world::default_splits(&examples);
+        let examples = crate::data::world::examples(120);
+        let splits = crate::data::world::default_splits(&examples);
         let table = world_table(&examples, 10_000);
         let qid = "intent@reviewer".to_owned();
-        let bank = crate::question::test_bank()
+        let bank = crate::probe::question::test_bank()
             .subset(std::slice::from_ref(&qid))
             .unwrap();
         let probeset = ProbeSet::new("intent", bank, ScoreExpr::Question(qid), Some(threshold));

@@ -30,12 +30,12 @@ use serde_json::Number;
 use skill_factory_pycompat::float::{Sum, format_g, round, sum};
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::metrics::{Rates, auc, fit_threshold};
-use crate::probeset::ProbeSet;
-use crate::question::{Bank, question_base};
-use crate::score::ScoreExpr;
-use crate::table::AnswerTable;
+use crate::answers::table::AnswerTable;
+use crate::data::dataset::Example;
+use crate::measure::metrics::{Rates, auc, fit_threshold};
+use crate::probe::probeset::ProbeSet;
+use crate::probe::question::{Bank, question_base};
+use crate::probe::score::ScoreExpr;
 
 /// The threshold of a union, whose score is `max(p_i / t_i)`: it flags at 1, less the float
 /// error of the division.
@@ -669,11 +669,11 @@ mod tests {
     use std::collections::{BTreeMap, HashMap};
 
     use super::*;
-    use crate::dataset::Status;
-    use crate::evaluate::{question_stats, world_table};
-    use crate::splits::Split;
-    use crate::table::Row;
-    use crate::world;
+    use crate::answers::table::Row;
+    use crate::data::dataset::Status;
+    use crate::data::splits::Split;
+    use crate::data::world;
+    use crate::measure::evaluate::{question_stats, world_table};
 
     struct World {
         train: Vec<Example>,
@@ -689,7 +689,7 @@ mod tests {
             train: splits.get(Split::Train).to_vec(),
             val: splits.get(Split::Val).to_vec(),
             table: world_table(&examples, 10_000),
-            pool: crate::question::test_bank().ids(),
+            pool: crate::probe::question::test_bank().ids(),
         }
     }
 
@@ -891,7 +891,7 @@ mod tests {
         let splits = world::default_splits(&examples);
         let train: Vec<&Example> = splits.get(Split::Train).iter().collect();
         let table = world_table(&examples, 10_000);
-        let pool = crate::question::test_bank().ids();
+        let pool = crate::probe::question::test_bank().ids();
         let selection = Selection::new(&pool, &train, &table);
         let mut all = selection.candidates(0.05, 3).unwrap();
         let mut half = selection.candidates(0.025, 3).unwrap();

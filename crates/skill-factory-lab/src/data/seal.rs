@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use skill_factory_pycompat::json as pyjson;
 
 use crate::LabError;
+use crate::data::splits::Split;
 use crate::files::write_atomic;
-use crate::splits::Split;
 
 /// The file name of the seal inside a workspace.
 const FILE_NAME: &str = "seal.json";

@@ -13,11 +13,11 @@ use serde_json::{Map, Value, json};
 use skill_factory_pycompat::float::round;
 
 use crate::LabError;
-use crate::dataset::Example;
-use crate::metrics::{Rates, auc, fit_threshold};
-use crate::probeset::ProbeSet;
-use crate::splits::Split;
-use crate::table::AnswerTable;
+use crate::answers::table::AnswerTable;
+use crate::data::dataset::Example;
+use crate::data::splits::Split;
+use crate::measure::metrics::{Rates, auc, fit_threshold};
+use crate::probe::probeset::ProbeSet;
 
 /// How a policy reads one example: (example, its answers, its score if it has one, the
 /// threshold if there is one) -> the index of the level it assigns.
@@ -297,10 +297,10 @@ pub fn question_stats(
 /// `budget`, answered by the world's responder (spec §6.0).
 #[cfg(test)]
 pub(crate) fn world_table(examples: &[Example], budget: usize) -> AnswerTable {
-    use crate::dataset::Status;
-    use crate::table::Row;
+    use crate::answers::table::Row;
+    use crate::data::dataset::Status;
 
-    let compiled = crate::question::test_bank().compiled().unwrap();
+    let compiled = crate::probe::question::test_bank().compiled().unwrap();
     let rows = examples
         .iter()
         .map(|ex| {
@@ -308,7 +308,7 @@ pub(crate) fn world_table(examples: &[Example], budget: usize) -> AnswerTable {
             let answers = match (&status, &ex.state) {
                 (Status::Judged, Some(state)) => compiled
                     .iter()
-                    .map(|(qid, q)| (qid.clone(), crate::world::responder(state, qid, q)))
+                    .map(|(qid, q)| (qid.clone(), crate::data::world::responder(state, qid, q)))
                     .collect(),
                 _ => HashMap::new(),
             };
@@ -326,8 +326,8 @@ pub(crate) fn world_table(examples: &[Example], budget: usize) -> AnswerTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::Status;
-    use crate::score::ScoreExpr;
+    use crate::data::dataset::Status;
+    use crate::probe::score::ScoreExpr;
 
     #[test]
     fn threshold_policy_flags_a_score_at_or_above_the_threshold() {
@@ -403,7 +403,7 @@ mod tests {
 
     fn intent_at(threshold: f64) -> ProbeSet {
         let qid = "intent@reviewer".to_owned();
-        let bank = crate::question::test_bank()
+        let bank = crate::probe::question::test_bank()
             .subset(std::slice::from_ref(&qid))
             .unwrap();
         ProbeSet::new("intent", bank, ScoreExpr::Question(qid), Some(threshold)).unwrap()
@@ -411,7 +411,7 @@ mod tests {
 
     #[test]
     fn recall_counts_every_positive_of_the_split_judged_or_not() {
-        let examples = crate::world::examples(120);
+        let examples = crate::data::world::examples(120);
         // At 100 characters the padded states are over budget: never asked, never answered.
         let table = world_table(&examples, 100);
         let report = evaluate_split(
@@ -439,7 +439,7 @@ mod tests {
 
     #[test]
     fn a_multi_level_policy_reports_every_detect_level() {
-        let examples = crate::world::examples(120);
+        let examples = crate::data::world::examples(120);
         let table = world_table(&examples, 10_000);
         let levels = ["pass", "warn", "block"].map(String::from).to_vec();
         // Block what is flagged and has a high-severity finding; warn about the rest flagged.
@@ -467,8 +467,8 @@ mod tests {
 
     #[test]
     fn question_stats_fit_the_lowest_threshold_on_train_and_rate_every_split() {
-        let examples = crate::world::examples(120);
-        let splits = crate::world::default_splits(&examples);
+        let examples = crate::data::world::examples(120);
+        let splits = crate::data::world::default_splits(&examples);
         let table = world_table(&examples, 100);
         let (train, val) = (splits.get(Split::Train), splits.get(Split::Val));
         let qids = vec!["intent@reviewer".to_owned()];

@@ -20,12 +20,12 @@ use skill_factory_pycompat::float::thousands;
 use skill_factory_pycompat::repr;
 
 use crate::LabError;
-use crate::dataset::{Example, Status};
-use crate::evaluate::QuestionStats;
-use crate::probeset::ProbeSet;
-use crate::question::{Bank, QuestionSpec};
-use crate::splits::Split;
-use crate::table::AnswerTable;
+use crate::answers::table::AnswerTable;
+use crate::data::dataset::{Example, Status};
+use crate::data::splits::Split;
+use crate::measure::evaluate::QuestionStats;
+use crate::probe::probeset::ProbeSet;
+use crate::probe::question::{Bank, QuestionSpec};
 
 /// The proposer's system prompt.
 pub const SYSTEM: &str = "You improve a classifier made of yes/no questions that a decision model answers with calibrated probabilities. You propose NEW questions and framings that separate the classes, and pipeline changes when failures are not about wording at all. You never write questions that name specific examples, and you prefer asking about intent and about mismatch between what something claims and what it does over asking whether it has a capability that benign examples also have. Reply with one JSON object only.";

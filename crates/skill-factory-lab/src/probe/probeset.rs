@@ -20,8 +20,8 @@ use skill_factory_pycompat::{json, repr};
 
 use crate::LabError;
 use crate::files::{read_json, write_atomic};
-use crate::question::{Bank, shown};
-use crate::score::ScoreExpr;
+use crate::probe::question::{Bank, shown};
+use crate::probe::score::ScoreExpr;
 
 /// The model a probe set is measured on unless it says otherwise.
 pub const DEFAULT_MODEL: &str = "jev-latest";
@@ -365,7 +365,7 @@ fn threshold(data: &Map<String, Value>) -> Result<Option<f64>, LabError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::question::{QuestionSpec, test_bank};
+    use crate::probe::question::{QuestionSpec, test_bank};
     use serde_json::json;
     use std::path::PathBuf;
 

@@ -5,7 +5,7 @@
 //! namespace, no fonts, scripts or images fetched from anywhere) that renders the same in a
 //! browser, a Markdown viewer or an image converter.
 
-use crate::metrics::pct;
+use crate::measure::metrics::pct;
 
 /// One split of the figure: its label and its (recall, false-positive rate) before and after.
 #[derive(Debug, Clone, PartialEq)]

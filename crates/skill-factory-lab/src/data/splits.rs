@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use skill_factory_pycompat::repr;
 
 use crate::LabError;
-use crate::dataset::Example;
+use crate::data::dataset::Example;
 
 /// A split of the dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -393,7 +393,7 @@ impl Visitor<'_> for TextVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world;
+    use crate::data::world;
     use serde_json::json;
 
     fn ids(splits: &Splits, split: Split) -> Vec<&str> {

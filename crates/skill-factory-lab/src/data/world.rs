@@ -10,8 +10,8 @@ use serde_json::{Map, json};
 use skill_factory_llm::systemone::{Question, sha24};
 use skill_factory_pycompat::float;
 
-use crate::dataset::Example;
-use crate::splits::{SplitPlan, Splits, assign};
+use crate::data::dataset::Example;
+use crate::data::splits::{SplitPlan, Splits, assign};
 
 /// Example `i` (0-based) of `n`: positive iff `i % 3 == 0`; `CAP:yes` for even `i`;
 /// `INTENT:bad` for positives; ` LURE` on positives with `i % 9 == 0`; 400 × ` pad` when
@@ -95,11 +95,12 @@ pub(crate) fn default_splits(examples: &[Example]) -> Splits {
 
 /// The probe set the noise and drift tests share: the whole test bank, scored by
 /// `intent@reviewer` alone at `threshold`, measured on `fake-jev` at a 10,000-character budget.
-pub(crate) fn intent_probeset(threshold: f64) -> crate::probeset::ProbeSet {
-    let mut probeset = crate::probeset::ProbeSet::new(
+pub(crate) fn intent_probeset(threshold: f64) -> crate::probe::probeset::ProbeSet {
+    let mut probeset = crate::probe::probeset::ProbeSet::new(
         "demo",
-        crate::question::test_bank(),
-        crate::score::ScoreExpr::parse(&json!("intent@reviewer")).expect("a valid expression"),
+        crate::probe::question::test_bank(),
+        crate::probe::score::ScoreExpr::parse(&json!("intent@reviewer"))
+            .expect("a valid expression"),
         Some(threshold),
     )
     .expect("the score reads a bank question");
@@ -111,7 +112,7 @@ pub(crate) fn intent_probeset(threshold: f64) -> crate::probeset::ProbeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::splits::Split;
+    use crate::data::splits::Split;
 
     fn question(instructions: &str) -> Question {
         Question::new(instructions, "Yes.", "No.")

@@ -18,7 +18,7 @@ use serde_json::{Map, Number, Value};
 use skill_factory_pycompat::{float, repr};
 
 use crate::LabError;
-use crate::question::shown;
+use crate::probe::question::shown;
 
 /// A parsed score expression. Numbers keep the form they were written in (`2` stays `2`,
 /// `2.0` stays `2.0`), because the probe set's hash is taken over the expression as written.

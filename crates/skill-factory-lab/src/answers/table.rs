@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::dataset::Status;
+use crate::data::dataset::Status;
 
 /// What is known about one example.
 #[derive(Debug, Clone, PartialEq)]

@@ -26,15 +26,15 @@ use skill_factory_runfolder::result::{
 
 use crate::LabError;
 use crate::config::{self, ClassifierConfig};
-use crate::dataset::{Example, load_dataset};
-use crate::evaluate::Policy;
+use crate::data::dataset::{Example, load_dataset};
+use crate::data::splits::{Split, Splits, assign};
 use crate::files::write_atomic;
-use crate::objective::Objective;
+use crate::measure::evaluate::Policy;
+use crate::measure::policy::PolicySpec;
 use crate::optimizer::Outcome;
-use crate::policy::PolicySpec;
-use crate::probeset::ProbeSet;
-use crate::question::Bank;
-use crate::splits::{Split, Splits, assign};
+use crate::optimizer::objective::Objective;
+use crate::probe::probeset::ProbeSet;
+use crate::probe::question::Bank;
 
 /// Everything a classifier command reads, loaded and checked once.
 #[derive(Debug)]
@@ -175,7 +175,7 @@ impl Project {
 pub const POLICY_FILE: &str = "policy.json";
 
 /// The objective's value of a run's reports (0 when it cannot be read).
-fn value(objective: &Objective, reports: &crate::evaluate::Reports) -> f64 {
+fn value(objective: &Objective, reports: &crate::measure::evaluate::Reports) -> f64 {
     objective.value(reports).unwrap_or(0.0)
 }
 
@@ -191,7 +191,7 @@ fn result_json(
     let objective = &project.config.objective;
     let baseline = value(objective, &outcome.before);
     let best_score = value(objective, &outcome.after);
-    let recall = |reports: &crate::evaluate::Reports, split: Split| {
+    let recall = |reports: &crate::measure::evaluate::Reports, split: Split| {
         reports
             .get(&split)
             .and_then(|r| r.rates(objective.level.as_deref()))

@@ -14,9 +14,9 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::LabError;
-use crate::dataset::{Example, Labels, save_dataset};
-use crate::question::Bank;
-use crate::splits::Split;
+use crate::data::dataset::{Example, Labels, save_dataset};
+use crate::data::splits::Split;
+use crate::probe::question::Bank;
 
 /// skill-scanner's default state budget, in characters.
 pub const DEFAULT_BUDGET: usize = 96_000;
