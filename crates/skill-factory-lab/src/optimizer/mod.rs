@@ -7,9 +7,9 @@
 //! Only train and validation examples ever reach it: test and held-out stay sealed until
 //! `lab freeze`, and nothing here can read them.
 //!
-//! The phases, in the order a run meets them: [`search::Search::start`] (checks, the pool, the
-//! answers, the seed's threshold and the selection round), [`search::Search::reflect`] (one
-//! reflective round), [`search::Search::finish`] (the final statistics and the best's notes).
+//! The phases, in the order a run meets them: `Search::start` (checks, the pool, the
+//! answers, the seed's threshold and the selection round), `Search::reflect` (one
+//! reflective round), `Search::finish` (the final statistics and the best's notes).
 
 mod game;
 mod history;
