@@ -21,3 +21,4 @@ pub mod event;
 pub mod lines;
 pub mod names;
 pub mod result;
+pub mod workspace;

@@ -19,6 +19,7 @@ use skill_factory_runfolder::names::{
     BEST_SKILL_FILE, EVENTS_FILE, HISTORY_FILE, REPORT_FILE, RESULT_FILE, SEAL_FILE, candidate_file,
 };
 use skill_factory_runfolder::result::{HistoryRecord, RunResult};
+use skill_factory_runfolder::workspace::{RoundRecord, SealRecord};
 
 use crate::index::RunSummary;
 
@@ -518,17 +519,15 @@ impl RunPage {
 /// A classifier run's rounds (`history.json`) and seal (`seal.json`): the test and held-out
 /// splits' figures are left out of every round until the seal says the probe set was frozen.
 fn classifier(dir: &Path, scrub: &Scrubber) -> Value {
-    let read = |name: &str| {
-        read_text(dir, name).and_then(|text| serde_json::from_str::<Value>(&text).ok())
-    };
-    let seal = read(SEAL_FILE);
-    let frozen = seal.as_ref().is_some_and(|seal| !seal["frozen"].is_null());
-    let mut rounds = read(HISTORY_FILE).unwrap_or(Value::Array(Vec::new()));
-    if !frozen && let Some(all) = rounds.as_array_mut() {
-        for round in all {
-            if let Some(reports) = round["reports"].as_object_mut() {
-                reports.retain(|split, _| split == "train" || split == "val");
-            }
+    let seal: Option<SealRecord> =
+        read_text(dir, SEAL_FILE).and_then(|text| serde_json::from_str(&text).ok());
+    let frozen = seal.as_ref().is_some_and(|seal| seal.frozen.is_some());
+    let mut rounds: Vec<RoundRecord> = read_text(dir, HISTORY_FILE)
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    if !frozen {
+        for round in &mut rounds {
+            round.retain_splits(&["train", "val"]);
         }
     }
     let mut value = json!({"classifier": {"rounds": rounds, "seal": seal, "frozen": frozen}});
@@ -617,7 +616,10 @@ mod tests {
         let result = json!({"kind": "classifier", "optimizer": "classifier", "baseline_score": 0.0,
             "best_score": 0.8, "stop_reason": "done"});
         write(tmp.path(), RESULT_FILE, &result.to_string());
-        let round = json!([{"round": 0, "reports": {
+        let round = json!([{"round": 0, "change": "seed", "rationale": "the seed",
+            "candidate": "seed", "score": "q", "threshold": 0.5, "state_budget": 4000,
+            "accepted": true, "reasons": [], "new_questions": [], "usd": 0.0,
+            "failed_requests": 0, "reports": {
             "train": {"levels": {"flag": {"recall": 0.5}}},
             "val": {"levels": {"flag": {"recall": 0.4}}},
             "test": {"levels": {"flag": {"recall": 0.9}}},

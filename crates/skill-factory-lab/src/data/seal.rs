@@ -14,9 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
 use skill_factory_pycompat::json as pyjson;
+use skill_factory_runfolder::workspace::{FrozenRecord, SealRecord, ViewRecord};
 
 use crate::LabError;
 use crate::data::splits::Split;
@@ -25,56 +24,15 @@ use crate::files::write_atomic;
 /// The file name of the seal inside a workspace.
 const FILE_NAME: &str = "seal.json";
 
-/// The recorded freeze: the pair that may be reported on the sealed splits.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Frozen {
-    /// The content hash of the frozen probe set.
-    pub hash: String,
-    /// The content hash of the baseline it is compared with, if one was recorded.
-    #[serde(default)]
-    pub baseline: Option<String>,
-    /// When it was frozen (UTC, `YYYY-MM-DDTHH:MM:SSZ`).
-    #[serde(default)]
-    pub at: String,
-    /// The note given to `lab freeze`.
-    #[serde(default)]
-    pub note: String,
-}
-
-/// One logged opening of the sealed splits.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct View {
-    /// The content hash of the probe set read.
-    pub hash: String,
-    /// The content hash of the baseline read with it, if any.
-    #[serde(default)]
-    pub baseline: Option<String>,
-    /// When (UTC, `YYYY-MM-DDTHH:MM:SSZ`).
-    #[serde(default)]
-    pub at: String,
-    /// The sealed splits opened, sorted by name.
-    #[serde(default)]
-    pub splits: Vec<Split>,
-}
-
-/// `seal.json` as read.
-#[derive(Deserialize)]
-struct SealFile {
-    #[serde(default)]
-    frozen: Option<Frozen>,
-    #[serde(default)]
-    views: Option<Vec<View>>,
-}
-
 /// The seal of one workspace, as loaded from (and saved to) its `seal.json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Seal {
     /// `<workspace>/seal.json`.
     path: PathBuf,
     /// The freeze, if there is one.
-    frozen: Option<Frozen>,
-    /// Every opening, oldest first.
-    views: Vec<View>,
+    frozen: Option<FrozenRecord>,
+    /// Every opening, oldest first; the split names are checked at load.
+    views: Vec<ViewRecord>,
 }
 
 impl Seal {
@@ -97,18 +55,26 @@ impl Seal {
             }
             Err(error) => return Err(error.into()),
         };
-        let value: Value =
+        let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|error| broken(&path, &error.to_string()))?;
         // serde reads a struct from an array too; a seal is only ever an object.
         if !value.is_object() {
             return Err(broken(&path, "it is not a JSON object"));
         }
-        let file =
-            SealFile::deserialize(value).map_err(|error| broken(&path, &error.to_string()))?;
+        let record: SealRecord =
+            serde_json::from_value(value).map_err(|error| broken(&path, &error.to_string()))?;
+        let views = record.views.unwrap_or_default();
+        if let Some(name) = views
+            .iter()
+            .flat_map(|view| &view.splits)
+            .find(|name| Split::parse(name).is_none())
+        {
+            return Err(broken(&path, &format!("it names no split '{name}'")));
+        }
         Ok(Seal {
             path,
-            frozen: file.frozen,
-            views: file.views.unwrap_or_default(),
+            frozen: record.frozen,
+            views,
         })
     }
 
@@ -138,7 +104,7 @@ impl Seal {
                 self.frozen.as_ref().map_or("", |f| short(&f.hash))
             )));
         }
-        self.frozen = Some(Frozen {
+        self.frozen = Some(FrozenRecord {
             hash: hash.to_string(),
             baseline: baseline.map(str::to_string),
             at: now(),
@@ -203,11 +169,11 @@ impl Seal {
                 frozen.baseline.as_deref().map_or("none", short)
             )));
         }
-        self.views.push(View {
+        self.views.push(ViewRecord {
             hash: hash.to_string(),
             baseline: baseline.map(str::to_string),
             at: now(),
-            splits: wanted,
+            splits: wanted.iter().map(|s| s.name().to_string()).collect(),
         });
         self.save()?;
         Ok(self.views.len())
@@ -219,12 +185,12 @@ impl Seal {
     }
 
     /// The recorded freeze, if any.
-    pub fn frozen(&self) -> Option<&Frozen> {
+    pub fn frozen(&self) -> Option<&FrozenRecord> {
         self.frozen.as_ref()
     }
 
     /// Every logged opening, oldest first.
-    pub fn views(&self) -> &[View] {
+    pub fn views(&self) -> &[ViewRecord] {
         &self.views
     }
 
@@ -264,19 +230,12 @@ impl Seal {
 
     /// Writes `seal.json` atomically ([`Seal::freeze`] and [`Seal::open`] already do).
     pub fn save(&self) -> Result<(), LabError> {
-        let frozen = self.frozen.as_ref().map_or(
-            Value::Null,
-            |f| json!({"hash": f.hash, "baseline": f.baseline, "at": f.at, "note": f.note}),
-        );
-        let views: Vec<Value> = self
-            .views
-            .iter()
-            .map(|v| {
-                let splits: Vec<&str> = v.splits.iter().map(|s| s.name()).collect();
-                json!({"hash": v.hash, "baseline": v.baseline, "at": v.at, "splits": splits})
-            })
-            .collect();
-        let mut text = pyjson::dumps_indent(&json!({"frozen": frozen, "views": views}), 1);
+        let record = SealRecord {
+            frozen: self.frozen.clone(),
+            views: Some(self.views.clone()),
+        };
+        let value = serde_json::to_value(&record).expect("a seal is plain data");
+        let mut text = pyjson::dumps_indent(&value, 1);
         text.push('\n');
         write_atomic(&self.path, &text)
     }
@@ -359,7 +318,7 @@ mod tests {
                 .unwrap(),
             1
         );
-        assert_eq!(seal.views()[0].splits, [Split::HeldOut, Split::Test]);
+        assert_eq!(seal.views()[0].splits, ["held-out", "test"]);
         let other = sealed_message(seal.open("h2", &SEALED, None));
         assert!(other.contains("not the frozen one"), "{other}");
         assert!(other.contains("--force"), "{other}");

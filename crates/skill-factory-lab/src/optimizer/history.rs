@@ -1,7 +1,7 @@
 //! The rounds of a run, as `history.json` records them.
 
-use serde_json::{Map, Value, json};
 use skill_factory_pycompat::float::round;
+use skill_factory_runfolder::workspace::RoundRecord;
 
 use crate::measure::evaluate::Reports;
 
@@ -42,34 +42,31 @@ pub struct Round {
 
 impl Round {
     /// The round as `history.json` records it.
-    pub fn to_json(&self) -> Value {
-        let reports: Map<String, Value> = self
-            .reports
-            .iter()
-            .map(|(split, report)| (split.name().to_string(), report.to_json()))
-            .collect();
-        let mut record = json!({
-            "round": self.round,
-            "change": self.change,
-            "rationale": self.rationale,
-            "candidate": self.candidate,
-            "score": self.score,
-            "threshold": self.threshold,
-            "state_budget": self.state_budget,
-            "accepted": self.accepted,
-            "reasons": self.reasons,
-            "new_questions": self.new_questions,
-            "usd": round(self.usd, 6),
-            "failed_requests": self.failed_requests,
-            "reports": reports,
-        });
-        if let Some(raw) = &self.raw_reply {
-            record["raw_reply"] = json!(raw.chars().take(RAW_REPLY_CHARS).collect::<String>());
+    pub fn to_record(&self) -> RoundRecord {
+        RoundRecord {
+            round: self.round,
+            change: self.change.clone(),
+            rationale: self.rationale.clone(),
+            candidate: self.candidate.clone(),
+            score: self.score.clone(),
+            threshold: self.threshold,
+            state_budget: self.state_budget,
+            accepted: self.accepted,
+            reasons: self.reasons.clone(),
+            new_questions: self.new_questions.clone(),
+            usd: round(self.usd, 6),
+            failed_requests: self.failed_requests,
+            reports: self
+                .reports
+                .iter()
+                .map(|(split, report)| (split.name().to_string(), report.to_json()))
+                .collect(),
+            raw_reply: self
+                .raw_reply
+                .as_ref()
+                .map(|raw| raw.chars().take(RAW_REPLY_CHARS).collect()),
+            prompt: self.prompt.clone(),
         }
-        if let Some(prompt) = &self.prompt {
-            record["prompt"] = json!(prompt);
-        }
-        record
     }
 }
 

@@ -23,6 +23,7 @@ use skill_factory_runfolder::names::{HISTORY_FILE, RESULT_FILE};
 use skill_factory_runfolder::result::{
     BestSkill, ClassifierRecord, HistoryRecord, Record, RunResult, Splits as RunSplits,
 };
+use skill_factory_runfolder::workspace::RoundRecord;
 
 use crate::LabError;
 use crate::config::{self, ClassifierConfig};
@@ -31,8 +32,8 @@ use crate::data::splits::{Split, Splits, assign};
 use crate::files::write_atomic;
 use crate::measure::evaluate::Policy;
 use crate::measure::policy::PolicySpec;
-use crate::optimizer::Outcome;
 use crate::optimizer::objective::Objective;
+use crate::optimizer::{Outcome, Round};
 use crate::probe::probeset::ProbeSet;
 use crate::probe::question::Bank;
 
@@ -126,6 +127,24 @@ impl Project {
         self.saved_or_seed("seed.json")
     }
 
+    /// The probe set a flag names, else the best.
+    pub fn given_or_best(&self, given: Option<&Path>) -> Result<ProbeSet, LabError> {
+        given.map_or_else(|| self.best(), ProbeSet::load)
+    }
+
+    /// The probe set a flag names, else the baseline.
+    pub fn given_or_baseline(&self, given: Option<&Path>) -> Result<ProbeSet, LabError> {
+        given.map_or_else(|| self.baseline(), ProbeSet::load)
+    }
+
+    /// The pool with `probeset`'s questions added: a probe set given by file may ask questions
+    /// the pool lacks, and a policy or a digest reads them all.
+    pub fn pool_with(&self, probeset: &ProbeSet) -> Result<Bank, LabError> {
+        let mut bank = self.pool()?;
+        bank.merge(&probeset.bank)?;
+        Ok(bank)
+    }
+
     fn saved_or_seed(&self, name: &str) -> Result<ProbeSet, LabError> {
         let path = self.file(name);
         if path.exists() {
@@ -154,7 +173,8 @@ impl Project {
                 &(pyjson::dumps_indent(policy, 1) + "\n"),
             )?;
         }
-        let history = Value::Array(outcome.history.iter().map(|r| r.to_json()).collect());
+        let records: Vec<RoundRecord> = outcome.history.iter().map(Round::to_record).collect();
+        let history = serde_json::to_value(&records).expect("rounds are plain data");
         write_atomic(
             &self.file(HISTORY_FILE),
             &(pyjson::dumps_indent(&history, 1) + "\n"),
