@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use skill_factory::config::Role;
 use skill_factory::evaluate::EvalObserver;
 use skill_factory::session::Session;
 use skill_factory_core::TaskEvaluation;
@@ -49,7 +50,7 @@ impl TaskBar {
 /// (above `bar` when one is drawn): a batch takes minutes to hours, and the line says it is
 /// moving. Builds the session's model layers to reach their batch board.
 pub fn watch_batches(session: &Session, bar: Option<ProgressBar>) -> anyhow::Result<()> {
-    if !(session.batched("target") || session.batched("judge")) {
+    if !(session.batched(Role::Target) || session.batched(Role::Judge)) {
         return Ok(());
     }
     session.layers()?.batches().watch(move |event| {

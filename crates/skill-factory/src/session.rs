@@ -21,7 +21,7 @@ use skill_factory_llm::{
 };
 use skill_factory_package::bundle::SkillBundle;
 
-use crate::config::{LoadedConfig, load_config};
+use crate::config::{LoadedConfig, Role, load_config};
 use crate::error::{EngineError, ProviderFailure};
 use crate::noise::Noise;
 
@@ -113,8 +113,8 @@ impl Session {
             layers: OnceLock::new(),
         };
         session.check_config_outputs()?;
-        if session.batch && !(session.batched("target") || session.batched("judge")) {
-            let roles = session.config.config.roles(&|key| session.config.env(key));
+        if session.batch && !(session.batched(Role::Target) || session.batched(Role::Judge)) {
+            let roles = session.config.roles();
             return Err(EngineError::Block {
                 place: session.config.place_of("provider"),
                 key: "provider".to_string(),
@@ -138,8 +138,7 @@ impl Session {
             ("skill", self.skill_path.clone()),
             ("dataset", run.dataset.clone()),
         ];
-        let roles = run.roles(&|key| self.config.env(key));
-        for settings in [&roles.target, &roles.optimizer, &roles.judge] {
+        for settings in Role::ALL.map(|role| self.config.role(role)) {
             if let Some(script) = &settings.script {
                 inputs.push(("fake provider script", PathBuf::from(script)));
             }
@@ -272,16 +271,10 @@ impl Session {
             })
     }
 
-    /// Whether the calls of `role` (`target`, `judge`, `optimizer`) go as provider batches:
-    /// its block says `batch: true`, or `--batch` asks it of the target and the judge.
-    pub fn batched(&self, role: &str) -> bool {
-        let roles = self.config.config.roles(&|key| self.config.env(key));
-        let settings = match role {
-            "target" => &roles.target,
-            "judge" => &roles.judge,
-            _ => &roles.optimizer,
-        };
-        self.role_settings(role, settings).batch == Some(true)
+    /// Whether the calls of `role` go as provider batches: its block says `batch: true`, or
+    /// `--batch` asks it of the target and the judge.
+    pub fn batched(&self, role: Role) -> bool {
+        self.role_settings(role).batch == Some(true)
     }
 
     /// Rollouts (with their scoring) in flight at once: `max_workers`; in batch mode as many
@@ -291,7 +284,7 @@ impl Session {
     pub fn workers(&self, workers: usize) -> usize {
         let harness = &self.config.config.harness;
         let api = harness.harness_type == crate::config::HarnessType::Api;
-        if api && (self.batched("target") || self.batched("judge")) {
+        if api && (self.batched(Role::Target) || self.batched(Role::Judge)) {
             workers.max(BATCH_IN_FLIGHT)
         } else {
             // A Ray executor's own `max_workers` may let more jobs run than rollouts here.
@@ -300,15 +293,12 @@ impl Session {
     }
 
     /// A role's settings with `--batch` applied.
-    fn role_settings<'a>(
-        &self,
-        role: &str,
-        settings: &'a ProviderSettings,
-    ) -> std::borrow::Cow<'a, ProviderSettings> {
+    fn role_settings(&self, role: Role) -> std::borrow::Cow<'_, ProviderSettings> {
+        let settings = self.config.role(role);
         // `--batch` batches what can be: a judge on a server without a batch API (Ollama,
         // say) stays direct while the target batches.
         if self.batch
-            && role != "optimizer"
+            && role != Role::Optimizer
             && settings.batch.is_none()
             && skill_factory_llm::providers::has_batch_api(settings)
         {
@@ -321,12 +311,8 @@ impl Session {
     }
 
     /// Builds the model client of one role, booked in the run's ledger.
-    pub fn client(
-        &self,
-        role: &'static str,
-        settings: &ProviderSettings,
-    ) -> Result<Arc<dyn ChatModel>, EngineError> {
-        let settings = &*self.role_settings(role, settings);
+    pub fn client(&self, role: Role) -> Result<Arc<dyn ChatModel>, EngineError> {
+        let settings = &*self.role_settings(role);
         let model = settings.model.clone().unwrap_or_default();
         let env = |key: &str| self.config.env(key);
         let client = self
@@ -337,12 +323,12 @@ impl Session {
     }
 
     /// A model client error, placed at the config block the role's settings come from.
-    fn provider_error(&self, role: &'static str, cause: LlmError) -> EngineError {
+    fn provider_error(&self, role: Role, cause: LlmError) -> EngineError {
         let key = self.config.config.provider_block_key(role);
         EngineError::Provider(Box::new(ProviderFailure {
             place: self.config.place_of(key),
             key,
-            role,
+            role: role.name(),
             cause,
         }))
     }
@@ -352,7 +338,7 @@ impl Session {
     /// its spending could not be counted.
     fn budgeted(
         &self,
-        role: &'static str,
+        role: Role,
         settings: &ProviderSettings,
         client: Arc<dyn ChatModel>,
     ) -> Result<Arc<dyn ChatModel>, EngineError> {
@@ -368,7 +354,7 @@ impl Session {
                 client.model()
             )));
         }
-        let budgeted = BudgetedModel::new(client, self.ledger.clone(), role, pricing);
+        let budgeted = BudgetedModel::new(client, self.ledger.clone(), role.name(), pricing);
         Ok(Arc::new(if settings.batch == Some(true) {
             budgeted.reserving()
         } else {

@@ -10,6 +10,7 @@ use skill_factory_io::input::{self, InputError};
 use skill_factory_llm::ProviderSettings;
 
 use super::parse::parse_config;
+use super::roles::{ResolvedRoles, Role};
 use super::schema::RunConfig;
 use skill_factory_config::locate::{Locator, parse_path};
 use skill_factory_config::{ConfigError, Place};
@@ -30,6 +31,9 @@ pub struct LoadedConfig {
     dotenv: BTreeMap<String, String>,
     /// The file's text, for placing errors found after loading (see [`Self::place_of`]).
     text: Arc<str>,
+    /// The model roles, resolved once at load with the environment of that moment, so every
+    /// part of a run talks to the same models even if a variable changes while it runs.
+    roles: ResolvedRoles,
 }
 
 impl fmt::Debug for LoadedConfig {
@@ -77,19 +81,14 @@ impl LoadedConfig {
         &self.dotenv
     }
 
-    /// The target model's settings, resolved (see [`RunConfig::target_provider`]).
-    pub fn target_provider(&self) -> ProviderSettings {
-        self.config.target_provider(&|key| self.env(key))
+    /// Every role's settings, resolved at load (see [`RunConfig::roles`]).
+    pub fn roles(&self) -> &ResolvedRoles {
+        &self.roles
     }
 
-    /// The optimizer model's settings, resolved (see [`RunConfig::optimizer_provider`]).
-    pub fn optimizer_provider(&self) -> ProviderSettings {
-        self.config.optimizer_provider(&|key| self.env(key))
-    }
-
-    /// The judge model's settings, resolved (see [`RunConfig::judge_provider`]).
-    pub fn judge_provider(&self) -> ProviderSettings {
-        self.config.judge_provider(&|key| self.env(key))
+    /// The settings of `role`, resolved at load.
+    pub fn role(&self, role: Role) -> &ProviderSettings {
+        self.roles.get(role)
     }
 }
 
@@ -121,6 +120,7 @@ pub(crate) fn load_config_in(path: &Path, cwd: Option<&Path>) -> Result<LoadedCo
     resolve_paths(&mut config, base);
 
     let dotenv = skill_factory_config::env::beside_in(path, cwd)?;
+    let roles = config.roles(&|key| skill_factory_config::env::variable(&dotenv, key));
 
     Ok(LoadedConfig {
         config,
@@ -129,6 +129,7 @@ pub(crate) fn load_config_in(path: &Path, cwd: Option<&Path>) -> Result<LoadedCo
         name: config_name(path),
         dotenv,
         text: text.into(),
+        roles,
     })
 }
 

@@ -35,8 +35,11 @@
 //!
 //! A run uses up to three models, each described by a provider block. `provider` describes the
 //! target; when it is absent or empty, `target` is read instead. [`ResolvedRoles`] (from
-//! [`RunConfig::roles`] or the single-role methods) holds all three with a provider name and
-//! a model always filled in:
+//! [`RunConfig::roles`]) holds all three, each a [`Role`], with a provider name and a model
+//! always filled in. [`load_config`] resolves them once, with the environment and `.env` of
+//! that moment, and every part of the run reads them from there
+//! ([`LoadedConfig::role`]): the target, the judge and the optimizer cannot disagree about a
+//! variable that changed while the run was going.
 //!
 //! | role | block | model when the block gives none |
 //! |---|---|---|
@@ -81,7 +84,7 @@ pub use load::{LoadedConfig, config_name, load_config};
 pub use parse::parse_config;
 pub use roles::{
     DEFAULT_OPTIMIZER_MODEL, DEFAULT_PROVIDER, DEFAULT_TARGET_MODEL, EnvLookup, JUDGE_MODEL_ENV,
-    OPTIMIZER_MODEL_ENV, ResolvedRoles, TARGET_MODEL_ENV,
+    OPTIMIZER_MODEL_ENV, ResolvedRoles, Role, TARGET_MODEL_ENV,
 };
 pub use schema::{
     BudgetConfig, CacheConfig, Check, CheckError, Command, CommandMetricConfig, CommandSplitError,

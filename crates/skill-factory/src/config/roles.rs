@@ -20,6 +20,37 @@ pub const DEFAULT_TARGET_MODEL: &str = "claude-sonnet-5";
 /// Optimizer model when nothing names one and nothing is inherited from the target.
 pub const DEFAULT_OPTIMIZER_MODEL: &str = "claude-opus-4-8";
 
+/// A model role of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Runs the skill.
+    Target,
+    /// Proposes skill edits.
+    Optimizer,
+    /// Scores outputs for `metric.judge`.
+    Judge,
+}
+
+impl Role {
+    /// Every role, the target first.
+    pub const ALL: [Role; 3] = [Role::Target, Role::Optimizer, Role::Judge];
+
+    /// The role's name in messages, the ledger and events: `target`, `optimizer`, `judge`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Target => "target",
+            Role::Optimizer => "optimizer",
+            Role::Judge => "judge",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The three model roles of a run, each with a provider name and a model filled in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedRoles {
@@ -29,6 +60,17 @@ pub struct ResolvedRoles {
     pub optimizer: ProviderSettings,
     /// Scores outputs for `metric.judge`.
     pub judge: ProviderSettings,
+}
+
+impl ResolvedRoles {
+    /// The settings of `role`.
+    pub fn get(&self, role: Role) -> &ProviderSettings {
+        match role {
+            Role::Target => &self.target,
+            Role::Optimizer => &self.optimizer,
+            Role::Judge => &self.judge,
+        }
+    }
 }
 
 /// Looks up an environment variable; the caller decides where variables come from.
@@ -50,11 +92,11 @@ impl RunConfig {
     /// The top-level key of the block a role's settings come from, for placing errors: the
     /// role's own block when the config has one, else the target's (`provider`, or `target`
     /// when only that is given), which the role inherits.
-    pub fn provider_block_key(&self, role: &str) -> &'static str {
+    pub fn provider_block_key(&self, role: Role) -> &'static str {
         let own = match role {
-            "optimizer" => Some(("optimizer_provider", &self.optimizer_provider)),
-            "judge" => Some(("judge_provider", &self.judge_provider)),
-            _ => None,
+            Role::Optimizer => Some(("optimizer_provider", &self.optimizer_provider)),
+            Role::Judge => Some(("judge_provider", &self.judge_provider)),
+            Role::Target => None,
         };
         if let Some((key, block)) = own
             && non_empty(block.as_ref()).is_some()
@@ -72,7 +114,7 @@ impl RunConfig {
     /// The target's settings: its block, the name defaulting to `anthropic` and the model to
     /// `SKILL_FACTORY_TARGET_MODEL`, else `claude-sonnet-5` where the provider serves it
     /// (Anthropic's API and the fake; another provider must be given its model).
-    pub fn target_provider(&self, env: EnvLookup) -> ProviderSettings {
+    fn target_provider(&self, env: EnvLookup) -> ProviderSettings {
         let mut settings = self.target_block().cloned().unwrap_or_default();
         settings.name = Some(
             normalized_name(settings.name.as_deref())
@@ -86,7 +128,7 @@ impl RunConfig {
     }
 
     /// The optimizer's settings (see the module doc of [`crate::config`] for the rules).
-    pub fn optimizer_provider(&self, env: EnvLookup) -> ProviderSettings {
+    fn optimizer_provider(&self, env: EnvLookup) -> ProviderSettings {
         let mut settings = self.role(
             self.optimizer_provider.as_ref(),
             OPTIMIZER_MODEL_ENV,
@@ -108,7 +150,7 @@ impl RunConfig {
     }
 
     /// The judge's settings (see the module doc of [`crate::config`] for the rules).
-    pub fn judge_provider(&self, env: EnvLookup) -> ProviderSettings {
+    fn judge_provider(&self, env: EnvLookup) -> ProviderSettings {
         self.role(
             self.judge_provider.as_ref(),
             JUDGE_MODEL_ENV,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use skill_factory_core::{Rollout, Skill, Task};
 
-use crate::config::HarnessType;
+use crate::config::{HarnessType, Role};
 use crate::error::EngineError;
 use crate::session::Session;
 
@@ -63,7 +63,7 @@ pub use subprocess::{ProcessSettings, Program, ProgramError, SubprocessHarness};
 pub fn from_config(session: &Session) -> Result<Arc<dyn Harness>, EngineError> {
     let config = &session.config.config.harness;
     if config.harness_type == HarnessType::Api {
-        let client = session.client("target", &session.config.target_provider())?;
+        let client = session.client(Role::Target)?;
         return Ok(Arc::new(ApiHarness::from_config(config, client)));
     }
     let harness = SubprocessHarness::from_config(config, session)?;

@@ -25,7 +25,7 @@ use async_trait::async_trait;
 use skill_factory_core::{MetricResult, Rollout, Task};
 use skill_factory_pycompat::repr::repr_float;
 
-use crate::config::{CheckError, CommandSplitError, GoldenConfig};
+use crate::config::{CheckError, CommandSplitError, GoldenConfig, Role};
 use crate::error::EngineError;
 use crate::session::Session;
 
@@ -62,7 +62,7 @@ pub fn from_config(session: &Session) -> Result<Arc<dyn Metric>, EngineError> {
         parts.push((Box::new(built), programmatic.weight));
     }
     if let Some(judge) = &metric.judge {
-        let client = session.client("judge", &session.config.judge_provider())?;
+        let client = session.client(Role::Judge)?;
         let built = LlmJudgeMetric::from_config(judge, client)
             .map_err(|e| bad("metric.judge.criteria", e))?;
         parts.push((Box::new(built), judge.weight));

@@ -51,7 +51,7 @@ use self::events::EventLog;
 use self::folder::RunFolder;
 use self::result::{RunInfo, TestEstimates, TestScores, result_json};
 use crate::cancel::CancelToken;
-use crate::config::resolve_paths;
+use crate::config::{Role, resolve_paths};
 use crate::error::EngineError;
 use crate::harness::{self, Harness};
 use crate::metric::{self, Metric};
@@ -172,7 +172,7 @@ impl RunParts {
         let optimizer: Box<dyn Optimizer> = match Bridge::configured(config) {
             Some(bridge) => Box::new(bridge),
             None => {
-                let client = session.client("optimizer", &session.config.optimizer_provider())?;
+                let client = session.client(Role::Optimizer)?;
                 optimizer::from_config(config, client).map_err(unknown)?
             }
         };
@@ -244,8 +244,8 @@ fn open_folder(
         failed_rollouts: AtomicUsize::new(0),
         refused_copies: Mutex::new(Vec::new()),
         cleaned_repeats: Mutex::new(Vec::new()),
-        batches: ["target", "judge", "optimizer"]
-            .iter()
+        batches: Role::ALL
+            .into_iter()
             .any(|role| session.batched(role))
             .then(|| session.layers_in_use().map(|l| l.batches().clone()))
             .flatten(),
@@ -500,15 +500,14 @@ fn sorted(ids: &Mutex<Vec<usize>>) -> Vec<usize> {
 pub fn config_snapshot(session: &Session, runs_dir: &Path) -> String {
     let loaded = &session.config;
     let mut config = loaded.config.clone();
-    let roles = config.roles(&|key| loaded.env(key));
-    let strip = |mut settings: ProviderSettings| {
-        settings.api_key = None;
-        settings
+    let strip = |role: Role| ProviderSettings {
+        api_key: None,
+        ..loaded.role(role).clone()
     };
-    config.provider = Some(strip(roles.target));
+    config.provider = Some(strip(Role::Target));
     config.target = None;
-    config.optimizer_provider = Some(strip(roles.optimizer));
-    config.judge_provider = config.metric.judge.is_some().then(|| strip(roles.judge));
+    config.optimizer_provider = Some(strip(Role::Optimizer));
+    config.judge_provider = config.metric.judge.is_some().then(|| strip(Role::Judge));
     config.skill = session.skill_path.clone();
     config.output.dir = Some(runs_dir.to_path_buf());
     // The loaded paths are relative to the working directory: anchoring them there makes

@@ -54,7 +54,7 @@ fn roles_inherit_the_targets_pace_and_call_timeout() {
         "{BASE}provider: {{name: openai, model: m, requests_per_minute: 500, call_timeout: 30}}\njudge_provider: {{model: j}}\n"
     ))
     .unwrap();
-    let judge = c.judge_provider(&|_| None);
+    let judge = c.roles(&|_| None).judge;
     assert_eq!(judge.requests_per_minute, Some(500));
     assert_eq!(judge.call_timeout, Some(30.0));
 }

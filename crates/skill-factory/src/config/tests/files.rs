@@ -203,7 +203,7 @@ fn dotenv_model_variables_feed_role_resolution() {
         .ok()
         .filter(|v| !v.trim().is_empty());
     assert_eq!(
-        loaded.judge_provider().model,
+        loaded.role(Role::Judge).model,
         expected.or(Some("judge-from-dotenv".to_owned()))
     );
 }

@@ -170,6 +170,6 @@ fn loaded_config_resolves_roles_with_its_env() {
         &format!("{BASE}provider: {{name: vllm, model: q}}\n"),
     );
     let loaded = load_config_in(&path, None).unwrap();
-    assert_eq!(name_model(&loaded.target_provider()), ("vllm", "q"));
-    assert_eq!(loaded.optimizer_provider().name.as_deref(), Some("vllm"));
+    assert_eq!(name_model(loaded.role(Role::Target)), ("vllm", "q"));
+    assert_eq!(loaded.role(Role::Optimizer).name.as_deref(), Some("vllm"));
 }
