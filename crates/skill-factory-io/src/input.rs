@@ -40,6 +40,19 @@ pub const BUNDLED_FILE: Limit = Limit {
     max_bytes: 16 * MIB,
 };
 
+/// A file of a run folder the dashboard shows (`events.jsonl`, `result.json`, a candidate):
+/// 64 MiB. A run folder may come from anyone, so a planted FIFO or a huge file is refused
+/// instead of hanging or exhausting the server.
+pub const RUN_FILE: Limit = Limit {
+    what: "run folder file",
+    max_bytes: 64 * MIB,
+};
+/// A run's `rollouts.jsonl` or `tasks.jsonl`, every rollout's whole output: 256 MiB.
+pub const ROLLOUTS: Limit = Limit {
+    what: "rollouts file",
+    max_bytes: 256 * MIB,
+};
+
 /// Why a file the user named cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {

@@ -88,14 +88,10 @@ pub struct RunSummary {
 /// Why one `result.json` is not in the list.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
-    /// The file could not be read.
-    #[error("{}: cannot read it: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// What the operating system said.
-        source: std::io::Error,
-    },
+    /// The file could not be read: missing, not a regular file (a FIFO would hang the
+    /// server), or larger than a run's file may be.
+    #[error(transparent)]
+    Read(#[from] skill_factory_io::input::InputError),
     /// The file is not JSON.
     #[error("{}: not valid JSON ({source}); the run may still be writing it, or it was cut short", path.display())]
     Json {
@@ -271,12 +267,8 @@ fn read(root: &Path, folder: &Path, file: &Path) -> Result<RunSummary, IndexErro
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
         .join("/");
-    std::fs::read_to_string(file)
-        .map_err(|source| IndexError::Read {
-            path: file.to_path_buf(),
-            source,
-        })
-        .and_then(|text| RunSummary::parse(&relative, file, &text))
+    let text = skill_factory_io::input::read_text(file, skill_factory_io::input::RUN_FILE)?;
+    RunSummary::parse(&relative, file, &text)
 }
 
 /// Every run folder at or below `folder` (a folder holding a `result.json` is not searched

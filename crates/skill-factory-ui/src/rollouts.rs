@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use skill_factory_core::Task;
+use skill_factory_io::input;
 use skill_factory_runfolder::lines::{RolloutLine, TaskLine};
 use skill_factory_runfolder::names::{ROLLOUTS_FILE, TASKS_FILE};
 
@@ -103,7 +104,9 @@ impl Rollouts {
     /// Reads the rollouts and tasks of the run folder `dir`.
     pub fn load(dir: &Path) -> Rollouts {
         let mut rollouts = Rollouts::default();
-        let text = std::fs::read_to_string(dir.join(ROLLOUTS_FILE)).unwrap_or_default();
+        let read =
+            |name: &str| input::read_text(&dir.join(name), input::ROLLOUTS).unwrap_or_default();
+        let text = read(ROLLOUTS_FILE);
         for line in text.lines().filter(|line| !line.trim().is_empty()) {
             match serde_json::from_str::<Line>(line) {
                 Ok(line) => {
@@ -128,7 +131,7 @@ impl Rollouts {
                 Err(_) => rollouts.skipped_lines += 1,
             }
         }
-        let tasks = std::fs::read_to_string(dir.join(TASKS_FILE)).unwrap_or_default();
+        let tasks = read(TASKS_FILE);
         rollouts.tasks = tasks
             .lines()
             .filter_map(|line| serde_json::from_str::<TaskLine>(line).ok())

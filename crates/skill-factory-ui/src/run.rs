@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use skill_factory_io::input;
 use skill_factory_io::path::resolve;
 use skill_factory_io::secrets::Scrubber;
 use skill_factory_runfolder::event::{Comparison, Event, EventLine};
@@ -158,7 +159,10 @@ impl RunPage {
             .canonicalize()
             .map_err(|_| RunError::NotARun(path.into()))?;
         let file = dir.join(RESULT_FILE);
-        let text = std::fs::read_to_string(&file).map_err(|_| RunError::NotARun(path.into()))?;
+        let text = input::read_text(&file, input::RUN_FILE).map_err(|error| match error {
+            input::InputError::Missing { .. } => RunError::NotARun(path.into()),
+            other => RunError::Unreadable(other.to_string()),
+        })?;
         let mut result: Value = serde_json::from_str(&text).map_err(|e| {
             RunError::Unreadable(format!("{}: not valid JSON ({e})", file.display()))
         })?;
@@ -537,7 +541,7 @@ fn classifier(dir: &Path, scrub: &Scrubber) -> Value {
 
 /// The events of `file`, and how many of its lines were not JSON.
 pub fn read_events(file: &Path) -> (Vec<EventLine>, usize) {
-    let Ok(text) = std::fs::read_to_string(file) else {
+    let Ok(text) = input::read_text(file, input::RUN_FILE) else {
         return (Vec::new(), 0);
     };
     let mut skipped = 0;
@@ -559,7 +563,7 @@ pub fn read_events(file: &Path) -> (Vec<EventLine>, usize) {
 /// never by the `file` its event line claims.
 /// `dir` is canonical ([`RunPage::load`] makes it so).
 fn read_text(dir: &Path, relative: &str) -> Option<String> {
-    std::fs::read_to_string(resolve(dir, relative).ok()?).ok()
+    input::read_text(&resolve(dir, relative).ok()?, input::RUN_FILE).ok()
 }
 
 #[cfg(test)]
@@ -649,6 +653,41 @@ mod tests {
                 .get("test")
                 .is_some()
         );
+    }
+
+    fn fifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+    }
+
+    #[test]
+    fn a_fifo_or_an_oversized_file_in_a_run_folder_is_refused_not_waited_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        fifo(&tmp.path().join(RESULT_FILE));
+        let Err(error) = RunPage::load(tmp.path(), "x", &Scrubber::default()) else {
+            panic!("a FIFO result.json is no run");
+        };
+        assert!(error.to_string().contains("a FIFO"), "{error}");
+
+        let tmp = tempfile::tempdir().unwrap();
+        let result = json!({"optimizer": "gepa", "baseline_score": 0.0, "best_score": 0.0});
+        write(tmp.path(), RESULT_FILE, &result.to_string());
+        fifo(&tmp.path().join(EVENTS_FILE));
+        let page = RunPage::load(tmp.path(), "x", &Scrubber::default()).unwrap();
+        // The page loads without the events (none read, none counted as broken).
+        assert_eq!((page.last_seq, page.skipped_lines), (0, 0));
+
+        let big = tmp.path().join("big.json");
+        let file = std::fs::File::create(&big).unwrap();
+        file.set_len(input::RUN_FILE.max_bytes + 1).unwrap();
+        std::fs::rename(&big, tmp.path().join(RESULT_FILE)).unwrap();
+        let Err(error) = RunPage::load(tmp.path(), "x", &Scrubber::default()) else {
+            panic!("an oversized result.json is refused");
+        };
+        assert!(error.to_string().contains("more than 64 MiB"), "{error}");
     }
 
     #[test]
