@@ -113,14 +113,23 @@ impl Evaluation {
         self.summary(0).failed()
     }
 
-    /// The first rollout's error when there was at least one task and every rollout failed
-    /// because its model or program could not be reached ([`crate::Rollout::is_unreachable`]):
-    /// the score is then no measurement at all, and no edit of the skill can change that.
-    pub fn all_unreachable(&self) -> Option<&str> {
-        if self.items.iter().any(|item| !item.rollout.is_unreachable()) {
-            return None;
-        }
-        self.items.first()?.rollout.error.as_deref()
+    /// The first rollout's error when the evaluation measured nothing: every rollout failed
+    /// because its model or program could not be reached ([`crate::Rollout::is_unreachable`]),
+    /// or, over two tasks or more, every rollout failed with one and the same error (a
+    /// script that cannot be opened, a key the agent refuses: the program failed before the
+    /// task or the skill could matter). No edit of the skill can change such a score.
+    pub fn measured_nothing(&self) -> Option<&str> {
+        let first = self.items.first()?.rollout.error.as_deref();
+        let unreachable = self.items.iter().all(|item| item.rollout.is_unreachable());
+        let tasks: std::collections::HashSet<&str> =
+            self.items.iter().map(TaskEvaluation::task_id).collect();
+        let alike = tasks.len() >= 2
+            && first.is_some()
+            && self
+                .items
+                .iter()
+                .all(|item| item.rollout.error.as_deref() == first);
+        if unreachable || alike { first } else { None }
     }
 
     /// The `k` lowest-scoring items, lowest first; ties keep dataset order.

@@ -17,6 +17,8 @@ pub struct Summary {
     failed: usize,
     usage: Usage,
     any_reachable: bool,
+    /// The error of the first item added, and whether every item since failed with it.
+    common_error: Option<(Option<String>, bool)>,
     /// The error of the item first in dataset order, with its index.
     first: Option<(usize, Option<String>)>,
     /// The `k` lowest-scoring items with their task index, lowest first, ties in dataset
@@ -46,6 +48,10 @@ impl Summary {
         self.usage.add(item.rollout.usage);
         self.usage.add(item.result.usage);
         self.any_reachable |= !item.rollout.is_unreachable();
+        match &mut self.common_error {
+            None => self.common_error = Some((item.rollout.error.clone(), true)),
+            Some((error, alike)) => *alike &= *error == item.rollout.error,
+        }
         if self.first.as_ref().is_none_or(|(first, _)| index < *first) {
             self.first = Some((index, item.rollout.error.clone()));
         }
@@ -104,11 +110,11 @@ impl Summary {
         self.usage
     }
 
-    /// The first rollout's error when there was at least one task and every rollout failed
-    /// because its model or program could not be reached (see
-    /// [`crate::Evaluation::all_unreachable`]).
-    pub fn all_unreachable(&self) -> Option<&str> {
-        if self.any_reachable {
+    /// The first rollout's error when the evaluation measured nothing (see
+    /// [`crate::Evaluation::measured_nothing`]).
+    pub fn measured_nothing(&self) -> Option<&str> {
+        let alike = matches!(&self.common_error, Some((Some(_), true))) && self.tasks() >= 2;
+        if self.any_reachable && !alike {
             return None;
         }
         self.first.as_ref()?.1.as_deref()
@@ -173,5 +179,50 @@ mod tests {
         assert_eq!(streamed.feedback_digest(), whole.feedback_digest(3));
         let ids: Vec<&str> = streamed.worst().map(|i| i.task_id()).collect();
         assert_eq!(ids, ["t1", "t3", "t4"], "ties in dataset order");
+    }
+
+    fn failed(rollout: Rollout) -> TaskEvaluation {
+        TaskEvaluation {
+            rollout,
+            result: MetricResult::new("m", 0.0, "no output"),
+        }
+    }
+
+    /// Both ways of summing up agree on whether an evaluation measured anything.
+    fn measured_nothing(items: Vec<TaskEvaluation>) -> Option<String> {
+        let mut streamed = Summary::new(0);
+        for (index, item) in items.iter().enumerate() {
+            streamed.add(index, item);
+        }
+        let whole = Evaluation { items };
+        assert_eq!(streamed.measured_nothing(), whole.measured_nothing());
+        whole.measured_nothing().map(str::to_owned)
+    }
+
+    #[test]
+    fn an_evaluation_measures_nothing_when_no_program_ran_or_every_task_failed_alike() {
+        let cannot_open = "exit 2: sh: 0: cannot open ./agent.sh: No such file";
+        let unreachable = |id: &str| failed(Rollout::unreachable(id, "connection refused"));
+        let alike = |id: &str| failed(Rollout::failure(id, cannot_open));
+        assert_eq!(
+            measured_nothing(vec![unreachable("a"), unreachable("b")]).as_deref(),
+            Some("connection refused")
+        );
+        assert_eq!(
+            measured_nothing(vec![alike("a"), alike("b")]).as_deref(),
+            Some(cannot_open)
+        );
+        // One task failing is a result about that task; two failing differently are results
+        // about each; a success among them is a measurement.
+        assert_eq!(measured_nothing(vec![alike("a")]), None);
+        assert_eq!(
+            measured_nothing(vec![
+                alike("a"),
+                failed(Rollout::failure("b", "exit 1: wrong"))
+            ]),
+            None
+        );
+        assert_eq!(measured_nothing(vec![alike("a"), item("b", 0.0)]), None);
+        assert_eq!(measured_nothing(vec![item("a", 0.0), item("b", 0.0)]), None);
     }
 }

@@ -111,9 +111,9 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     nothing_worked(&summary).map_or(Ok(ExitCode::SUCCESS), Ok)
 }
 
-/// Exit 3, with the reason on stderr, when no rollout reached its model or program.
+/// Exit 3, with the reason on stderr, when the evaluation measured nothing.
 fn nothing_worked(summary: &Summary) -> Option<ExitCode> {
-    let error = summary.all_unreachable()?;
+    let error = summary.measured_nothing()?;
     let stop = StopReason::RolloutsFailed {
         what: "the evaluation".to_owned(),
         error: error.to_owned(),

@@ -226,3 +226,39 @@ fn a_second_ctrl_c_during_optimize_kills_the_rollouts_and_exits_130() {
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_all_gone(&pids);
 }
+
+#[test]
+fn a_program_that_fails_every_task_alike_measures_nothing_and_stops_with_exit_3() {
+    // `sh ./agent.sh` starts (sh runs), but the script is missing: every rollout fails with
+    // the same "cannot open", before the task or the skill could matter.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "skill.md",
+        "---\nname: s\ndescription: d\n---\nAnswer.\n",
+    );
+    write(
+        dir.path(),
+        "data.jsonl",
+        "{\"id\": \"a\", \"input\": \"1\", \"expected\": \"1\"}\n{\"id\": \"b\", \"input\": \"2\", \"expected\": \"2\"}\n{\"id\": \"c\", \"input\": \"3\", \"expected\": \"3\"}\n{\"id\": \"d\", \"input\": \"4\", \"expected\": \"4\"}\n",
+    );
+    let config = write(
+        dir.path(),
+        "config.yaml",
+        "skill: skill.md\ndataset: data.jsonl\nval_fraction: 0.5\nharness: {type: subprocess, command: [sh, ./agent.sh]}\noptimizer_provider: {name: fake, responses: [\"<NEW_SKILL_BODY>x</NEW_SKILL_BODY>\"]}\noptimizer: {rounds: 3}\nmetric: {golden: {mode: exact}}\ncache: {mode: off}\n",
+    );
+    for command in ["evaluate", "optimize"] {
+        let out = bin()
+            .args([command, "-c"])
+            .arg(&config)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{command}: {stderr}");
+        assert!(
+            stderr.contains("cannot open ./agent.sh"),
+            "{command}: {stderr}"
+        );
+    }
+}

@@ -45,11 +45,11 @@ impl Scored {
         self.evaluation.score()
     }
 
-    /// [`Evaluation::all_unreachable`](skill_factory_core::Evaluation::all_unreachable) of a
+    /// [`Evaluation::measured_nothing`](skill_factory_core::Evaluation::measured_nothing) of a
     /// complete evaluation.
     pub fn all_failed(&self) -> Option<&str> {
         self.complete
-            .then(|| self.evaluation.all_unreachable())
+            .then(|| self.evaluation.measured_nothing())
             .flatten()
     }
 
