@@ -487,17 +487,7 @@ impl BudgetedModel {
 
 #[async_trait]
 impl ChatModel for BudgetedModel {
-    fn provider(&self) -> &str {
-        self.inner.provider()
-    }
-
-    fn model(&self) -> &str {
-        self.inner.model()
-    }
-
-    fn endpoint(&self) -> &str {
-        self.inner.endpoint()
-    }
+    crate::request::delegate_identity!(inner);
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         // At the direct price: a request a batch does not answer is asked directly.

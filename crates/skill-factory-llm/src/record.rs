@@ -188,17 +188,7 @@ impl RecordingModel {
 
 #[async_trait]
 impl ChatModel for RecordingModel {
-    fn provider(&self) -> &str {
-        self.inner.provider()
-    }
-
-    fn model(&self) -> &str {
-        self.inner.model()
-    }
-
-    fn endpoint(&self) -> &str {
-        self.inner.endpoint()
-    }
+    crate::request::delegate_identity!(inner);
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let answer = self.inner.chat(request).await;

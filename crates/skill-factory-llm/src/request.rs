@@ -267,3 +267,24 @@ pub trait ChatModel: Send + Sync {
     /// Sends one request, with the client's retries, and returns the answer or why it failed.
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
 }
+
+/// The [`ChatModel`] identity methods of a layer that wraps another model (the budget, the
+/// cache, the recorder, the batcher): each names the wrapped model's provider, model and
+/// endpoint, so that cache keys, prices and messages see through the layers. Written once here
+/// so that no layer can start reporting a name of its own.
+macro_rules! delegate_identity {
+    ($field:ident) => {
+        fn provider(&self) -> &str {
+            self.$field.provider()
+        }
+
+        fn model(&self) -> &str {
+            self.$field.model()
+        }
+
+        fn endpoint(&self) -> &str {
+            self.$field.endpoint()
+        }
+    };
+}
+pub(crate) use delegate_identity;

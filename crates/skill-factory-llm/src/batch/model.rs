@@ -141,17 +141,7 @@ impl BatchedModel {
 
 #[async_trait]
 impl ChatModel for BatchedModel {
-    fn provider(&self) -> &str {
-        self.direct.provider()
-    }
-
-    fn model(&self) -> &str {
-        self.direct.model()
-    }
-
-    fn endpoint(&self) -> &str {
-        self.direct.endpoint()
-    }
+    crate::request::delegate_identity!(direct);
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let started = Instant::now();

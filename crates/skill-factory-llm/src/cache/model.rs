@@ -104,17 +104,7 @@ impl CachedModel {
 
 #[async_trait]
 impl ChatModel for CachedModel {
-    fn provider(&self) -> &str {
-        self.inner.provider()
-    }
-
-    fn model(&self) -> &str {
-        self.inner.model()
-    }
-
-    fn endpoint(&self) -> &str {
-        self.inner.endpoint()
-    }
+    crate::request::delegate_identity!(inner);
 
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let started = Instant::now();
