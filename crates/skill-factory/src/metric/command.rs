@@ -26,7 +26,7 @@ use skill_factory_core::{MetricResult, Rollout, Task};
 use skill_factory_pycompat::repr::repr_float;
 
 use super::text::py_strip;
-use super::{Metric, MetricSetupError, NotApplicable};
+use super::{MetricSetupError, Scored, ScoresOutput};
 use crate::config::CommandMetricConfig;
 use skill_factory_io::process::{self, ChildSpec, Limits, Outcome};
 
@@ -118,15 +118,10 @@ pub fn request(task: &Task, rollout: &Rollout) -> Value {
 }
 
 #[async_trait]
-impl Metric for CommandMetric {
-    fn name(&self) -> &str {
-        NAME
-    }
+impl ScoresOutput for CommandMetric {
+    const NAME: &'static str = NAME;
 
-    async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
-        if let Some(error) = &rollout.error {
-            return Ok(super::rollout_failed(NAME, error));
-        }
+    async fn score_output(&self, task: &Task, rollout: &Rollout) -> Scored {
         let stdin = request(task, rollout).to_string();
         let outcome = process::run(ChildSpec {
             argv: &self.argv,

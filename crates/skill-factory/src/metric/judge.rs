@@ -21,7 +21,7 @@ use skill_factory_llm::{ChatModel, ChatRequest};
 use skill_factory_pycompat::repr::{repr_float, repr_str, str_json, type_name};
 
 use super::text::py_strip;
-use super::{Metric, MetricSetupError, NotApplicable};
+use super::{MetricSetupError, NotApplicable, Scored, ScoresOutput};
 use crate::config::{Criterion, JudgeConfig};
 
 /// The metric's name in feedback and breakdowns.
@@ -194,15 +194,10 @@ impl LlmJudgeMetric {
 }
 
 #[async_trait]
-impl Metric for LlmJudgeMetric {
-    fn name(&self) -> &str {
-        NAME
-    }
+impl ScoresOutput for LlmJudgeMetric {
+    const NAME: &'static str = NAME;
 
-    async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
-        if let Some(error) = &rollout.error {
-            return Ok(super::rollout_failed(NAME, error));
-        }
+    async fn score_output(&self, task: &Task, rollout: &Rollout) -> Scored {
         let mut request = self.request(task, &rollout.output);
         // A repeated sample's grade is a draw of its own too, as the rollout was.
         request.sample_index = rollout.sample;

@@ -135,3 +135,34 @@ pub trait Metric: Send + Sync {
     /// Scores the rollout, or says why this metric does not apply to the task.
     async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable>;
 }
+
+/// A metric that scores only rollouts that produced an output: a failed rollout gets
+/// [`rollout_failed`] under the metric's name before [`ScoresOutput::score_output`] is asked.
+/// The command, programmatic, judge and System One metrics share this guard through the one
+/// [`Metric`] impl below, so none of them can drift from the reference tool's zero for a
+/// failed rollout. (The golden metric first says whether it applies at all, so it implements
+/// [`Metric`] itself.)
+#[async_trait]
+pub(crate) trait ScoresOutput: Send + Sync {
+    /// The metric's name, used in feedback and breakdowns.
+    const NAME: &'static str;
+    /// Scores a rollout that has an output, or says why this metric does not apply.
+    async fn score_output(&self, task: &Task, rollout: &Rollout) -> Scored;
+}
+
+/// What scoring one rollout gives: its result, or why the metric does not apply.
+pub(crate) type Scored = Result<MetricResult, NotApplicable>;
+
+#[async_trait]
+impl<M: ScoresOutput> Metric for M {
+    fn name(&self) -> &str {
+        M::NAME
+    }
+
+    async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
+        if let Some(error) = &rollout.error {
+            return Ok(rollout_failed(M::NAME, error));
+        }
+        self.score_output(task, rollout).await
+    }
+}

@@ -17,7 +17,7 @@ use skill_factory_pycompat::repr::{repr_str, repr_str_list, type_name};
 
 use super::json_text::parse_tolerant;
 use super::text::casefold;
-use super::{Metric, MetricSetupError, NotApplicable};
+use super::{MetricSetupError, Scored, ScoresOutput};
 use crate::config::{Check, CheckError, ProgrammaticConfig, compile_regex, compile_schema};
 
 /// The metric's name in feedback and breakdowns.
@@ -218,15 +218,10 @@ impl ProgrammaticMetric {
 }
 
 #[async_trait]
-impl Metric for ProgrammaticMetric {
-    fn name(&self) -> &str {
-        NAME
-    }
+impl ScoresOutput for ProgrammaticMetric {
+    const NAME: &'static str = NAME;
 
-    async fn score(&self, _task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
-        if let Some(error) = &rollout.error {
-            return Ok(super::rollout_failed(NAME, error));
-        }
+    async fn score_output(&self, _task: &Task, rollout: &Rollout) -> Scored {
         let mut total = 0.0;
         let mut lines = Vec::with_capacity(self.checks.len());
         let mut parts = Vec::with_capacity(self.checks.len());

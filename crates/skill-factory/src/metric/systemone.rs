@@ -34,7 +34,7 @@ use skill_factory_llm::systemone::{
     Question, SystemOneClient, SystemOneSettings, sha24,
 };
 
-use super::{Metric, MetricSetupError, NotApplicable};
+use super::{MetricSetupError, Scored, ScoresOutput};
 use crate::config::{SystemOneCheck, SystemOneConfig};
 use crate::error::EngineError;
 use crate::session::Session;
@@ -217,15 +217,10 @@ impl SystemOneMetric {
 }
 
 #[async_trait]
-impl Metric for SystemOneMetric {
-    fn name(&self) -> &str {
-        NAME
-    }
+impl ScoresOutput for SystemOneMetric {
+    const NAME: &'static str = NAME;
 
-    async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
-        if let Some(error) = &rollout.error {
-            return Ok(super::rollout_failed(NAME, error));
-        }
+    async fn score_output(&self, task: &Task, rollout: &Rollout) -> Scored {
         let state = self.state(task, rollout);
         let state_hash = sha24(&state);
         let mut probabilities: Vec<Option<f64>> = self
