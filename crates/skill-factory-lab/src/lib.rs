@@ -16,8 +16,8 @@
 //!   rounds, and the run of them;
 //! * [`ship`]: exports for production, parity with what runs there, and the agent skill;
 //! * [`config`]: the `kind: classifier` YAML;
-//! * [`run`]: what the commands do (open a workspace, plan, optimize, score, report), for the
-//!   CLI to call and print, and the files a run writes.
+//! * [`run`]: what the commands do (open a workspace, plan, optimize, ask, score, select,
+//!   compare, status), for the CLI to call and print, and the files a run writes.
 
 #![warn(missing_docs)]
 

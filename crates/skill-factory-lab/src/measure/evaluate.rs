@@ -293,6 +293,19 @@ pub fn question_stats(
         .collect()
 }
 
+/// [`question_stats`], best training AUC first: the order tables and the proposer read the
+/// pool in, the strongest question on top.
+pub fn question_stats_by_auc(
+    qids: &[String],
+    by_split: &[(Split, &[Example])],
+    table: &AnswerTable,
+    fpr_budget: f64,
+) -> Result<Vec<QuestionStats>, LabError> {
+    let mut stats = question_stats(qids, by_split, table, fpr_budget)?;
+    stats.sort_by(|a, b| b.auc(Split::Train).total_cmp(&a.auc(Split::Train)));
+    Ok(stats)
+}
+
 /// The answer table of `examples` after asking them every question of the shared test bank at
 /// `budget`, answered by the world's responder (spec §6.0).
 #[cfg(test)]

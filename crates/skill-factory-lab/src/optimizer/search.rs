@@ -11,7 +11,7 @@ use crate::answers::lab::{AskReport, Asked, Lab};
 use crate::answers::table::{AnswerTable, most_served};
 use crate::data::dataset::Example;
 use crate::data::splits::Split;
-use crate::measure::evaluate::{Reports, question_stats};
+use crate::measure::evaluate::{Reports, question_stats_by_auc};
 use crate::measure::metrics::fit_threshold;
 use crate::optimizer::reflect::{self, DigestInput, PromptInput, Proposal};
 use crate::optimizer::select::{Candidate, pareto};
@@ -209,8 +209,7 @@ impl<'a> Search<'a> {
         let (train, settings) = (self.game.train, self.game.settings);
         let by_split: [(Split, &[Example]); 1] = [(Split::Train, train)];
         let budget = self.game.objective.fpr_budget;
-        let mut stats = question_stats(&self.pool.ids(), &by_split, &self.table, budget)?;
-        stats.sort_by(|a, b| b.auc(Split::Train).total_cmp(&a.auc(Split::Train)));
+        let stats = question_stats_by_auc(&self.pool.ids(), &by_split, &self.table, budget)?;
         let digest = reflect::failure_digest(&DigestInput {
             probeset: &self.best,
             train,
@@ -315,8 +314,7 @@ impl<'a> Search<'a> {
         let table = lab.table(&examples, &asked, best.state_budget, 0);
         let by_split: [(Split, &[Example]); 2] =
             [(Split::Train, game.train), (Split::Val, game.val)];
-        let mut stats = question_stats(&pool.ids(), &by_split, &table, objective.fpr_budget)?;
-        stats.sort_by(|a, b| b.auc(Split::Train).total_cmp(&a.auc(Split::Train)));
+        let stats = question_stats_by_auc(&pool.ids(), &by_split, &table, objective.fpr_budget)?;
         let served = table.served();
         if let Some(version) = most_served(&served) {
             best.pinned_version = Some(version);

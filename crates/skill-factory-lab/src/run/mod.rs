@@ -1,10 +1,24 @@
 //! Classifier mode's runs, as `skill_factory::run` is skill mode's: the commands open a
-//! workspace, plan, optimize and write the workspace's reports here, and the CLI only prints
-//! what they return.
+//! workspace, plan, optimize, ask, score, select, compare and write the workspace's reports
+//! here, and the CLI only parses their flags and prints what they return.
+//!
+//! * [`ask`]: `lab ask`, buying answers ahead of any measure;
+//! * [`score`]: `lab score`, a probe set measured on the open splits;
+//! * [`select`]: `lab select`, every candidate the pool allows;
+//! * [`compare`]: `lab report`, before and after on any split, sealed ones logged;
+//! * [`status`]: `lab status`, what a workspace holds;
+//! * [`report`], [`svg`]: `report.md` and the splits chart of an optimization;
+//! * [`workspace`]: the config's inputs and the files a run writes.
+pub mod ask;
+pub mod compare;
 pub mod report;
+pub mod score;
+pub mod select;
+pub mod status;
 pub mod svg;
 pub mod workspace;
 
+use std::fmt;
 use std::path::Path;
 
 use crate::LabError;
@@ -131,12 +145,22 @@ pub fn policy_held(policy: &Policy) -> Result<(), LabError> {
     }
 }
 
-/// What an optimization will ask before it starts.
+/// Refuses a false-positive budget (`--fpr`) that is not a rate, before anything is asked.
+pub fn check_rate(rate: f64) -> Result<(), LabError> {
+    if !(0.0..1.0).contains(&rate) {
+        return Err(LabError::invalid(format!(
+            "--fpr must be a rate at least 0 and below 1 (0.01 = 1%), got {rate}"
+        )));
+    }
+    Ok(())
+}
+
+/// What an optimization or an ask will send before it starts, so a user can stop first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    /// Train and validation examples.
+    /// Examples to ask about.
     pub examples: usize,
-    /// Questions of the pool.
+    /// Questions asked of each.
     pub questions: usize,
     /// Requests still to send (the rest are cached).
     pub requests: usize,
@@ -144,20 +168,40 @@ pub struct Plan {
     pub usd: f64,
 }
 
+impl Plan {
+    /// The requests `lab` lacks answers for: `questions` about `examples` at `budget`.
+    fn of(lab: &Lab, examples: &[&Example], questions: &[Asked], budget: usize) -> Plan {
+        let jobs = lab.plan(examples, questions, budget, 0);
+        Plan {
+            examples: examples.len(),
+            questions: questions.len(),
+            requests: jobs.len(),
+            usd: lab.estimate_usd(&jobs),
+        }
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} examples, {} questions: {} requests to send, about ${:.4}",
+            self.examples, self.questions, self.requests, self.usd
+        )
+    }
+}
+
 /// The requests an optimization of `opened` needs.
 pub fn plan(opened: &Opened) -> Result<Plan, LabError> {
     let project = &opened.project;
     let asked = asked_of(&project.pool()?)?;
     let examples = examples_of(project, &[Split::Train, Split::Val]);
-    let jobs = opened
-        .lab
-        .plan(&examples, &asked, project.seed.state_budget, 0);
-    Ok(Plan {
-        examples: examples.len(),
-        questions: asked.len(),
-        requests: jobs.len(),
-        usd: opened.lab.estimate_usd(&jobs),
-    })
+    Ok(Plan::of(
+        &opened.lab,
+        &examples,
+        &asked,
+        project.seed.state_budget,
+    ))
 }
 
 /// `optimize -c CONFIG` of a classifier config: the search, then every file of the workspace
