@@ -4,7 +4,7 @@
 //!
 //! The session builds no part itself: the harness, the metric and the optimizer each build
 //! themselves from their config block ([`crate::harness::from_config`],
-//! [`crate::metric::from_config`], [`crate::optimizer::from_config`]), asking the session for
+//! [`crate::metric::from_config`], [`crate::optimizer::OptimizerPlan`]), asking the session for
 //! what they share: model clients ([`Session::client`]), the environment of child processes
 //! ([`Session::child_env`]), the ledger, and the place of a block for an error
 //! ([`Session::block_error`]).

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use skill_factory::config::HarnessType;
-use skill_factory::config::{Check, GoldenMode};
+use skill_factory::config::{Check, GoldenMode, OptimizerKind};
 use skill_factory_llm::providers::provider_names;
 use skill_factory_llm::systemone::systemone_provider_names;
 
@@ -11,12 +11,9 @@ use crate::output::outln;
 
 /// Prints the optimizers, providers, harnesses and metrics, one line each.
 pub fn run() -> anyhow::Result<ExitCode> {
-    outln!(
-        "Optimizers: {}",
-        skill_factory::optimizer::AVAILABLE.join(", ")
-    );
-    for (name, description) in skill_factory::optimizer::DESCRIPTIONS {
-        outln!("  {name:<9} {description}");
+    outln!("Optimizers: {}", OptimizerKind::available());
+    for kind in OptimizerKind::ALL {
+        outln!("  {:<9} {}", kind.name(), kind.description());
     }
     outln!(
         "Providers:  {} (batch: {})",

@@ -90,8 +90,9 @@ pub use schema::{
     BudgetConfig, CacheConfig, Check, CheckError, Command, CommandMetricConfig, CommandSplitError,
     ComponentSelector, ConfigKind, Criterion, ExecutorConfig, ExecutorType, GoldenConfig,
     GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig, NoiseConfig,
-    OptimizerConfig, OptimizerParams, OutputConfig, ProgrammaticConfig, ReflectionStyle,
-    RegimeSetting, RunConfig, SkillMode, SystemOneCheck, SystemOneConfig,
+    OptimizerConfig, OptimizerKind, OptimizerParams, OutputConfig, ProgrammaticConfig,
+    ReflectionStyle, RegimeSetting, RunConfig, SkillMode, SystemOneCheck, SystemOneConfig,
+    UnknownOptimizer,
 };
 pub(crate) use schema::{compile_regex, compile_schema};
 pub use skill_factory_config::{ConfigError, Place, closest, is_classifier_config};

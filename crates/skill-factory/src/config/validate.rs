@@ -5,7 +5,9 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
-use super::schema::{Command, ExecutorType, HarnessType, InputVia, RunConfig, SkillMode};
+use super::schema::{
+    Command, ExecutorType, HarnessType, InputVia, OptimizerKind, RunConfig, SkillMode,
+};
 use skill_factory_config::ConfigError;
 use skill_factory_config::locate::{Located, Locator, Step};
 
@@ -261,8 +263,7 @@ fn optimizer(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
 /// The keys of the `gepa` and `skillopt` searches.
 fn search(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
     let o = &config.optimizer;
-    let name = o.name.trim().to_lowercase();
-    if ["gepa", "dspy_gepa"].contains(&name.as_str())
+    if o.name.parse() == Ok(OptimizerKind::Gepa)
         && !["light", "medium", "heavy"].contains(&o.auto.trim().to_lowercase().as_str())
     {
         return Err(check.invalid(

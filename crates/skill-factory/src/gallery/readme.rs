@@ -12,7 +12,7 @@ use super::facts::RunFacts;
 use super::history::{CandidateRow, Outcome};
 use super::portable::script_file;
 use super::{CONFIG_FILE, DATASET_FILE, RESULT_FILE, SEED_FILE};
-use crate::config::{MetricConfig, RunConfig};
+use crate::config::{MetricConfig, OptimizerKind, RunConfig};
 use skill_factory_runfolder::names::TRAFFIC_FILE;
 use skill_factory_runfolder::result::Usage;
 
@@ -150,7 +150,7 @@ pub fn metric_label(metric: &MetricConfig) -> String {
 /// The optimizer and its settings in a few words.
 pub fn optimizer_label(config: &RunConfig) -> String {
     let optimizer = &config.optimizer;
-    if optimizer.name.trim().eq_ignore_ascii_case("llm_loop") {
+    if optimizer.name.parse() == Ok(OptimizerKind::LlmLoop) {
         format!(
             "`llm_loop`: up to {} rounds, minibatch {}, {} proposal{} a round, patience {}",
             optimizer.rounds,

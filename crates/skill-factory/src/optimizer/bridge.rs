@@ -29,7 +29,7 @@ use super::event::Event;
 use super::progress;
 use super::round::{self, Candidate, Proposed};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason};
-use crate::config::{Command, CommandSplitError, OptimizerConfig};
+use crate::config::{Command, CommandSplitError, OptimizerKind, OptimizerParams};
 use skill_factory_io::process::{self, ChildSpec, Limits, Outcome};
 
 /// The history note of the bridge's candidate (the reference's).
@@ -49,17 +49,15 @@ pub struct Bridge {
 }
 
 impl Bridge {
-    /// The bridge of a `skillopt` block that sets `params.command`; `None` for any other block.
-    pub fn configured(config: &OptimizerConfig) -> Option<Bridge> {
-        let name = config.name.trim().to_lowercase();
-        let command = config.params.command.clone()?;
-        (name == "skillopt").then(|| Bridge {
-            command,
-            work_dir: config.params.work_dir.clone(),
-            output_skill: config.params.output_skill.clone(),
-            timeout: Duration::try_from_secs_f64(config.params.timeout)
+    /// The bridge of `optimizer.params` that set a `command`; `None` without one.
+    pub fn configured(params: &OptimizerParams) -> Option<Bridge> {
+        Some(Bridge {
+            command: params.command.clone()?,
+            work_dir: params.work_dir.clone(),
+            output_skill: params.output_skill.clone(),
+            timeout: Duration::try_from_secs_f64(params.timeout)
                 .unwrap_or(Duration::from_secs(3600)),
-            cwd: config.params.cwd.clone(),
+            cwd: params.cwd.clone(),
         })
     }
 
@@ -278,7 +276,7 @@ fn body_of(text: &str) -> String {
 #[async_trait]
 impl Optimizer for Bridge {
     fn name(&self) -> &str {
-        "skillopt"
+        OptimizerKind::SkillOpt.name()
     }
 
     async fn optimize(
@@ -290,7 +288,7 @@ impl Optimizer for Bridge {
     ) -> OptimizationResult {
         let mut metadata = Map::new();
         for (key, value) in [
-            ("backend", "skillopt".to_string()),
+            ("backend", OptimizerKind::SkillOpt.name().to_string()),
             ("work_dir", self.work_dir.display().to_string()),
             ("output_skill", self.output_skill.clone()),
         ] {

@@ -27,11 +27,11 @@
 //!   differ (it must match the better of them there) before it is fully scored.
 //!
 //! The search stops when the metric-call budget is spent (`max_metric_calls`, or the `auto`
-//! preset's, see [`crate::config::OptimizerConfig::metric_call_budget`]), when the best
-//! scores the metric's maximum, when `patience` steps in a row score nothing new, or when
-//! the run's budget or a Ctrl-C says so. Every draw comes from one seeded generator, and the
-//! children of a step are decided in a fixed order, so a seed gives the same search whatever
-//! the timing of the model calls.
+//! preset's, see [`super::plan::MetricCallBudget`]), when the best scores the metric's
+//! maximum, when `patience` steps in a row score nothing new, or when the run's budget or a
+//! Ctrl-C says so. Every draw comes from one seeded generator, and the children of a step are
+//! decided in a fixed order, so a seed gives the same search whatever the timing of the model
+//! calls.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::ops::ControlFlow;
@@ -51,12 +51,13 @@ use super::event::Event;
 use super::gate::{Comparison, Gate, Side};
 use super::minibatch::Epochs;
 use super::pareto::{self, EPSILON};
+use super::plan::{GepaSettings, SharedSettings};
 use super::progress::PERFECT_MINIBATCH;
 use super::progress::{self, Progress, stopping};
 use super::reflection::{REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, note_for};
 use super::round::{self, Ask, Candidate, Part, Proposed};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason, is_perfect};
-use crate::config::{ComponentSelector, OptimizerConfig};
+use crate::config::{ComponentSelector, OptimizerKind};
 use crate::noise::Noise;
 
 /// The longest description a proposal may write (the Agent Skills limit), in characters and
@@ -66,15 +67,17 @@ const DESCRIPTION_LIMITS: (usize, usize) = (1024, 12);
 /// The `gepa` optimizer.
 pub struct Gepa {
     client: Arc<dyn ChatModel>,
-    config: OptimizerConfig,
+    shared: SharedSettings,
+    settings: GepaSettings,
 }
 
 impl Gepa {
-    /// The `gepa` of an `optimizer` block, reflecting with `client`.
-    pub fn from_config(config: &OptimizerConfig, client: Arc<dyn ChatModel>) -> Self {
+    /// A `gepa` search reflecting with `client`.
+    pub fn new(client: Arc<dyn ChatModel>, shared: SharedSettings, settings: GepaSettings) -> Self {
         Gepa {
             client,
-            config: config.clone(),
+            shared,
+            settings,
         }
     }
 }
@@ -229,7 +232,8 @@ struct Stats {
 
 struct Search<'a> {
     context: &'a RunContext,
-    config: &'a OptimizerConfig,
+    shared: &'a SharedSettings,
+    settings: &'a GepaSettings,
     client: &'a Arc<dyn ChatModel>,
     train: &'a [Task],
     val: &'a [Task],
@@ -269,7 +273,7 @@ impl Search<'_> {
         let shows_description = self.context.harness.shows_description();
         let shows_files = self.context.harness.shows_files();
         let protected: Vec<String> = self
-            .config
+            .settings
             .protected
             .iter()
             .map(|p| p.trim().to_string())
@@ -303,9 +307,9 @@ impl Search<'_> {
     fn plan(&mut self) -> Vec<Plan> {
         let frontier = pareto::frontier(&self.scores(), EPSILON);
         let mut plans = Vec::new();
-        for _ in 0..self.config.parents.max(1) {
+        for _ in 0..self.settings.parents.max(1) {
             let parent = pareto::sample(&frontier, &mut self.rng).unwrap_or(self.best);
-            let component = match self.config.component_selector {
+            let component = match self.settings.component_selector {
                 ComponentSelector::Blamed => None,
                 ComponentSelector::RoundRobin => {
                     let components = Components::of(&self.pool[parent].skill);
@@ -319,16 +323,16 @@ impl Search<'_> {
                 }
             };
             self.pool[parent].next_component += 1;
-            let batch = self.epochs.next(self.config.minibatch_size, &mut self.rng);
-            let extension = if self.config.adaptive_gate {
-                self.epochs.peek(self.config.minibatch_size, &batch)
+            let batch = self.epochs.next(self.shared.minibatch_size, &mut self.rng);
+            let extension = if self.settings.adaptive_gate {
+                self.epochs.peek(self.shared.minibatch_size, &batch)
             } else {
                 Vec::new()
             };
             let mut deeper: Vec<Vec<usize>> = Vec::new();
             let mut drawn: Vec<usize> = batch.iter().chain(&extension).copied().collect();
-            for _ in 0..self.config.deepen {
-                let next = self.epochs.peek(self.config.minibatch_size, &drawn);
+            for _ in 0..self.settings.deepen {
+                let next = self.epochs.peek(self.shared.minibatch_size, &drawn);
                 if next.is_empty() {
                     break;
                 }
@@ -345,7 +349,7 @@ impl Search<'_> {
                 deeper: deeper.iter().map(|batch| tasks(batch)).collect(),
                 first_id: self.next_id,
             });
-            self.next_id += self.config.max_edits_per_round * (1 + self.config.deepen);
+            self.next_id += self.settings.max_edits_per_round * (1 + self.settings.deepen);
         }
         plans
     }
@@ -404,7 +408,7 @@ impl Search<'_> {
                 component: plan.component,
                 batch,
                 extension: &[],
-                first_id: plan.first_id + (level + 1) * self.config.max_edits_per_round,
+                first_id: plan.first_id + (level + 1) * self.settings.max_edits_per_round,
             };
             let Some(more) = self.reflect(step, &start, &scored).await else {
                 return Mutation::Stopping;
@@ -445,7 +449,7 @@ impl Search<'_> {
             .and_then(|index| Some((index, components.get(index)?)));
         let (prompt, limits, part) = match component {
             None => (
-                reflection.prompt_for(self.config.reflection),
+                reflection.prompt_for(self.settings.reflection),
                 self.limits,
                 Part::OnePart,
             ),
@@ -468,14 +472,14 @@ impl Search<'_> {
                     component: Some((name, &start.skill.body)),
                     ..reflection
                 }
-                .prompt_for(self.config.reflection);
+                .prompt_for(self.settings.reflection);
                 (prompt, limits, Part::Component(&components, index))
             }
         };
         let ask = Ask {
             prompt: &prompt,
-            count: self.config.max_edits_per_round,
-            style: self.config.reflection,
+            count: self.settings.max_edits_per_round,
+            style: self.settings.reflection,
             limits,
             part,
         };
@@ -538,7 +542,7 @@ impl Search<'_> {
             .known(start.skill, others)
             .into_iter()
             .filter(|(_, known)| !is_perfect(known.score()))
-            .take(self.config.minibatch_size);
+            .take(self.shared.minibatch_size);
         for (task, known) in failed {
             shown.items.push(known);
             tasks.push(task.clone());
@@ -673,7 +677,7 @@ impl Search<'_> {
             tasks: self.val,
             split: "val",
             round: step,
-            min_delta: self.config.min_delta,
+            min_delta: self.shared.min_delta,
             rivals,
         };
         let gated = gate
@@ -980,7 +984,7 @@ impl Search<'_> {
         let plans = self.plan();
         if plans.is_empty() {
             return ControlFlow::Break(StopReason::Patience {
-                patience: self.config.patience,
+                patience: self.shared.patience,
             });
         }
         self.context.emit(Event::RoundStarted {
@@ -1113,8 +1117,8 @@ impl Search<'_> {
             }
         }
         if grew
-            && self.config.merge
-            && self.stats.merges_tried < self.config.max_merges
+            && self.settings.merge
+            && self.stats.merges_tried < self.settings.max_merges
             && let ControlFlow::Break(reason) = self.merge(step).await
         {
             return ControlFlow::Break(reason);
@@ -1131,9 +1135,9 @@ impl Search<'_> {
         self.context.events.checkpoint(&self.progress.result);
         if self.context.metric_calls() == calls_before {
             self.idle_steps += 1;
-            if self.idle_steps > self.config.patience {
+            if self.idle_steps > self.shared.patience {
                 return ControlFlow::Break(StopReason::Patience {
-                    patience: self.config.patience,
+                    patience: self.shared.patience,
                 });
             }
         } else {
@@ -1229,7 +1233,7 @@ impl Search<'_> {
             .filter(|&t| (sa[t] - sb[t]).abs() > EPSILON)
             .collect();
         order.extend((0..self.val.len()).filter(|&t| (sa[t] - sb[t]).abs() <= EPSILON));
-        order.truncate(self.config.minibatch_size.max(1));
+        order.truncate(self.shared.minibatch_size.max(1));
         let tasks: Vec<Task> = order.iter().map(|&t| self.val[t].clone()).collect();
         let sum = |scores: &[f64]| order.iter().map(|&t| scores[t]).sum::<f64>();
         let parents_best = sum(sa).max(sum(sb));
@@ -1377,7 +1381,7 @@ fn kept_one(raced: &[Raced]) -> Option<usize> {
 #[async_trait]
 impl Optimizer for Gepa {
     fn name(&self) -> &str {
-        "gepa"
+        OptimizerKind::Gepa.name()
     }
 
     async fn optimize(
@@ -1387,16 +1391,17 @@ impl Optimizer for Gepa {
         val: &[Task],
         context: &RunContext,
     ) -> OptimizationResult {
-        let config = &self.config;
-        let goal = progress::goal(&config.goal, seed);
-        let metadata = progress::metadata(Some("gepa"), val.len());
+        let (shared, settings) = (&self.shared, &self.settings);
+        let goal = progress::goal(&shared.goal, seed);
+        let metadata = progress::metadata(Some(OptimizerKind::Gepa.name()), val.len());
         let start = progress::start(context, self.name(), seed, val, metadata).await;
         let progress = Progress::new(&start);
-        let mut rng = Random::new(config.seed);
+        let mut rng = Random::new(shared.seed);
         let epochs = Epochs::new(train.len(), &mut rng);
         let mut search = Search {
             context,
-            config,
+            shared,
+            settings,
             client: &self.client,
             train,
             val,
@@ -1423,7 +1428,9 @@ impl Optimizer for Gepa {
             stats: Stats::default(),
             lineage: Vec::new(),
             idle_steps: 0,
-            budget: config.metric_call_budget(val.len()),
+            budget: settings
+                .metric_calls
+                .calls(val.len(), shared.minibatch_size),
         };
         let mut stop = start.stop;
         if train.is_empty() && stop.is_none() {

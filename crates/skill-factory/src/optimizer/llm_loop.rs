@@ -36,11 +36,12 @@ use skill_factory_pycompat::random::Random;
 use super::context::{RunContext, identity};
 use super::event::Event;
 use super::gate::Side;
+use super::plan::{LlmLoopSettings, SharedSettings};
 use super::progress::{self, Progress, stopping};
 use super::reflection::{REJECTED_SHOWN, Reflection, RejectedEdit, body_limits, note_for};
 use super::round::{self, Ask, Part, Triage, Validated};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason};
-use crate::config::{OptimizerConfig, ReflectionStyle};
+use crate::config::OptimizerKind;
 
 /// The history note of a round whose proposals were all unusable (the reference's words).
 pub const NO_VALID_PROPOSAL: &str = "no valid proposal from optimizer LLM";
@@ -52,64 +53,32 @@ pub use super::progress::SEED_NOTE;
 
 pub use super::progress::PERFECT_MINIBATCH;
 
-/// The hyper-parameters `llm_loop` reads from the `optimizer` block.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LlmLoopSettings {
-    /// Most rounds.
-    pub rounds: usize,
-    /// Train tasks per round.
-    pub minibatch_size: usize,
-    /// Proposals per round (at least 1).
-    pub max_edits_per_round: usize,
-    /// Rounds in a row without improvement before stopping.
-    pub patience: usize,
-    /// Seed of minibatch sampling.
-    pub seed: u64,
-    /// What the skill should achieve; empty for the default sentence.
-    pub goal: String,
-    /// A proposal must beat the best by more than this.
-    pub min_delta: f64,
-    /// How proposals are asked for.
-    pub reflection: ReflectionStyle,
-}
-
-impl LlmLoopSettings {
-    /// The settings of an `optimizer` block.
-    pub fn from_config(config: &OptimizerConfig) -> Self {
-        LlmLoopSettings {
-            rounds: config.rounds,
-            minibatch_size: config.minibatch_size,
-            max_edits_per_round: config.max_edits_per_round,
-            patience: config.patience,
-            seed: config.seed,
-            goal: config.goal.clone(),
-            min_delta: config.min_delta,
-            reflection: config.reflection,
-        }
-    }
-}
-
 /// The `llm_loop` optimizer.
 pub struct LlmLoop {
     client: Arc<dyn ChatModel>,
+    shared: SharedSettings,
     settings: LlmLoopSettings,
 }
 
 impl LlmLoop {
-    /// The `llm_loop` of an `optimizer` block, proposing edits with `client`.
-    pub fn from_config(config: &OptimizerConfig, client: Arc<dyn ChatModel>) -> Self {
-        LlmLoop::new(client, LlmLoopSettings::from_config(config))
-    }
-
     /// An optimizer proposing edits with `client`.
-    pub fn new(client: Arc<dyn ChatModel>, settings: LlmLoopSettings) -> Self {
-        LlmLoop { client, settings }
+    pub fn new(
+        client: Arc<dyn ChatModel>,
+        shared: SharedSettings,
+        settings: LlmLoopSettings,
+    ) -> Self {
+        LlmLoop {
+            client,
+            shared,
+            settings,
+        }
     }
 }
 
 /// The search's state between rounds.
 struct Search<'a> {
     context: &'a RunContext,
+    shared: &'a SharedSettings,
     settings: &'a LlmLoopSettings,
     progress: Progress,
     next_id: usize,
@@ -125,7 +94,7 @@ impl Search<'_> {
     }
 
     fn out_of_patience(&self) -> bool {
-        self.progress.rounds_without_improvement >= self.settings.patience
+        self.progress.rounds_without_improvement >= self.shared.patience
     }
 
     /// Runs one round: scores the best skill on the minibatch, asks for rewrites of it
@@ -240,7 +209,7 @@ impl Search<'_> {
         }
         let validated = round::validate(
             context,
-            (round, self.settings.min_delta),
+            (round, self.shared.min_delta),
             &triage,
             val,
             &mut self.scored,
@@ -275,7 +244,7 @@ impl Search<'_> {
         winner: usize,
     ) {
         let best_score = self.progress.result.best_score;
-        let min_delta = self.settings.min_delta;
+        let min_delta = self.shared.min_delta;
         let winner_gate = &validated.gates[winner];
         let winner_score = validated.score(winner);
         let accepted = winner_gate.accepted();
@@ -327,7 +296,7 @@ impl Search<'_> {
         }
         let winner_side = (triage.new[winner].id, &validated.skills[winner]);
         self.progress
-            .settle_draft(winner_gate, winner_side, self.settings.min_delta);
+            .settle_draft(winner_gate, winner_side, self.shared.min_delta);
         let estimate = winner_gate.estimate(&validated.noise);
         let record = CandidateRecord {
             iteration: round,
@@ -362,7 +331,7 @@ fn nothing_to_score(triage: &Triage) -> Option<String> {
 #[async_trait]
 impl Optimizer for LlmLoop {
     fn name(&self) -> &str {
-        "llm_loop"
+        OptimizerKind::LlmLoop.name()
     }
 
     async fn optimize(
@@ -372,22 +341,23 @@ impl Optimizer for LlmLoop {
         val: &[Task],
         context: &RunContext,
     ) -> OptimizationResult {
-        let settings = &self.settings;
+        let (shared, settings) = (&self.shared, &self.settings);
         let limits = body_limits(&seed.body);
-        let goal = progress::goal(&settings.goal, seed);
+        let goal = progress::goal(&shared.goal, seed);
         let metadata = progress::metadata(None, val.len());
         let start = progress::start(context, self.name(), seed, val, metadata).await;
         let progress = Progress::new(&start);
         let mut stop = start.stop;
         let mut search = Search {
             context,
+            shared,
             settings,
             progress,
             next_id: 1,
             rejected: VecDeque::new(),
             scored: HashMap::from([(identity(seed), 0)]),
         };
-        let mut rng = Random::new(settings.seed);
+        let mut rng = Random::new(shared.seed);
         let mut round = 0;
         while stop.is_none() && round < settings.rounds {
             if let Some(reason) = search.progress.why_stop(context) {
@@ -397,10 +367,10 @@ impl Optimizer for LlmLoop {
             round += 1;
             // As the reference: the whole train split in order when the minibatch would
             // cover it (the RNG is then not used), else a sample.
-            let batch = if settings.minibatch_size >= train.len() {
+            let batch = if shared.minibatch_size >= train.len() {
                 train.to_vec()
             } else {
-                rng.sample(train, settings.minibatch_size)
+                rng.sample(train, shared.minibatch_size)
             };
             if let ControlFlow::Break(reason) =
                 search.round(self, round, &batch, val, &goal, limits).await
@@ -408,7 +378,7 @@ impl Optimizer for LlmLoop {
                 stop = Some(reason);
             } else if search.out_of_patience() {
                 stop = Some(StopReason::Patience {
-                    patience: settings.patience,
+                    patience: shared.patience,
                 });
             }
         }

@@ -17,6 +17,9 @@
 //!   scoring of proposals that all three share; [`component`], [`pareto`] and [`patch`]: the
 //!   parts of a skill, the frontier of a pool, and edit patches.
 //!
+//! A run builds its optimizer through an [`OptimizerPlan`]: the `optimizer` block resolved
+//! once into the settings every optimizer reads and those only the selected one reads.
+//!
 //! An optimizer never fails as a whole: model errors become invalid proposals or failed
 //! rollouts, and a budget limit or a Ctrl-C ends the search with the best skill so far and a
 //! [`StopReason`].
@@ -32,6 +35,7 @@ pub mod llm_loop;
 pub mod minibatch;
 pub mod pareto;
 pub mod patch;
+pub mod plan;
 pub mod progress;
 pub mod reflection;
 pub mod round;
@@ -40,39 +44,17 @@ pub mod skillopt;
 pub use context::{RunContext, identity};
 pub use event::{Event, EventSink, NoEvents, RolloutRecord};
 pub use gepa::Gepa;
-pub use llm_loop::{LlmLoop, LlmLoopSettings};
+pub use llm_loop::LlmLoop;
+pub use plan::{
+    BackendSettings, GepaSettings, LlmLoopSettings, MetricCallBudget, OptimizerPlan,
+    SharedSettings, SkillOptSettings,
+};
 pub use skillopt::SkillOpt;
-
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use skill_factory_core::{Skill, Task};
-use skill_factory_llm::{ChatModel, Exhaustion};
-
-use crate::config::OptimizerConfig;
-
-/// Optimizer names this build can run.
-pub const AVAILABLE: &[&str] = &["llm_loop", "gepa", "skillopt"];
-
-/// Other names of them: the reference tool's.
-const ALIASES: &[(&str, &str)] = &[("dspy_gepa", "gepa")];
-
-/// One line on each optimizer, for `skill-factory list`.
-pub const DESCRIPTIONS: &[(&str, &str)] = &[
-    (
-        "llm_loop",
-        "rewrites the whole body from a minibatch's failures; keeps a rewrite only if it beats the best on validation",
-    ),
-    (
-        "gepa",
-        "mutates one component at a time, parents from the per-task Pareto frontier, minibatch-gated, with merges (alias dspy_gepa)",
-    ),
-    (
-        "skillopt",
-        "bounded edit patches from failures and successes, a decaying edit limit, strict validation gate; params.command runs Microsoft's bridge",
-    ),
-];
+use skill_factory_llm::Exhaustion;
 
 /// One recorded candidate: the seed, then one per round (the round's best proposal, or the
 /// unchanged best skill when the round produced nothing to score).
@@ -279,104 +261,9 @@ pub trait Optimizer: Send + Sync {
     ) -> OptimizationResult;
 }
 
-/// Why an optimizer cannot be built from a config.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UnknownOptimizer {
-    /// A name nobody knows.
-    #[error(
-        "Unknown optimizer '{name}'{hint}. Available: {}. Set optimizer.name to one of them",
-        AVAILABLE.join(", ")
-    )]
-    Unknown {
-        /// The name as configured.
-        name: String,
-        /// ` (did you mean 'gepa'?)` when a name is close.
-        hint: String,
-    },
-}
-
-/// The normalized optimizer name of a config (trimmed, lower-case, so `LLM_LOOP` works;
-/// `dspy_gepa` is `gepa`), or why it cannot be run.
-pub fn optimizer_name(config: &OptimizerConfig) -> Result<&'static str, UnknownOptimizer> {
-    let wanted = config.name.trim().to_lowercase();
-    if let Some(found) = AVAILABLE.iter().find(|name| **name == wanted) {
-        return Ok(found);
-    }
-    if let Some((_, found)) = ALIASES.iter().find(|(alias, _)| *alias == wanted) {
-        return Ok(found);
-    }
-    let names: Vec<&str> = AVAILABLE
-        .iter()
-        .copied()
-        .chain(ALIASES.iter().map(|(alias, _)| *alias))
-        .collect();
-    let hint = crate::config::closest(&wanted, &names)
-        .map(|name| format!(" (did you mean '{name}'?)"))
-        .unwrap_or_default();
-    Err(UnknownOptimizer::Unknown {
-        name: config.name.trim().to_string(),
-        hint,
-    })
-}
-
-/// The optimizer of an `optimizer` block, proposing edits with `client` (the optimizer
-/// role's model). A `skillopt` block with `params.command` runs the bridge instead, which
-/// needs no model: see [`bridge::Bridge::configured`].
-pub fn from_config(
-    config: &OptimizerConfig,
-    client: Arc<dyn ChatModel>,
-) -> Result<Box<dyn Optimizer>, UnknownOptimizer> {
-    Ok(match optimizer_name(config)? {
-        "gepa" => Box::new(Gepa::from_config(config, client)),
-        "skillopt" => Box::new(SkillOpt::from_config(config, client)),
-        _ => Box::new(LlmLoop::from_config(config, client)),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn named(name: &str) -> OptimizerConfig {
-        OptimizerConfig {
-            name: name.to_string(),
-            ..OptimizerConfig::default()
-        }
-    }
-
-    #[test]
-    fn optimizer_names_are_case_insensitive() {
-        assert_eq!(optimizer_name(&named(" LLM_Loop ")), Ok("llm_loop"));
-    }
-
-    #[test]
-    fn the_reference_names_run_the_native_optimizers() {
-        assert_eq!(optimizer_name(&named("dspy_gepa")), Ok("gepa"));
-        assert_eq!(optimizer_name(&named("SkillOpt")), Ok("skillopt"));
-    }
-
-    #[test]
-    fn an_unknown_name_says_what_is_available_and_the_closest() {
-        let unknown = optimizer_name(&named("skilopt")).unwrap_err().to_string();
-        assert!(
-            unknown.starts_with(
-                "Unknown optimizer 'skilopt' (did you mean 'skillopt'?). Available: llm_loop, gepa, skillopt"
-            ),
-            "{unknown}"
-        );
-        let far = optimizer_name(&named("annealing")).unwrap_err().to_string();
-        assert!(
-            far.starts_with("Unknown optimizer 'annealing'. Available"),
-            "{far}"
-        );
-    }
-
-    #[test]
-    fn every_optimizer_has_a_description() {
-        for name in AVAILABLE {
-            assert!(DESCRIPTIONS.iter().any(|(n, _)| n == name), "{name}");
-        }
-    }
 
     #[test]
     fn stop_reasons_have_codes_and_sentences() {

@@ -35,13 +35,14 @@ use super::event::Event;
 use super::gate::{Gate, Side};
 use super::minibatch::Epochs;
 use super::patch::{self, EDITS_CLOSE, EDITS_OPEN, Edit};
+use super::plan::{SharedSettings, SkillOptSettings};
 use super::progress::{self, Progress, stopping};
 use super::reflection::{
     PROPOSAL_MAX_TOKENS, REJECTED_SHOWN, Reflection, RejectedEdit, SYSTEM_PROMPT, body_limits,
 };
 use super::round::{self, Candidate, Proposed};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason, is_perfect};
-use crate::config::OptimizerConfig;
+use crate::config::OptimizerKind;
 
 /// The most edits a success pass may propose: it confirms what works, it does not rewrite.
 const SUCCESS_EDITS: usize = 1;
@@ -61,15 +62,22 @@ pub fn edit_limit(round: usize, rounds: usize, max: usize, min: usize) -> usize 
 /// The `skillopt` optimizer.
 pub struct SkillOpt {
     client: Arc<dyn ChatModel>,
-    config: OptimizerConfig,
+    shared: SharedSettings,
+    settings: SkillOptSettings,
 }
 
 impl SkillOpt {
-    /// The native `skillopt` of an `optimizer` block, asking `client` for edits.
-    pub fn from_config(config: &OptimizerConfig, client: Arc<dyn ChatModel>) -> Self {
+    /// The native `skillopt` search, asking `client` for edits; it never runs the bridge of
+    /// `settings`.
+    pub fn new(
+        client: Arc<dyn ChatModel>,
+        shared: SharedSettings,
+        settings: SkillOptSettings,
+    ) -> Self {
         SkillOpt {
             client,
-            config: config.clone(),
+            shared,
+            settings,
         }
     }
 }
@@ -93,7 +101,8 @@ struct Edits {
 
 struct Search<'a> {
     context: &'a RunContext,
-    config: &'a OptimizerConfig,
+    shared: &'a SharedSettings,
+    settings: &'a SkillOptSettings,
     client: &'a Arc<dyn ChatModel>,
     goal: String,
     progress: Progress,
@@ -139,10 +148,10 @@ impl Search<'_> {
             "</CURRENT_SKILL_BODY>".to_string(),
             String::new(),
         ];
-        if !self.config.protected.is_empty() {
+        if !self.settings.protected.is_empty() {
             lines.push(format!(
                 "PROTECTED SECTIONS (never edit text inside them): {}",
-                self.config.protected.join(", ")
+                self.settings.protected.join(", ")
             ));
             lines.push(String::new());
         }
@@ -215,9 +224,9 @@ impl Search<'_> {
         };
         let limit = edit_limit(
             round,
-            self.config.rounds,
-            self.config.max_patch_edits,
-            self.config.min_patch_edits,
+            self.settings.rounds,
+            self.settings.max_patch_edits,
+            self.settings.min_patch_edits,
         );
         let mut passes = vec![(Pass::Failures, limit)];
         if train.evaluation.items.iter().any(|i| is_perfect(i.score())) {
@@ -294,7 +303,7 @@ impl Search<'_> {
         }
         edits.truncate(limit);
         let rationale = rationales.join(" ");
-        let applied = patch::apply(&best.body, &edits, &self.config.protected);
+        let applied = patch::apply(&best.body, &edits, &self.settings.protected);
         self.edits.applied += applied.applied.len();
         self.edits.refused += applied.rejected.len();
         for (index, reason) in &applied.rejected {
@@ -403,7 +412,7 @@ impl Search<'_> {
             tasks: val,
             split: "val",
             round,
-            min_delta: self.config.min_delta,
+            min_delta: self.shared.min_delta,
             rivals: 1,
         };
         let known = self.progress.best_samples.clone();
@@ -452,7 +461,7 @@ impl Search<'_> {
         }
         self.progress.learn(&gated, accepted);
         self.progress
-            .settle_draft(&gated, (id, &skill), self.config.min_delta);
+            .settle_draft(&gated, (id, &skill), self.shared.min_delta);
         let note = if rationale.is_empty() {
             described.join("; ")
         } else {
@@ -477,7 +486,7 @@ impl Search<'_> {
 #[async_trait]
 impl Optimizer for SkillOpt {
     fn name(&self) -> &str {
-        "skillopt"
+        OptimizerKind::SkillOpt.name()
     }
 
     async fn optimize(
@@ -487,15 +496,16 @@ impl Optimizer for SkillOpt {
         val: &[Task],
         context: &RunContext,
     ) -> OptimizationResult {
-        let config = &self.config;
-        let goal = progress::goal(&config.goal, seed);
-        let metadata = progress::metadata(Some("skillopt"), val.len());
+        let (shared, settings) = (&self.shared, &self.settings);
+        let goal = progress::goal(&shared.goal, seed);
+        let metadata = progress::metadata(Some(OptimizerKind::SkillOpt.name()), val.len());
         let start = progress::start(context, self.name(), seed, val, metadata).await;
         let progress = Progress::new(&start);
         let mut stop = start.stop;
         let mut search = Search {
             context,
-            config,
+            shared,
+            settings,
             client: &self.client,
             goal,
             progress,
@@ -504,29 +514,29 @@ impl Optimizer for SkillOpt {
             edits: Edits::default(),
             lineage: Vec::new(),
         };
-        let mut rng = Random::new(config.seed);
+        let mut rng = Random::new(shared.seed);
         let mut epochs = Epochs::new(train.len(), &mut rng);
         let mut round = 0;
-        while stop.is_none() && round < config.rounds {
+        while stop.is_none() && round < settings.rounds {
             if let Some(reason) = search.progress.why_stop(context) {
                 stop = Some(reason);
                 break;
             }
             round += 1;
             let batch: Vec<Task> = epochs
-                .next(config.minibatch_size, &mut rng)
+                .next(shared.minibatch_size, &mut rng)
                 .into_iter()
                 .map(|i| train[i].clone())
                 .collect();
             stop = search.round(round, &batch, val).await;
-            if stop.is_none() && search.progress.rounds_without_improvement >= config.patience {
+            if stop.is_none() && search.progress.rounds_without_improvement >= shared.patience {
                 stop = Some(StopReason::Patience {
-                    patience: config.patience,
+                    patience: shared.patience,
                 });
             }
         }
         let stop = stop.unwrap_or(StopReason::RoundsDone {
-            rounds: config.rounds,
+            rounds: settings.rounds,
         });
         let edits = &search.edits;
         let metadata = &mut search.progress.result.metadata;

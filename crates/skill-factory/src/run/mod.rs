@@ -55,12 +55,10 @@ use crate::config::{Role, resolve_paths};
 use crate::error::EngineError;
 use crate::harness::{self, Harness};
 use crate::metric::{self, Metric};
-use crate::optimizer::bridge::Bridge;
 use crate::optimizer::event::Fanout;
 use crate::optimizer::honest::{self, Honesty};
 use crate::optimizer::{
-    self, Event, EventSink, OptimizationResult, Optimizer, RunContext, UnknownOptimizer, identity,
-    optimizer_name,
+    Event, EventSink, OptimizationResult, Optimizer, OptimizerPlan, RunContext, identity,
 };
 use crate::session::Session;
 use skill_factory_runfolder::lines::TaskLine;
@@ -159,23 +157,15 @@ struct RunParts {
 
 impl RunParts {
     fn build(session: &Session) -> Result<RunParts, EngineError> {
-        let config = &session.config.config.optimizer;
-        let unknown = |e: UnknownOptimizer| session.block_error("optimizer.name", e);
         // The name first: a run that cannot search should not ask for keys.
-        optimizer_name(config).map_err(unknown)?;
+        let plan = OptimizerPlan::from_config(&session.config.config.optimizer)
+            .map_err(|e| session.block_error("optimizer.name", e))?;
         let mut split = session.split()?;
         let selection = selection::carve(&mut split, session.config.config.selection_fraction)
             .map_err(|detail| session.block_error("selection_fraction", detail))?;
         let harness = harness::from_config(session)?;
         let metric = metric::from_config(session)?;
-        // The bridge to an external SkillOpt runs a command, not a model: no key is needed.
-        let optimizer: Box<dyn Optimizer> = match Bridge::configured(config) {
-            Some(bridge) => Box::new(bridge),
-            None => {
-                let client = session.client(Role::Optimizer)?;
-                optimizer::from_config(config, client).map_err(unknown)?
-            }
-        };
+        let optimizer = plan.build(|| session.client(Role::Optimizer))?;
         Ok(RunParts {
             split,
             selection,

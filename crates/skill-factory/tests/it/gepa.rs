@@ -12,7 +12,9 @@ use skill_factory::cancel::CancelToken;
 use skill_factory::config::{ComponentSelector, GoldenMode, OptimizerConfig};
 use skill_factory::harness::Harness;
 use skill_factory::metric::GoldenMetric;
-use skill_factory::optimizer::{Event, Gepa, OptimizationResult, Optimizer, RunContext};
+use skill_factory::optimizer::{
+    BackendSettings, Event, Gepa, OptimizationResult, Optimizer, OptimizerPlan, RunContext,
+};
 use skill_factory_core::{Rollout, Skill, Task};
 use skill_factory_llm::{
     ChatModel, ChatRequest, ChatResponse, Ledger, LlmError, StopReason as Stop, TokenUsage,
@@ -217,6 +219,15 @@ pub(crate) fn config(edit: impl FnOnce(&mut OptimizerConfig)) -> OptimizerConfig
     config
 }
 
+/// The `gepa` search of `config`, planned as a run plans it.
+fn gepa_of(config: &OptimizerConfig, model: Arc<dyn ChatModel>) -> Gepa {
+    let plan = OptimizerPlan::from_config(config).unwrap();
+    let BackendSettings::Gepa(settings) = plan.backend else {
+        panic!("not a gepa block: {:?}", plan.backend)
+    };
+    Gepa::new(model, plan.shared, settings)
+}
+
 pub(crate) struct Run {
     pub(crate) result: OptimizationResult,
     pub(crate) events: Vec<Event>,
@@ -260,7 +271,7 @@ async fn search_from(
 }
 
 async fn gepa(config: &OptimizerConfig, model: Arc<dyn ChatModel>, workers: usize) -> Run {
-    let optimizer = Gepa::from_config(config, model);
+    let optimizer = gepa_of(config, model);
     search(
         &optimizer,
         Arc::new(Halves::default()),
@@ -354,7 +365,7 @@ async fn a_one_task_lead_on_the_minibatch_extends_the_gate() {
     let model = Arc::new(Reflective::new(|_, failing| {
         failing.first().map(|n| format!("ALSO t{n}."))
     }));
-    let optimizer = Gepa::from_config(
+    let optimizer = gepa_of(
         &config(|c| {
             c.minibatch_size = 2;
             c.parents = 1;
@@ -411,7 +422,7 @@ async fn a_cancel_during_the_first_proposal_keeps_the_seed_and_says_so() {
         cancel_on_first: Some(cancel.clone()),
         ..Reflective::new(section_rules)
     });
-    let optimizer = Gepa::from_config(&config(|_| {}), model);
+    let optimizer = gepa_of(&config(|_| {}), model);
     let run = search(&optimizer, Arc::new(Halves::default()), 2, cancel).await;
     assert_eq!(run.result.stop.as_ref().unwrap().code(), "cancelled");
     assert_eq!(run.result.best_candidate, 0);
@@ -677,7 +688,7 @@ async fn search_with_references(harness: Arc<dyn Harness>) -> Run {
     let rule = |part: &str, _: &[u32]| {
         (part == "references/rules.md").then(|| "EVEN-RULE and ODD-RULE".to_string())
     };
-    let optimizer = Gepa::from_config(
+    let optimizer = gepa_of(
         &one_line(0, |c| c.patience = 3),
         Arc::new(Reflective::new(rule)),
     );

@@ -11,12 +11,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use skill_factory::cancel::CancelToken;
 use skill_factory::config::GoldenMode;
-use skill_factory::config::ReflectionStyle;
+use skill_factory::config::{OptimizerConfig, ReflectionStyle};
 use skill_factory::harness::Harness;
 use skill_factory::metric::GoldenMetric;
 use skill_factory::optimizer::{
-    Event, EventSink, LlmLoop, LlmLoopSettings, OptimizationResult, Optimizer, RunContext,
-    StopReason,
+    BackendSettings, Event, EventSink, LlmLoop, OptimizationResult, Optimizer, OptimizerPlan,
+    RunContext, StopReason,
 };
 use skill_factory::run::report::reference_report;
 use skill_factory_core::{Dataset, Rollout, Skill, Split, Task};
@@ -96,17 +96,23 @@ fn seed() -> Skill {
     Skill::new("echo", "Echo the input.", "Return the input unchanged.")
 }
 
-fn settings(rounds: usize, minibatch: usize, edits: usize, patience: usize) -> LlmLoopSettings {
-    LlmLoopSettings {
+fn settings(rounds: usize, minibatch: usize, edits: usize, patience: usize) -> OptimizerConfig {
+    OptimizerConfig {
         rounds,
         minibatch_size: minibatch,
         max_edits_per_round: edits,
         patience,
-        seed: 0,
-        goal: String::new(),
-        min_delta: 0.0,
-        reflection: ReflectionStyle::Full,
+        ..OptimizerConfig::default()
     }
+}
+
+/// The `llm_loop` of `config`, planned as a run plans it.
+fn llm_loop(model: Arc<dyn ChatModel>, config: OptimizerConfig) -> LlmLoop {
+    let plan = OptimizerPlan::from_config(&config).unwrap();
+    let BackendSettings::LlmLoop(settings) = plan.backend else {
+        panic!("not an llm_loop block: {:?}", plan.backend)
+    };
+    LlmLoop::new(model, plan.shared, settings)
 }
 
 fn proposal(body: &str, rationale: &str) -> String {
@@ -136,14 +142,14 @@ impl Run {
     }
 }
 
-async fn optimize(model: Arc<dyn ChatModel>, settings: LlmLoopSettings, workers: usize) -> Run {
+async fn optimize(model: Arc<dyn ChatModel>, settings: OptimizerConfig, workers: usize) -> Run {
     optimize_with_files(model, settings, workers, Vec::new()).await
 }
 
 /// [`optimize`] for a seed whose folder holds `files`.
 async fn optimize_with_files(
     model: Arc<dyn ChatModel>,
-    settings: LlmLoopSettings,
+    settings: OptimizerConfig,
     workers: usize,
     files: Vec<String>,
 ) -> Run {
@@ -159,7 +165,7 @@ async fn optimize_with_files(
         events.clone(),
     )
     .with_skill_files(files);
-    let result = LlmLoop::new(model, settings)
+    let result = llm_loop(model, settings)
         .optimize(&seed(), &split.train, &split.val, &context)
         .await;
     Run {
@@ -232,7 +238,7 @@ async fn a_minibatch_the_best_already_aces_asks_no_proposal() {
         CancelToken::new(),
         Arc::new(Events::default()),
     );
-    let result = LlmLoop::new(model.clone(), settings(2, even.len(), 1, 5))
+    let result = llm_loop(model.clone(), settings(2, even.len(), 1, 5))
         .optimize(&half, &even, &split.val, &context)
         .await;
     assert!(result.best_score < 1.0);
@@ -639,7 +645,7 @@ async fn a_rounds_proposals_and_their_validations_run_concurrently() {
         CancelToken::new(),
         Arc::new(Events::default()),
     );
-    let result = LlmLoop::new(
+    let result = llm_loop(
         Arc::new(SlowProposer(requests.clone())),
         settings(1, 2, 3, 1),
     )

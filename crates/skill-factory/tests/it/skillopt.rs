@@ -8,7 +8,7 @@ use std::sync::Arc;
 use skill_factory::cancel::CancelToken;
 use skill_factory::config::{Command, OptimizerConfig};
 use skill_factory::optimizer::bridge::Bridge;
-use skill_factory::optimizer::{Optimizer, SkillOpt};
+use skill_factory::optimizer::{BackendSettings, Optimizer, OptimizerPlan, SkillOpt};
 
 use super::gepa::{Halves, Reflective, Run, search};
 
@@ -25,7 +25,11 @@ fn config(edit: impl FnOnce(&mut OptimizerConfig)) -> OptimizerConfig {
 }
 
 async fn skillopt(config: &OptimizerConfig, model: Arc<Reflective>) -> Run {
-    let optimizer = SkillOpt::from_config(config, model);
+    let plan = OptimizerPlan::from_config(config).unwrap();
+    let BackendSettings::SkillOpt(settings) = plan.backend else {
+        panic!("not a skillopt block: {:?}", plan.backend)
+    };
+    let optimizer = SkillOpt::new(model, plan.shared, settings);
     search(
         &optimizer,
         Arc::new(Halves::default()),
@@ -138,7 +142,7 @@ async fn the_bridge_runs_the_command_with_the_references_files_and_scores_its_sk
         c.params.command = Some(Command::Argv(vec!["sh".into(), "-c".into(), script.into()]));
         c.params.work_dir = work.clone();
     });
-    let bridge = Bridge::configured(&config).expect("a skillopt block with a command");
+    let bridge = Bridge::configured(&config.params).expect("a skillopt block with a command");
     let run = search(&bridge, Arc::new(Halves::default()), 2, CancelToken::new()).await;
     assert_eq!(run.result.best_score, 1.0, "{:#?}", run.result);
     assert_eq!(run.result.history[1].note, "SkillOpt best_skill.md");
@@ -157,7 +161,7 @@ async fn a_bridge_command_that_writes_nothing_stops_the_run_and_keeps_the_seed()
         c.params.command = Some(Command::Line("true".into()));
         c.params.work_dir = dir.path().join("work");
     });
-    let bridge = Bridge::configured(&config).unwrap();
+    let bridge = Bridge::configured(&config.params).unwrap();
     assert_eq!(bridge.name(), "skillopt");
     let run = search(&bridge, Arc::new(Halves::default()), 2, CancelToken::new()).await;
     let stop = run.result.stop.as_ref().unwrap();

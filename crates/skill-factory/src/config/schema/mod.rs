@@ -10,6 +10,7 @@ mod harness;
 mod metric;
 mod noise;
 mod optimizer;
+mod optimizer_kind;
 mod output;
 
 use std::path::PathBuf;
@@ -33,6 +34,7 @@ pub use noise::{NoiseConfig, RegimeSetting};
 pub use optimizer::{
     BudgetConfig, ComponentSelector, OptimizerConfig, OptimizerParams, ReflectionStyle,
 };
+pub use optimizer_kind::{OptimizerKind, UnknownOptimizer};
 pub use output::OutputConfig;
 
 /// One skill-mode run: what to optimize, on which data, with which models and metric.

@@ -6,23 +6,29 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use skill_factory_llm::BudgetLimits;
 
+use super::OptimizerKind;
 use super::harness::Command;
 
-/// The optimizer and its hyper-parameters. Every backend receives all of them and uses the
-/// ones that apply to it.
+/// The `optimizer` block as written: one flat set of keys, since the reference tool accepts
+/// every key whatever the optimizer, and its configs must load unchanged. A run resolves it
+/// once into an [`OptimizerPlan`](crate::optimizer::OptimizerPlan), which gives each backend
+/// only the settings it reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OptimizerConfig {
-    /// `llm_loop` (default), `dspy_gepa` or `skillopt`.
+    /// `llm_loop` (default), `gepa` (the reference's `dspy_gepa`) or `skillopt`, in any case
+    /// ([`OptimizerKind`]).
     #[serde(default = "default_name")]
     pub name: String,
-    /// Most reflective rounds; at least 1 (default 6).
+    /// `llm_loop` and `skillopt`: most rounds; at least 1 (default 6). `gepa` ignores it, as
+    /// the reference does: its metric-call budget ends the search.
     #[serde(default = "default_rounds")]
     pub rounds: usize,
     /// Train tasks sampled per round; at least 1 (default 4).
     #[serde(default = "default_minibatch_size")]
     pub minibatch_size: usize,
-    /// Candidates proposed per round; at least 1 (default 1; the reference read 0 as 1).
+    /// `llm_loop` and `gepa`: candidates proposed per round (per parent for `gepa`); at least
+    /// 1 (default 1; the reference read 0 as 1).
     #[serde(default = "default_max_edits_per_round")]
     pub max_edits_per_round: usize,
     /// Consecutive rounds without improvement before stopping (default 3; 0 stops after the
@@ -40,14 +46,16 @@ pub struct OptimizerConfig {
     /// Backend-specific settings (the `skillopt` bridge).
     #[serde(default, deserialize_with = "super::block")]
     pub params: OptimizerParams,
-    /// `llm_loop`: what the optimized skill should achieve; empty = the built-in goal sentence.
+    /// Every optimizer: what the optimized skill should achieve; empty = the built-in goal
+    /// sentence.
     #[serde(default)]
     pub goal: String,
-    /// `llm_loop`: a candidate is accepted only if it beats the best by more than this
+    /// Every optimizer: a candidate is accepted only if it beats the best by more than this
     /// (default 0.0).
     #[serde(default)]
     pub min_delta: f64,
-    /// `llm_loop`: how proposals are asked for (default `full`, the reference's prompt).
+    /// `llm_loop` and `gepa`: how proposals are asked for (default `full`, the reference's
+    /// prompt).
     #[serde(default)]
     pub reflection: ReflectionStyle,
     /// `gepa`: the reference's task LM id. Accepted for compatibility; rollouts always run
@@ -58,8 +66,8 @@ pub struct OptimizerConfig {
     /// compatibility; reflection runs on `optimizer_provider` (docs/compatibility.md).
     #[serde(default)]
     pub reflection_lm: Option<String>,
-    /// `gepa` and `skillopt`: the search budget preset when `max_metric_calls` is not set:
-    /// `light` (default), `medium` or `heavy` ([`OptimizerConfig::metric_call_budget`]).
+    /// `gepa`: the search budget preset when `max_metric_calls` is not set: `light` (default),
+    /// `medium` or `heavy` ([`MetricCallBudget`](crate::optimizer::MetricCallBudget)).
     #[serde(default = "default_auto")]
     pub auto: String,
     /// Most rollouts scored by the search, for every optimizer (reused results are free);
@@ -108,7 +116,7 @@ pub struct OptimizerConfig {
     pub budget: BudgetConfig,
 }
 
-/// How `llm_loop` asks the optimizer model for a proposal.
+/// How `llm_loop` and `gepa` ask the optimizer model for a proposal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReflectionStyle {
@@ -212,26 +220,6 @@ impl Default for OptimizerConfig {
     }
 }
 
-impl OptimizerConfig {
-    /// The metric-call budget of a `gepa` or `skillopt` search on `val` validation tasks:
-    /// `max_metric_calls`, else the `auto` preset's candidates (light 6, medium 12, heavy 18)
-    /// times what one candidate costs (its validation plus a gated minibatch for it and its
-    /// parent), plus the baseline. An unknown preset counts as `light`.
-    pub fn metric_call_budget(&self, val: usize) -> u64 {
-        if let Some(limit) = self.max_metric_calls {
-            return limit;
-        }
-        let candidates: u64 = match self.auto.trim().to_lowercase().as_str() {
-            "medium" => 12,
-            "heavy" => 18,
-            _ => 6,
-        };
-        let val = val as u64;
-        let batch = self.minibatch_size as u64;
-        val + candidates * (val + 2 * batch)
-    }
-}
-
 /// `optimizer.params`: settings of the `skillopt` bridge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -268,7 +256,7 @@ impl Default for OptimizerParams {
 }
 
 fn default_name() -> String {
-    "llm_loop".to_owned()
+    OptimizerKind::LlmLoop.name().to_owned()
 }
 
 fn default_rounds() -> usize {
