@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use assert_cmd::assert::Assert;
 use predicates::prelude::*;
 
 use crate::common::{bin, repo_root};
@@ -15,6 +16,14 @@ fn fixture_skill() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf-form-notes")
 }
 
+/// Every file of the fixture skill: its body and one of each kind of bundled file.
+const FIXTURE_FILES: [&str; 4] = [
+    "SKILL.md",
+    "references/fields.md",
+    "scripts/check.sh",
+    "assets/template.txt",
+];
+
 fn write(path: &Path, text: &str) {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).unwrap();
@@ -26,17 +35,54 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
+/// `text` written to `name` (a path relative to the folder) in a new temporary folder: the
+/// folder, which lives as long as the handle, and the file's path.
+fn temp_skill(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    write(&path, text);
+    (dir, path)
+}
+
+/// `export [flags] --skill <skill> -o <out>`, run to its end.
+fn export(flags: &[&str], skill: &Path, out: &Path) -> Assert {
+    bin()
+        .arg("export")
+        .args(flags)
+        .arg("--skill")
+        .arg(skill)
+        .arg("-o")
+        .arg(out)
+        .assert()
+}
+
+/// `validate <path>`, run to its end.
+fn validate(path: &Path) -> Assert {
+    bin().arg("validate").arg(path).assert()
+}
+
+/// Asserts that the command's stdout holds each of `says`.
+fn stdout_holds(mut assert: Assert, says: &[&str]) -> Assert {
+    for said in says {
+        assert = assert.stdout(predicate::str::contains(*said));
+    }
+    assert
+}
+
+/// Asserts that the command's stderr holds each of `says`.
+fn stderr_holds(mut assert: Assert, says: &[&str]) -> Assert {
+    for said in says {
+        assert = assert.stderr(predicate::str::contains(*said));
+    }
+    assert
+}
+
 #[test]
 fn export_writes_the_skill_folder_and_prints_the_install_hint() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("dist");
     let skill_dir = dir.join("invoice-extractor");
-    bin()
-        .args(["export", "--skill"])
-        .arg(example_skill())
-        .arg("-o")
-        .arg(&dir)
-        .assert()
+    export(&[], &example_skill(), &dir)
         .success()
         .stdout(format!(
             "Emitted skill → {}\nInstall into an agent with:\n  npx skills add {}\nor copy the \
@@ -45,10 +91,7 @@ fn export_writes_the_skill_folder_and_prints_the_install_hint() {
             skill_dir.display()
         ));
     assert!(read(&skill_dir.join("SKILL.md")).starts_with("---\nname: invoice-extractor\n"));
-    bin()
-        .arg("validate")
-        .arg(&skill_dir)
-        .assert()
+    validate(&skill_dir)
         .success()
         .stdout(predicate::str::contains("SKILL.md: ok"));
 }
@@ -56,22 +99,13 @@ fn export_writes_the_skill_folder_and_prints_the_install_hint() {
 #[test]
 fn collection_export_goes_under_skills() {
     let out = tempfile::tempdir().unwrap();
-    bin()
-        .args(["export", "--collection", "--skill"])
-        .arg(example_skill())
-        .arg("-o")
-        .arg(out.path())
-        .assert()
-        .success();
+    export(&["--collection"], &example_skill(), out.path()).success();
     assert!(
         out.path()
             .join("skills/invoice-extractor/SKILL.md")
             .is_file()
     );
-    bin()
-        .arg("validate")
-        .arg(out.path())
-        .assert()
+    validate(out.path())
         .success()
         .stdout(predicate::str::contains("Checked 1 skill: 0 errors"));
 }
@@ -79,21 +113,11 @@ fn collection_export_goes_under_skills() {
 #[test]
 fn export_carries_references_scripts_and_assets_byte_for_byte() {
     let out = tempfile::tempdir().unwrap();
-    bin()
-        .args(["export", "--skill"])
-        .arg(fixture_skill().join("SKILL.md"))
-        .arg("-o")
-        .arg(out.path())
-        .assert()
+    export(&[], &fixture_skill().join("SKILL.md"), out.path())
         .success()
         .stderr("");
     let exported = out.path().join("pdf-form-notes");
-    for file in [
-        "SKILL.md",
-        "references/fields.md",
-        "scripts/check.sh",
-        "assets/template.txt",
-    ] {
+    for file in FIXTURE_FILES {
         assert_eq!(
             read(&exported.join(file)),
             read(&fixture_skill().join(file)),
@@ -104,18 +128,11 @@ fn export_carries_references_scripts_and_assets_byte_for_byte() {
 
 #[test]
 fn invalid_name_is_exported_as_its_slug_with_a_warning_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("skill.md");
-    write(
-        &source,
+    let (dir, source) = temp_skill(
+        "skill.md",
         "---\nname: My Skill!\ndescription: Does it.\n---\n\nBody.\n",
     );
-    bin()
-        .args(["export", "--skill"])
-        .arg(&source)
-        .arg("-o")
-        .arg(dir.path().join("out"))
-        .assert()
+    export(&[], &source, &dir.path().join("out"))
         .success()
         .stderr(predicate::str::contains(
             "warning [name-slugged]: The name \"My Skill!\" is not a valid Agent Skills name; \
@@ -127,29 +144,20 @@ fn invalid_name_is_exported_as_its_slug_with_a_warning_line() {
 
 #[test]
 fn a_python_tool_skill_with_version_and_author_exports_them_under_metadata_and_validates() {
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("skill.md");
-    write(
-        &source,
+    let (dir, source) = temp_skill(
+        "skill.md",
         "---\nname: my-skill\ndescription: Does it.\nversion: 0.2\nauthor: Ada\n---\n\nBody.\n",
     );
     // validate says what is wrong and that export repairs it.
-    bin()
-        .arg("validate")
-        .arg(&source)
-        .assert()
-        .code(2)
-        .stdout(predicate::str::contains("error [unknown-key]: 'version'"))
-        .stdout(predicate::str::contains(
+    stdout_holds(
+        validate(&source).code(2),
+        &[
+            "error [unknown-key]: 'version'",
             "`skill-factory export` moves it there for you",
-        ));
+        ],
+    );
     let out = dir.path().join("dist");
-    bin()
-        .args(["export", "--skill"])
-        .arg(&source)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    export(&[], &source, &out)
         .success()
         .stderr(predicate::str::contains(
             "warning [moved-to-metadata]: version, author are not Agent Skills frontmatter keys",
@@ -159,29 +167,22 @@ fn a_python_tool_skill_with_version_and_author_exports_them_under_metadata_and_v
         read(&exported.join("SKILL.md")),
         "---\nname: my-skill\ndescription: Does it.\nmetadata:\n  version: '0.2'\n  author: Ada\n---\n\nBody.\n"
     );
-    bin()
-        .arg("validate")
-        .arg(&exported)
-        .assert()
+    validate(&exported)
         .success()
         .stdout(predicate::str::contains("SKILL.md: ok"));
 }
 
 #[test]
 fn export_without_description_exits_2_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("skill.md");
-    write(&source, "---\nname: my-skill\n---\n\nBody.\n");
-    bin()
-        .args(["export", "--skill"])
-        .arg(&source)
-        .arg("-o")
-        .arg(dir.path().join("out"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("nothing was written"))
-        .stderr(predicate::str::contains("error [description-required]"))
-        .stderr(predicate::str::contains("Fix: Add `description:"));
+    let (dir, source) = temp_skill("skill.md", "---\nname: my-skill\n---\n\nBody.\n");
+    stderr_holds(
+        export(&[], &source, &dir.path().join("out")).code(2),
+        &[
+            "nothing was written",
+            "error [description-required]",
+            "Fix: Add `description:",
+        ],
+    );
     assert!(!dir.path().join("out").exists());
 }
 
@@ -199,12 +200,7 @@ fn export_never_follows_a_symlink_out_of_the_skill_folder() {
         dir.path().join("my-skill/leak.txt"),
     )
     .unwrap();
-    bin()
-        .args(["export", "--skill"])
-        .arg(dir.path().join("my-skill"))
-        .arg("-o")
-        .arg(dir.path().join("out"))
-        .assert()
+    export(&[], &dir.path().join("my-skill"), &dir.path().join("out"))
         .success()
         .stderr(predicate::str::contains(
             "warning [symlink]: leak.txt is a symbolic link; it is not carried along.",
@@ -214,60 +210,42 @@ fn export_never_follows_a_symlink_out_of_the_skill_folder() {
 
 #[test]
 fn validate_reports_bad_name_missing_description_and_folder_mismatch() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        &dir.path().join("bad/SKILL.md"),
-        "---\nname: Bad--Name\n---\n\nBody.\n",
-    );
-    bin()
-        .arg("validate")
-        .arg(dir.path().join("bad"))
-        .assert()
-        .code(2)
-        .stdout(predicate::str::contains("error [name-characters]"))
-        .stdout(predicate::str::contains("error [name-hyphens]"))
-        .stdout(predicate::str::contains("error [description-required]"))
-        .stdout(predicate::str::contains("error [name-matches-folder]"))
-        .stdout(predicate::str::contains("Fix: Write `name: bad-name`"))
-        .stdout(predicate::str::contains(
+    let (dir, _) = temp_skill("bad/SKILL.md", "---\nname: Bad--Name\n---\n\nBody.\n");
+    stdout_holds(
+        validate(&dir.path().join("bad")).code(2),
+        &[
+            "error [name-characters]",
+            "error [name-hyphens]",
+            "error [description-required]",
+            "error [name-matches-folder]",
+            "Fix: Write `name: bad-name`",
             "Checked 1 skill: 4 errors, 0 warnings.",
-        ));
+        ],
+    );
 }
 
 #[test]
 fn validate_refuses_a_skill_whose_description_or_body_holds_escape_sequences() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("my-skill/SKILL.md");
-    write(
-        &file,
+    let (_dir, file) = temp_skill(
+        "my-skill/SKILL.md",
         "---\nname: my-skill\ndescription: \"Does a thing\\e]0;owned\\a.\"\n---\n\nSee \u{1b}]8;;https://evil.example\u{7}here\u{1b}]8;;\u{7}.\n",
     );
-    bin()
-        .arg("validate")
-        .arg(&file)
-        .assert()
-        .code(2)
-        .stdout(predicate::str::contains("error [control-characters]"))
-        .stdout(predicate::str::contains("The description holds"))
-        .stdout(predicate::str::contains("The body holds"))
-        .stdout(predicate::str::contains('\u{1b}').not());
+    let says = [
+        "error [control-characters]",
+        "The description holds",
+        "The body holds",
+    ];
+    stdout_holds(validate(&file).code(2), &says).stdout(predicate::str::contains('\u{1b}').not());
 }
 
 #[test]
 fn validate_passes_with_warnings_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("skill.md");
-    write(
-        &file,
+    let (_dir, file) = temp_skill(
+        "skill.md",
         "---\nname: my-skill\ndescription: d\nmodel: opus\n---\n\nBody.\n",
     );
-    bin()
-        .arg("validate")
-        .arg(&file)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("warning [agent-specific-key]"))
-        .stdout(predicate::str::contains("0 errors, 1 warning."));
+    let says = ["warning [agent-specific-key]", "0 errors, 1 warning."];
+    stdout_holds(validate(&file).success(), &says);
 }
 
 #[test]
@@ -281,16 +259,14 @@ fn validate_of_a_collection_checks_every_skill_and_fails_on_one_bad() {
         &dir.path().join("skills/bad/SKILL.md"),
         "---\nname: bad\ndescription: d\nversion: 2\n---\n\nBody.\n",
     );
-    bin()
-        .arg("validate")
-        .arg(dir.path())
-        .assert()
-        .code(2)
-        .stdout(predicate::str::contains("error [unknown-key]: 'version'"))
-        .stdout(predicate::str::contains("good/SKILL.md: ok"))
-        .stdout(predicate::str::contains(
+    stdout_holds(
+        validate(dir.path()).code(2),
+        &[
+            "error [unknown-key]: 'version'",
+            "good/SKILL.md: ok",
             "Checked 2 skills: 1 error, 0 warnings.",
-        ));
+        ],
+    );
 }
 
 #[test]
@@ -305,22 +281,20 @@ fn validate_of_a_missing_path_exits_2() {
 #[test]
 fn install_for_three_agents_writes_their_project_folders() {
     let project = tempfile::tempdir().unwrap();
-    bin()
+    let installing = bin()
         .current_dir(project.path())
         .args(["install", "--skill"])
         .arg(fixture_skill())
         .args(["--agent", "claude-code", "--agent", "cursor,windsurf"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
+        .assert();
+    stdout_holds(
+        installing.success(),
+        &[
             "Installed pdf-form-notes for claude-code → ./.claude/skills/pdf-form-notes",
-        ))
-        .stdout(predicate::str::contains(
             "Installed pdf-form-notes for cursor → ./.cursor/skills/pdf-form-notes",
-        ))
-        .stdout(predicate::str::contains(
             "Installed pdf-form-notes for windsurf → ./.windsurf/skills/pdf-form-notes",
-        ));
+        ],
+    );
     for dir in [".claude/skills", ".cursor/skills", ".windsurf/skills"] {
         let installed = project.path().join(dir).join("pdf-form-notes");
         assert_eq!(
@@ -411,12 +385,13 @@ fn install_refuses_a_different_skill_without_force_and_replaces_it_with_force() 
     let installed = home
         .path()
         .join(".claude/skills/invoice-extractor/SKILL.md");
-    install(&changed, false)
-        .code(2)
-        .stderr(predicate::str::contains(
+    stderr_holds(
+        install(&changed, false).code(2),
+        &[
             "a different skill named \"invoice-extractor\" is already installed",
-        ))
-        .stderr(predicate::str::contains("Pass --force to replace it"));
+            "Pass --force to replace it",
+        ],
+    );
     assert!(!read(&installed).contains("# Changed"));
 
     install(&changed, true)
@@ -429,26 +404,27 @@ fn install_refuses_a_different_skill_without_force_and_replaces_it_with_force() 
 
 #[test]
 fn install_of_an_unknown_agent_suggests_the_closest() {
-    bin()
+    let installing = bin()
         .args(["install", "--skill"])
         .arg(example_skill())
         .args(["-a", "cursr"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("unknown agent \"cursr\""))
-        .stderr(predicate::str::contains("Did you mean \"cursor\"?"));
+        .assert();
+    let says = ["unknown agent \"cursr\"", "Did you mean \"cursor\"?"];
+    stderr_holds(installing.code(2), &says);
 }
 
 #[test]
 fn list_agents_shows_project_and_global_folders() {
-    bin()
-        .args(["install", "--list-agents"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("claude-code (claude)"))
-        .stdout(predicate::str::contains("~/.codeium/windsurf/skills"))
-        .stdout(predicate::str::contains("qwen-code"))
-        .stdout(predicate::str::contains("openhands"));
+    let listed = bin().args(["install", "--list-agents"]).assert().success();
+    stdout_holds(
+        listed,
+        &[
+            "claude-code (claude)",
+            "~/.codeium/windsurf/skills",
+            "qwen-code",
+            "openhands",
+        ],
+    );
 }
 
 #[test]
@@ -480,39 +456,13 @@ fn export_asks_for_force_before_replacing_a_different_skill_of_the_same_name() {
         "---\nname: my-skill\ndescription: Second.\n---\n\nTwo.\n",
     );
     let out = dir.path().join("dist");
-    bin()
-        .args(["export", "--skill"])
-        .arg(&first)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
-    bin()
-        .args(["export", "--skill"])
-        .arg(&second)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("holds a different skill"))
-        .stderr(predicate::str::contains("references/notes.md"))
-        .stderr(predicate::str::contains("--force"));
+    export(&[], &first, &out).success();
+    let says = ["holds a different skill", "references/notes.md", "--force"];
+    stderr_holds(export(&[], &second, &out).code(2), &says);
     assert!(out.join("my-skill/references/notes.md").is_file());
     // The same skill again is no conflict; --force replaces the other one.
-    bin()
-        .args(["export", "--skill"])
-        .arg(&first)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
-    bin()
-        .args(["export", "--force", "--skill"])
-        .arg(&second)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    export(&[], &first, &out).success();
+    export(&["--force"], &second, &out).success();
     assert!(!out.join("my-skill/references").exists());
 }
 
@@ -521,12 +471,7 @@ fn export_into_a_file_and_install_into_a_file_say_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("plain.txt");
     std::fs::write(&file, "x").unwrap();
-    bin()
-        .args(["export", "--skill"])
-        .arg(example_skill())
-        .arg("-o")
-        .arg(&file)
-        .assert()
+    export(&[], &example_skill(), &file)
         .code(2)
         .stderr(predicate::str::contains(
             "is a file, not a folder to export into",

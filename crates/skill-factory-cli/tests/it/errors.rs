@@ -1,17 +1,48 @@
 //! User errors: every one exits 2 with a message that names the file, line or key and the fix.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
 
-use crate::common::{self, bin};
+use crate::common::{self, Ran, bin};
 
-fn write_run(dir: &Path, config: &str, skill: &str, dataset: &str) -> std::path::PathBuf {
+fn write_run(dir: &Path, config: &str, skill: &str, dataset: &str) -> PathBuf {
     std::fs::write(dir.join("skill.md"), skill).unwrap();
     std::fs::write(dir.join("data.jsonl"), dataset).unwrap();
     let path = dir.join("config.yaml");
     std::fs::write(&path, config).unwrap();
     path
+}
+
+/// `config` as `config.yaml`, beside `skill` and `dataset`, in a new temporary folder; the
+/// folder lives as long as the returned handle.
+fn run_folder(config: &str, skill: &str, dataset: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_run(dir.path(), config, skill, dataset);
+    (dir, path)
+}
+
+/// [`run_folder`] with the good skill and dataset.
+fn good_run(config: &str) -> (tempfile::TempDir, PathBuf) {
+    run_folder(config, GOOD_SKILL, GOOD_DATA)
+}
+
+/// Asserts that `command -c config`, with `env` set, exits 2 and says each of `says` on stderr.
+fn assert_refused(command: &str, config: &Path, env: &[(&str, &str)], says: &[&str]) {
+    let mut assert = common::with_config(command, config)
+        .envs(env.iter().copied())
+        .assert()
+        .code(2);
+    for said in says {
+        assert = assert.stderr(predicate::str::contains(*said));
+    }
+}
+
+/// Asserts that `evaluate` of `config` beside `skill` and `dataset` exits 2 and says each of
+/// `says` on stderr.
+fn evaluate_refuses(config: &str, skill: &str, dataset: &str, says: &[&str]) {
+    let (_dir, config) = run_folder(config, skill, dataset);
+    assert_refused("evaluate", &config, &[], says);
 }
 
 const GOOD_SKILL: &str = "---\nname: s\ndescription: d\n---\nBody.\n";
@@ -29,69 +60,33 @@ fn missing_config_file_exits_2() {
 
 #[test]
 fn misspelt_key_names_the_key_the_file_and_the_closest_valid_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
+    evaluate_refuses(
         &format!("{FAKE}harness:\n  max_tokenz: 5\n"),
         GOOD_SKILL,
         GOOD_DATA,
+        &["max_tokenz", "config.yaml", "did you mean 'max_tokens'"],
     );
-    bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("max_tokenz"))
-        .stderr(predicate::str::contains("config.yaml"))
-        .stderr(predicate::str::contains("did you mean 'max_tokens'"));
 }
 
 #[test]
 fn bad_dataset_line_names_the_file_and_line() {
-    let dir = tempfile::tempdir().unwrap();
     let data = format!("{GOOD_DATA}{{not json\n");
-    let config = write_run(dir.path(), FAKE, GOOD_SKILL, &data);
-    bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("data.jsonl:3"))
-        .stderr(predicate::str::contains("invalid JSON"));
+    evaluate_refuses(FAKE, GOOD_SKILL, &data, &["data.jsonl:3", "invalid JSON"]);
 }
 
 #[test]
 fn skill_without_a_name_says_how_to_fix_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
-        FAKE,
-        "---\ndescription: d\n---\nBody\n",
-        GOOD_DATA,
-    );
-    bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("skill.md"))
-        .stderr(predicate::str::contains("name"));
+    let nameless = "---\ndescription: d\n---\nBody\n";
+    evaluate_refuses(FAKE, nameless, GOOD_DATA, &["skill.md", "name"]);
 }
 
 #[test]
 fn hosted_provider_without_a_key_names_the_variable_before_anything_else() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
-        "skill: skill.md\ndataset: data.jsonl\nprovider: {name: groq, model: m}\n",
-        GOOD_SKILL,
-        GOOD_DATA,
-    );
+    let (dir, config) =
+        good_run("skill: skill.md\ndataset: data.jsonl\nprovider: {name: groq, model: m}\n");
     // Neither command announces a run it cannot start.
     for command in ["evaluate", "optimize"] {
-        bin()
-            .args([command, "-c"])
-            .arg(&config)
+        common::with_config(command, &config)
             .current_dir(dir.path())
             .assert()
             .code(2)
@@ -103,19 +98,13 @@ fn hosted_provider_without_a_key_names_the_variable_before_anything_else() {
 
 #[test]
 fn key_from_a_dotenv_file_beside_the_config_is_used() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
+    let (dir, config) = good_run(
         "skill: skill.md\ndataset: data.jsonl\nprovider: {name: groq, model: m, base_url: \"http://127.0.0.1:9/v1\", max_retries: 1, timeout: 2}\n",
-        GOOD_SKILL,
-        GOOD_DATA,
     );
     std::fs::write(dir.path().join(".env"), "GROQ_API_KEY=from-dotenv\n").unwrap();
     // With the key found, the run starts; the unreachable endpoint makes every rollout fail
     // with its reason, scored 0, and the evaluation ends with exit 3: nothing was measured.
-    bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
+    common::with_config("evaluate", &config)
         .env_remove("GROQ_API_KEY")
         .assert()
         .code(3)
@@ -125,66 +114,48 @@ fn key_from_a_dotenv_file_beside_the_config_is_used() {
 
 #[test]
 fn unknown_provider_suggests_the_closest_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
-        "skill: skill.md\ndataset: data.jsonl\nprovider: {name: antropic}\n",
-        GOOD_SKILL,
-        GOOD_DATA,
+    let (_dir, config) =
+        good_run("skill: skill.md\ndataset: data.jsonl\nprovider: {name: antropic}\n");
+    let unknown = format!(
+        "{} line 3: provider: Unknown provider 'antropic'",
+        config.display()
     );
-    bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
-            "{} line 3: provider: Unknown provider 'antropic'",
-            config.display()
-        )))
-        .stderr(predicate::str::contains("Did you mean 'anthropic'?"));
+    assert_refused(
+        "evaluate",
+        &config,
+        &[],
+        &[unknown.as_str(), "Did you mean 'anthropic'?"],
+    );
 }
 
 #[test]
 fn a_bad_value_in_a_role_block_names_the_file_line_and_block() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
+    assert_refused_at_line(
+        "evaluate",
         "skill: skill.md\ndataset: data.jsonl\nprovider: {name: fake, responses: [a]}\njudge_provider:\n  name: openai\n  model: m\n  max_concurrency: 0\nmetric:\n  judge:\n    criteria: [{name: c, description: d}]\n",
-        GOOD_SKILL,
-        GOOD_DATA,
+        "line 5: judge_provider: provider key `max_concurrency` must be at least 1",
     );
-    bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .env("OPENAI_API_KEY", "sk-test")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
-            "{} line 5: judge_provider: provider key `max_concurrency` must be at least 1",
-            config.display()
-        )));
 }
 
 #[test]
 fn an_error_in_an_inherited_block_says_which_role_uses_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
+    assert_refused_at_line(
+        "optimize",
         "skill: skill.md\ndataset: data.jsonl\nprovider:\n  name: openai\n  model: m\noptimizer:\n  budget: {max_usd: 1}\nmetric:\n  golden: {mode: exact}\n",
-        GOOD_SKILL,
-        GOOD_DATA,
+        "line 4: provider: optimizer.budget.max_usd is set, but no price is known for openai/m",
     );
-    bin()
-        .args(["optimize", "-c"])
-        .arg(&config)
-        .env("OPENAI_API_KEY", "sk-test")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
-            "{} line 4: provider: optimizer.budget.max_usd is set, but no price is known for openai/m",
-            config.display()
-        )));
 }
+
+/// Asserts that `command` refuses `config` (beside the good skill and dataset, with an OpenAI
+/// key set) with exit 2, naming the config file followed by `located` (`line N: block: ...`).
+fn assert_refused_at_line(command: &str, config: &str, located: &str) {
+    let (_dir, path) = good_run(config);
+    let says = format!("{} {located}", path.display());
+    assert_refused(command, &path, &[OPENAI_KEY], &[says.as_str()]);
+}
+
+/// A made-up OpenAI key: enough for a config naming OpenAI to get past the key check.
+const OPENAI_KEY: (&str, &str) = ("OPENAI_API_KEY", "sk-test");
 
 #[test]
 fn no_subcommand_prints_help_and_exits_1() {
@@ -205,33 +176,26 @@ fn version_prints_the_program_name() {
 
 #[test]
 fn list_shows_optimizers_and_every_provider() {
-    bin()
-        .arg("list")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("Optimizers: llm_loop, gepa, skillopt"))
-        .stdout(predicate::str::contains("  gepa      mutates one component at a time"))
-        .stdout(predicate::str::contains("  skillopt  bounded edit patches"))
-        .stdout(predicate::str::contains("anthropic, openai, openai-compatible, azure, openrouter, together, groq, deepseek, vllm, lmstudio, ollama"))
-        .stdout(predicate::str::contains("(batch: anthropic, openai, openai-compatible)"))
-        .stdout(predicate::str::contains(
-            "Harnesses:  api, subprocess, claude_code, codex, gemini_cli (skill_mode: prompt, installed; executor: local, ray)",
-        ))
-        .stdout(predicate::str::contains(
-            "Metrics:    golden (exact, normalized, token_f1, json_equal, numeric), programmatic (is_valid_json, json_has_keys, matches_regex, contains, not_contains, max_length, json_schema), judge, systemone (",
-        ));
+    let mut listed = bin().arg("list").assert().success();
+    for says in [
+        "Optimizers: llm_loop, gepa, skillopt",
+        "  gepa      mutates one component at a time",
+        "  skillopt  bounded edit patches",
+        "anthropic, openai, openai-compatible, azure, openrouter, together, groq, deepseek, vllm, lmstudio, ollama",
+        "(batch: anthropic, openai, openai-compatible)",
+        "Harnesses:  api, subprocess, claude_code, codex, gemini_cli (skill_mode: prompt, installed; executor: local, ray)",
+        "Metrics:    golden (exact, normalized, token_f1, json_equal, numeric), programmatic (is_valid_json, json_has_keys, matches_regex, contains, not_contains, max_length, json_schema), judge, systemone (",
+    ] {
+        listed = listed.stdout(predicate::str::contains(says));
+    }
 }
 
 #[test]
 fn an_error_that_quotes_its_cause_shows_the_cause_once() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args(["evaluate", "-c"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ran = common::evaluate(dir.path());
+    assert_eq!(ran.code, Some(2));
+    let stderr = ran.stderr;
     assert!(stderr.contains("cannot read config file"), "{stderr}");
     assert_eq!(stderr.matches("it is a folder").count(), 1, "{stderr}");
 }
@@ -254,16 +218,8 @@ fn control_characters_from_data_and_models_reach_the_terminal_escaped() {
         dataset,
     );
     let runs = dir.path().join("runs");
-    let evaluate = bin()
-        .arg("evaluate")
-        .arg("-c")
-        .arg(&config)
-        .output()
-        .unwrap();
-    let optimize = bin()
-        .arg("optimize")
-        .arg("-c")
-        .arg(&config)
+    let evaluate = common::with_config("evaluate", &config).output().unwrap();
+    let optimize = common::with_config("optimize", &config)
         .arg("-o")
         .arg(&runs)
         .output()
@@ -279,17 +235,23 @@ fn control_characters_from_data_and_models_reach_the_terminal_escaped() {
     }
 }
 
-/// `optimize -c config -o <dir>/runs`: the exit code, stderr, and the run's `result.json`.
-fn optimize_run(dir: &Path, config: &Path) -> (Option<i32>, String, serde_json::Value) {
-    let runs = dir.join("runs");
-    let ran = common::optimize(&[], config, &runs);
+/// Asserts that `optimize` of `config` (beside the good skill and dataset) exits 3, says each
+/// of `says` on stderr, and stops with `stop_reason` before any round ran.
+fn assert_optimize_stops_with_exit_3(config: &str, says: &[&str], stop_reason: &str) {
+    let (dir, config) = good_run(config);
+    let runs = dir.path().join("runs");
+    let ran = common::optimize(&[], &config, &runs);
     let result = runs.join("latest/result.json");
     let result = if result.is_file() {
         common::read_json(&result)
     } else {
         serde_json::Value::Null
     };
-    (ran.code, ran.stderr, result)
+    let stderr = ran.stderr;
+    assert_eq!(ran.code, Some(3), "{stderr}");
+    assert!(says.iter().all(|said| stderr.contains(said)), "{stderr}");
+    assert_eq!(result["stop_reason"], stop_reason);
+    assert_eq!(result["metadata"]["rounds_run"], 0, "{result}");
 }
 
 /// A provider block nobody answers: connection refused on a closed loopback port, one attempt.
@@ -297,22 +259,11 @@ const UNREACHABLE: &str = "{name: openai-compatible, model: m, base_url: \"http:
 
 #[test]
 fn an_evaluation_in_which_every_rollout_failed_exits_3_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
-        &format!(
-            "skill: skill.md\ndataset: data.jsonl\nprovider: {UNREACHABLE}\ncache: {{mode: off}}\n"
-        ),
-        GOOD_SKILL,
-        GOOD_DATA,
-    );
-    let out = bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let (_dir, config) = good_run(&format!(
+        "skill: skill.md\ndataset: data.jsonl\nprovider: {UNREACHABLE}\ncache: {{mode: off}}\n"
+    ));
+    let Ran { code, stderr, .. } = common::evaluate(&config);
+    assert_eq!(code, Some(3), "{stderr}");
     assert!(
         stderr.contains("The evaluation measured nothing: no rollout of the evaluation reached its model or program")
             && stderr.contains("127.0.0.1:1"),
@@ -322,46 +273,25 @@ fn an_evaluation_in_which_every_rollout_failed_exits_3_and_says_so() {
 
 #[test]
 fn an_optimization_whose_target_is_unreachable_stops_at_the_baseline_with_exit_3() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
+    assert_optimize_stops_with_exit_3(
         &format!(
             "skill: skill.md\ndataset: data.jsonl\nprovider: {UNREACHABLE}\noptimizer_provider: {{name: fake, responses: [\"<NEW_SKILL_BODY>y</NEW_SKILL_BODY>\"]}}\noptimizer: {{rounds: 5}}\ncache: {{mode: off}}\n"
         ),
-        GOOD_SKILL,
-        GOOD_DATA,
+        &["no rollout of the baseline", "run the same command again"],
+        "rollouts_failed",
     );
-    let (code, stderr, result) = optimize_run(dir.path(), &config);
-    assert_eq!(code, Some(3), "{stderr}");
-    assert!(
-        stderr.contains("no rollout of the baseline")
-            && stderr.contains("run the same command again"),
-        "{stderr}"
-    );
-    assert_eq!(result["stop_reason"], "rollouts_failed");
-    assert_eq!(result["metadata"]["rounds_run"], 0);
 }
 
 #[test]
 fn an_optimization_whose_optimizer_is_unreachable_stops_after_one_round_with_exit_3() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
+    assert_optimize_stops_with_exit_3(
         &format!(
             // The target answers wrong, so there is a failure for the optimizer to read.
             "skill: skill.md\ndataset: data.jsonl\nval_fraction: 0.5\nprovider: {{name: fake, responses: [n]}}\noptimizer_provider: {UNREACHABLE}\noptimizer: {{rounds: 5, patience: 5, minibatch_size: 1}}\ncache: {{mode: off}}\n"
         ),
-        GOOD_SKILL,
-        GOOD_DATA,
+        &["no request reached the optimizer model"],
+        "optimizer_unreachable",
     );
-    let (code, stderr, result) = optimize_run(dir.path(), &config);
-    assert_eq!(code, Some(3), "{stderr}");
-    assert!(
-        stderr.contains("no request reached the optimizer model"),
-        "{stderr}"
-    );
-    assert_eq!(result["stop_reason"], "optimizer_unreachable");
-    assert_eq!(result["metadata"]["rounds_run"], 0, "{result}");
 }
 
 #[test]
@@ -381,9 +311,8 @@ fn a_skill_or_dataset_that_is_not_a_regular_file_is_refused_at_once() {
     ] {
         let path = write_run(dir.path(), config, GOOD_SKILL, GOOD_DATA);
         let started = std::time::Instant::now();
-        let out = bin().args(["evaluate", "-c"]).arg(&path).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let Ran { code, stderr, .. } = common::evaluate(&path);
+        assert_eq!(code, Some(2), "{stderr}");
         assert!(
             stderr.contains(named) && stderr.contains("not a regular file"),
             "{stderr}"
@@ -394,20 +323,14 @@ fn a_skill_or_dataset_that_is_not_a_regular_file_is_refused_at_once() {
 
 #[test]
 fn a_dataset_that_is_not_utf8_names_the_line_and_the_fix() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(dir.path(), FAKE, GOOD_SKILL, "");
+    let (dir, config) = run_folder(FAKE, GOOD_SKILL, "");
     std::fs::write(
         dir.path().join("data.jsonl"),
         b"{\"input\": \"x\", \"expected\": \"y\"}\n{\"input\": \"caf\xe9\", \"expected\": \"y\"}\n",
     )
     .unwrap();
-    let out = bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let Ran { code, stderr, .. } = common::evaluate(&config);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("data.jsonl line 2") && stderr.contains("save the file as UTF-8"),
         "{stderr}"
@@ -416,26 +339,23 @@ fn a_dataset_that_is_not_utf8_names_the_line_and_the_fix() {
 
 #[test]
 fn a_skill_folder_is_taken_where_a_skill_file_is() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(dir.path(), FAKE, GOOD_SKILL, GOOD_DATA);
+    let (dir, config) = good_run(FAKE);
+    let evaluate_skill = |folder: &str| {
+        bin()
+            .args(["evaluate", "--skill"])
+            .arg(dir.path().join(folder))
+            .arg("-c")
+            .arg(&config)
+            .assert()
+    };
     std::fs::create_dir(dir.path().join("s")).unwrap();
     std::fs::write(dir.path().join("s/SKILL.md"), GOOD_SKILL).unwrap();
-    bin()
-        .args(["evaluate", "--skill"])
-        .arg(dir.path().join("s"))
-        .arg("-c")
-        .arg(&config)
-        .assert()
+    evaluate_skill("s")
         .success()
         .stdout(predicate::str::starts_with("Score: 1.000 over 2 tasks"));
     // A folder without a SKILL.md says so, not "Is a directory".
     std::fs::create_dir(dir.path().join("empty")).unwrap();
-    bin()
-        .args(["evaluate", "--skill"])
-        .arg(dir.path().join("empty"))
-        .arg("-c")
-        .arg(&config)
-        .assert()
+    evaluate_skill("empty")
         .code(2)
         .stderr(predicate::str::contains(
             "it is a folder, not a regular file",
@@ -445,75 +365,45 @@ fn a_skill_folder_is_taken_where_a_skill_file_is() {
 
 #[test]
 fn zero_edits_per_round_is_refused_like_a_zero_minibatch() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
+    evaluate_refuses(
         &format!("{FAKE}optimizer: {{max_edits_per_round: 0}}\n"),
         GOOD_SKILL,
         GOOD_DATA,
+        &["optimizer.max_edits_per_round", "use 1 or more"],
     );
-    bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("optimizer.max_edits_per_round"))
-        .stderr(predicate::str::contains("use 1 or more"));
 }
 
 #[test]
 fn an_emit_target_that_cannot_be_written_is_refused_before_the_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(dir.path(), FAKE, GOOD_SKILL, GOOD_DATA);
+    let (dir, config) = good_run(FAKE);
     let file = dir.path().join("dist");
     std::fs::write(&file, "a file").unwrap();
     let runs = dir.path().join("runs");
-    bin()
-        .args(["optimize", "-c"])
-        .arg(&config)
-        .arg("-o")
-        .arg(&runs)
-        .arg("--emit")
-        .arg(&file)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("is a file, not a folder"));
+    let emit_to = |target: &Path, says: &str| {
+        common::with_config("optimize", &config)
+            .arg("-o")
+            .arg(&runs)
+            .arg("--emit")
+            .arg(target)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    };
+    emit_to(&file, "is a file, not a folder");
     assert!(!runs.exists(), "no run started");
-    bin()
-        .args(["optimize", "-c"])
-        .arg(&config)
-        .arg("-o")
-        .arg(&runs)
-        .arg("--emit")
-        .arg(dir.path().join("data.jsonl"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("is the run's dataset"));
+    emit_to(&dir.path().join("data.jsonl"), "is the run's dataset");
 }
 
 #[test]
 fn a_file_named_latest_in_the_runs_folder_is_left_alone_and_the_warning_is_plain_text() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_run(
-        dir.path(),
-        &format!(
-            "{FAKE}optimizer_provider: {{name: fake, responses: [\"<NEW_SKILL_BODY>y</NEW_SKILL_BODY>\"]}}\noptimizer: {{rounds: 1}}\n"
-        ),
-        GOOD_SKILL,
-        GOOD_DATA,
-    );
+    let (dir, config) = good_run(&format!(
+        "{FAKE}optimizer_provider: {{name: fake, responses: [\"<NEW_SKILL_BODY>y</NEW_SKILL_BODY>\"]}}\noptimizer: {{rounds: 1}}\n"
+    ));
     let runs = dir.path().join("runs");
     std::fs::create_dir(&runs).unwrap();
     std::fs::write(runs.join("latest"), "my notes").unwrap();
-    let out = bin()
-        .args(["optimize", "-c"])
-        .arg(&config)
-        .arg("-o")
-        .arg(&runs)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let Ran { code, stderr, .. } = common::optimize(&[], &config, &runs);
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(
         std::fs::read_to_string(runs.join("latest")).unwrap(),
         "my notes"

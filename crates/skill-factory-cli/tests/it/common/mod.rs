@@ -135,6 +135,18 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// `skill-factory <command> -c config` under a clean environment, for more arguments to follow.
+pub fn with_config(command: &str, config: &Path) -> assert_cmd::Command {
+    let mut with_config = bin();
+    with_config.args([command, "-c"]).arg(config);
+    with_config
+}
+
+/// `evaluate -c config`, run to its end.
+pub fn evaluate(config: &Path) -> Ran {
+    run(&mut with_config("evaluate", config))
+}
+
 /// `optimize -c config -o out` with `args`, run to its end.
 pub fn optimize(args: &[&str], config: &Path, out: &Path) -> Ran {
     run(bin()
