@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use skill_factory_llm::{CacheMode, CacheStore};
 use skill_factory_mock::{FaultPlan, MockConfig, MockServer};
+use tempfile::TempDir;
 
 use crate::common::{self, bin};
 
@@ -35,27 +36,48 @@ fn spawn_evaluate(config: &Path, keep_output: bool) -> std::process::Child {
 
 /// A config against `base` (the mock) with `extra` YAML appended.
 fn write_config(dir: &Path, base: &str, workers: usize, extra: &str) -> PathBuf {
+    write_provider_config(
+        dir,
+        base,
+        "",
+        &format!("harness:\n  max_workers: {workers}\n{extra}"),
+    )
+}
+
+/// A config against `base` (the mock) whose provider block also holds `provider_keys`
+/// (`, key: value` pairs), with `rest` YAML after the metric block.
+fn write_provider_config(dir: &Path, base: &str, provider_keys: &str, rest: &str) -> PathBuf {
     let config = format!(
-        "skill: skill.md\ndataset: data.jsonl\nprovider: {{name: openai, model: m, base_url: \"{base}/v1\", api_key: k}}\nmetric:\n  golden: {{mode: exact}}\nharness:\n  max_workers: {workers}\n{extra}"
+        "skill: skill.md\ndataset: data.jsonl\nprovider: {{name: openai, model: m, base_url: \"{base}/v1\", api_key: k{provider_keys}}}\nmetric:\n  golden: {{mode: exact}}\n{rest}"
     );
     let path = dir.join("config.yaml");
     std::fs::write(&path, config).unwrap();
     path
 }
 
-async fn mock(answers: HashMap<String, String>) -> MockServer {
+/// A mock that knows the answers of `n` labelled tasks written into `dir`
+/// ([`common::labelled_tasks`], skill "Answer with the label."), otherwise as `config` says.
+async fn labelled_mock_with(dir: &Path, n: usize, config: MockConfig) -> MockServer {
     MockServer::start(MockConfig {
-        answers,
-        ..MockConfig::default()
+        answers: common::labelled_tasks(dir, "Answer with the label.", n),
+        ..config
     })
     .await
     .unwrap()
 }
 
-/// A mock that knows the answers of `n` labelled tasks written into `dir`
-/// ([`common::labelled_tasks`], skill "Answer with the label.").
+/// [`labelled_mock_with`] a default mock.
 async fn labelled_mock(dir: &Path, n: usize) -> MockServer {
-    mock(common::labelled_tasks(dir, "Answer with the label.", n)).await
+    labelled_mock_with(dir, n, MockConfig::default()).await
+}
+
+/// `n` labelled tasks in a new temporary folder, a mock that knows their answers, and a
+/// config against it with `workers` workers and `extra` YAML appended.
+async fn labelled_run(n: usize, workers: usize, extra: &str) -> (TempDir, MockServer, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = labelled_mock(dir.path(), n).await;
+    let config = write_config(dir.path(), &server.base_url(), workers, extra);
+    (dir, server, config)
 }
 
 /// Runs the binary off the async runtime (the mock serves on it meanwhile).
@@ -66,9 +88,31 @@ async fn run(mut cmd: Command) -> Output {
 }
 
 async fn evaluate(config: &Path, flags: &[&str]) -> Output {
+    evaluate_with(config, flags, &[]).await
+}
+
+/// `evaluate <flags> -c config` with the environment variables `env` set.
+async fn evaluate_with(config: &Path, flags: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut cmd = bin();
-    cmd.arg("evaluate").args(flags).arg("-c").arg(config);
+    cmd.envs(env.iter().copied())
+        .arg("evaluate")
+        .args(flags)
+        .arg("-c")
+        .arg(config);
     run(cmd).await
+}
+
+/// `cache <args> <path>`, the path a config or the cache file itself.
+async fn cache_command(args: &[&str], path: &Path) -> Output {
+    let mut cmd = bin();
+    cmd.arg("cache").args(args).arg(path);
+    run(cmd).await
+}
+
+/// Asserts that the command succeeded and printed `says`.
+fn assert_printed(out: &Output, says: &str) {
+    assert_success(out);
+    assert!(stdout(out).contains(says), "{}", stdout(out));
 }
 
 fn stdout(out: &Output) -> String {
@@ -103,9 +147,7 @@ fn entries(path: &Path) -> u64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_evaluate_sends_no_requests_and_prints_the_same_score() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = labelled_mock(dir.path(), 30).await;
-    let config = write_config(dir.path(), &server.base_url(), 8, "");
+    let (dir, server, config) = labelled_run(30, 8, "").await;
 
     let first = evaluate(&config, &[]).await;
     assert_success(&first);
@@ -134,20 +176,17 @@ async fn no_cache_read_only_and_off_each_keep_their_promise() {
     let dir = tempfile::tempdir().unwrap();
     let server = labelled_mock(dir.path(), 12).await;
     let cache = default_cache(dir.path());
+    let config_with = |extra: &str| write_config(dir.path(), &server.base_url(), 4, extra);
+    const READ_ONLY: &str = "cache: {mode: read_only}\n";
 
     // read_only on an empty cache: everything is asked, nothing is written.
-    let config = write_config(
-        dir.path(),
-        &server.base_url(),
-        4,
-        "cache: {mode: read_only}\n",
-    );
+    let config = config_with(READ_ONLY);
     assert_success(&evaluate(&config, &[]).await);
     assert_eq!(server.request_count(), 12);
     assert!(!cache.exists(), "read_only created the cache");
 
     // read_write fills it.
-    let config = write_config(dir.path(), &server.base_url(), 4, "");
+    let config = config_with("");
     assert_success(&evaluate(&config, &[]).await);
     assert_eq!((server.request_count(), entries(&cache)), (24, 12));
 
@@ -162,53 +201,27 @@ async fn no_cache_read_only_and_off_each_keep_their_promise() {
     );
 
     // off never reads it either.
-    let config = write_config(dir.path(), &server.base_url(), 4, "cache: {mode: off}\n");
-    assert_success(&evaluate(&config, &[]).await);
+    assert_success(&evaluate(&config_with("cache: {mode: off}\n"), &[]).await);
     assert_eq!(server.request_count(), 48);
 
     // read_only reads it.
-    let config = write_config(
-        dir.path(),
-        &server.base_url(),
-        4,
-        "cache: {mode: read_only}\n",
-    );
-    assert_success(&evaluate(&config, &[]).await);
+    assert_success(&evaluate(&config_with(READ_ONLY), &[]).await);
     assert_eq!(server.request_count(), 48);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cache_stats_prune_and_clear_manage_the_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = labelled_mock(dir.path(), 10).await;
-    let config = write_config(
-        dir.path(),
-        &server.base_url(),
-        4,
-        "cache: {path: store/answers.sqlite}\n",
-    );
+    let (dir, _server, config) = labelled_run(10, 4, "cache: {path: store/answers.sqlite}\n").await;
     let cache = dir.path().join("store/answers.sqlite");
-    let cache_cmd = |args: &[&str]| {
-        let mut cmd = bin();
-        cmd.arg("cache").args(args);
-        cmd
-    };
 
-    let mut stats = cache_cmd(&["stats", "-c"]);
-    stats.arg(&config);
-    let out = run(stats).await;
-    assert_success(&out);
-    assert!(
-        stdout(&out).contains("No cache file yet"),
-        "{}",
-        stdout(&out)
+    assert_printed(
+        &cache_command(&["stats", "-c"], &config).await,
+        "No cache file yet",
     );
 
     assert_success(&evaluate(&config, &[]).await);
     assert_success(&evaluate(&config, &[]).await);
-    let mut stats = cache_cmd(&["stats", "--path"]);
-    stats.arg(&cache);
-    let out = run(stats).await;
+    let out = cache_command(&["stats", "--path"], &cache).await;
     assert_success(&out);
     let text = stdout(&out);
     for line in [
@@ -222,42 +235,31 @@ async fn cache_stats_prune_and_clear_manage_the_store() {
         assert!(text.contains(line), "{line:?} missing from:\n{text}");
     }
 
-    let mut prune = cache_cmd(&["prune", "--older-than", "30d", "-c"]);
-    prune.arg(&config);
-    let out = run(prune).await;
-    assert_success(&out);
-    assert!(
-        stdout(&out).contains("removed 0 entries not used in the last 30d; 10 remain"),
-        "{}",
-        stdout(&out)
+    assert_printed(
+        &cache_command(&["prune", "--older-than", "30d", "-c"], &config).await,
+        "removed 0 entries not used in the last 30d; 10 remain",
     );
 
-    let mut clear = cache_cmd(&["clear", "-c"]);
-    clear.arg(&config);
-    let out = run(clear).await;
-    assert_success(&out);
-    assert!(
-        stdout(&out).contains("removed 10 entries"),
-        "{}",
-        stdout(&out)
+    assert_printed(
+        &cache_command(&["clear", "-c"], &config).await,
+        "removed 10 entries",
     );
     assert_eq!(entries(&cache), 0);
 
-    let out = run(cache_cmd(&["stats"])).await;
+    let mut stats = bin();
+    stats.args(["cache", "stats"]);
+    let out = run(stats).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("-c CONFIG"), "{}", stderr(&out));
-    let mut bad_age = cache_cmd(&["prune", "--older-than", "a month", "--path"]);
-    bad_age.arg(&cache);
-    let out = run(bad_age).await;
+    let bad_age = ["prune", "--older-than", "a month", "--path"];
+    let out = cache_command(&bad_age, &cache).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("for example 30d"), "{}", stderr(&out));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_file_at_the_cache_path_that_is_not_a_cache_stops_the_run_and_is_never_deleted() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = labelled_mock(dir.path(), 5).await;
-    let config = write_config(dir.path(), &server.base_url(), 4, "");
+    let (dir, server, config) = labelled_run(5, 4, "").await;
     let cache = default_cache(dir.path());
     std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
     let garbage = "garbage, not SQLite ".repeat(500);
@@ -277,9 +279,7 @@ async fn a_file_at_the_cache_path_that_is_not_a_cache_stops_the_run_and_is_never
 
     // --no-cache runs past it; `cache clear` refuses to delete it.
     assert_success(&evaluate(&config, &["--no-cache"]).await);
-    let mut clear = bin();
-    clear.args(["cache", "clear", "-c"]).arg(&config);
-    let out = run(clear).await;
+    let out = cache_command(&["clear", "-c"], &config).await;
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(
         stderr(&out).contains("is not a Skill Factory model cache"),
@@ -294,9 +294,7 @@ async fn cache_clear_refuses_a_file_of_the_users_and_leaves_it_as_it_is() {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes.txt");
     std::fs::write(&notes, "precious\n").unwrap();
-    let mut clear = bin();
-    clear.args(["cache", "clear", "--path"]).arg(&notes);
-    let out = run(clear).await;
+    let out = cache_command(&["clear", "--path"], &notes).await;
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(
         stderr(&out)
@@ -309,14 +307,7 @@ async fn cache_clear_refuses_a_file_of_the_users_and_leaves_it_as_it_is() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cache_path_that_is_the_dataset_is_refused_before_anything_is_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = labelled_mock(dir.path(), 5).await;
-    let config = write_config(
-        dir.path(),
-        &server.base_url(),
-        4,
-        "cache: {path: data.jsonl}\n",
-    );
+    let (dir, server, config) = labelled_run(5, 4, "cache: {path: data.jsonl}\n").await;
     let dataset = std::fs::read_to_string(dir.path().join("data.jsonl")).unwrap();
     let out = evaluate(&config, &[]).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -390,13 +381,11 @@ async fn two_processes_write_one_cache_at_the_same_time() {
 async fn kill_9_in_the_middle_of_writes_leaves_a_readable_cache_and_a_rerun_finishes_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let n = 3000;
-    let server = MockServer::start(MockConfig {
-        answers: common::labelled_tasks(dir.path(), "Answer with the label.", n),
+    let slow = MockConfig {
         latency: Duration::from_millis(50), // slow enough that a loaded machine cannot finish before the kill
         ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    };
+    let server = labelled_mock_with(dir.path(), n, slow).await;
     let config = write_config(dir.path(), &server.base_url(), 64, "");
     let cache = default_cache(dir.path());
 
@@ -439,22 +428,17 @@ async fn kill_9_in_the_middle_of_writes_leaves_a_readable_cache_and_a_rerun_fini
 async fn a_storm_of_every_fault_still_completes_every_rollout() {
     let dir = tempfile::tempdir().unwrap();
     let n = 240;
-    let server = MockServer::start(MockConfig {
-        answers: common::labelled_tasks(dir.path(), "Answer with the label.", n),
+    let stormy = MockConfig {
         faults: common::chaos::storm(4),
         ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let config = dir.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "skill: skill.md\ndataset: data.jsonl\nprovider: {{name: openai, model: m, base_url: \"{}/v1\", api_key: k, timeout: 2, max_retries: 3, max_concurrency: 16}}\nmetric:\n  golden: {{mode: exact}}\nharness:\n  max_workers: 32\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
+    };
+    let server = labelled_mock_with(dir.path(), n, stormy).await;
+    let config = write_provider_config(
+        dir.path(),
+        &server.base_url(),
+        ", timeout: 2, max_retries: 3, max_concurrency: 16",
+        "harness:\n  max_workers: 32\n",
+    );
 
     let started = Instant::now();
     let out = evaluate(&config, &["--json"]).await;
@@ -513,17 +497,12 @@ async fn a_storm_of_every_fault_still_completes_every_rollout() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recording_replays_the_run_without_the_model_and_names_what_it_lacks() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = labelled_mock(dir.path(), 9).await;
-    let config = write_config(dir.path(), &server.base_url(), 4, "");
+    let (dir, server, config) = labelled_run(9, 4, "").await;
     let recording = dir.path().join("traffic.jsonl");
+    let replaying = [("SKILL_FACTORY_REPLAY", recording.as_path())];
 
-    let mut record = bin();
-    record
-        .env("SKILL_FACTORY_RECORD", &recording)
-        .args(["evaluate", "--no-cache", "-c"])
-        .arg(&config);
-    let recorded = run(record).await;
+    let recording_env = [("SKILL_FACTORY_RECORD", recording.as_path())];
+    let recorded = evaluate_with(&config, &["--no-cache"], &recording_env).await;
     assert_success(&recorded);
     assert_eq!(server.request_count(), 9);
     assert_eq!(
@@ -533,12 +512,7 @@ async fn a_recording_replays_the_run_without_the_model_and_names_what_it_lacks()
     server.stop().await;
 
     // The model is gone: the replay answers everything, and nothing is cached.
-    let mut replay = bin();
-    replay
-        .env("SKILL_FACTORY_REPLAY", &recording)
-        .args(["evaluate", "-c"])
-        .arg(&config);
-    let replayed = run(replay).await;
+    let replayed = evaluate_with(&config, &[], &replaying).await;
     assert_success(&replayed);
     assert_eq!(stdout(&replayed), stdout(&recorded));
     assert!(
@@ -554,12 +528,7 @@ async fn a_recording_replays_the_run_without_the_model_and_names_what_it_lacks()
         "---\nname: echo\ndescription: Echo.\n---\nAnswer in French.\n",
     )
     .unwrap();
-    let mut replay = bin();
-    replay
-        .env("SKILL_FACTORY_REPLAY", &recording)
-        .args(["evaluate", "--json", "-c"])
-        .arg(&config);
-    let out = run(replay).await;
+    let out = evaluate_with(&config, &["--json"], &replaying).await;
     assert_success(&out);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["failed"], 9);
@@ -573,25 +542,15 @@ async fn a_recording_replays_the_run_without_the_model_and_names_what_it_lacks()
 #[tokio::test(flavor = "multi_thread")]
 async fn calls_that_keep_failing_become_failed_rollouts_with_their_reason_and_exit_3() {
     let dir = tempfile::tempdir().unwrap();
-    let server = MockServer::start(MockConfig {
-        answers: common::labelled_tasks(dir.path(), "Answer with the label.", 6),
+    let failing = MockConfig {
         faults: FaultPlan {
             server_error: 1.0,
             ..FaultPlan::default()
         },
         ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let config = dir.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "skill: skill.md\ndataset: data.jsonl\nprovider: {{name: openai, model: m, base_url: \"{}/v1\", api_key: k, max_retries: 2}}\nmetric:\n  golden: {{mode: exact}}\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
+    };
+    let server = labelled_mock_with(dir.path(), 6, failing).await;
+    let config = write_provider_config(dir.path(), &server.base_url(), ", max_retries: 2", "");
     let out = evaluate(&config, &[]).await;
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(
