@@ -218,6 +218,28 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
 }
 
+/// A value of a config block that deserialized but cannot be used: where it is (the key path
+/// from the config's root, like `objective.constraints[0].split`) and why. The block's own
+/// reader returns it without knowing the file; [`Located::unusable`] puts it at its line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct Unusable {
+    /// The key path of the value.
+    pub key: String,
+    /// What is wrong with it and what it must be.
+    pub message: String,
+}
+
+impl Unusable {
+    /// The value at `key` cannot be used, because `message`.
+    pub fn at(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Unusable {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
 /// A config file and its locator: errors found after the parse, each at the line of its key.
 pub struct Located<'a> {
     /// The config file, as the user named it.
@@ -252,6 +274,11 @@ impl Located<'_> {
             key: render_path(path),
             message: message.into(),
         }
+    }
+
+    /// [`Located::unreadable`] for an [`Unusable`] value, at its key path.
+    pub fn unusable(&self, unusable: Unusable) -> ConfigError {
+        self.unreadable(&parse_path(&unusable.key), unusable.message)
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
-use skill_factory_config::locate::{Located, Locator, parse_path};
+use skill_factory_config::locate::{Located, Locator, Unusable, parse_path};
 use skill_factory_config::scalar::ScalarText;
 use skill_factory_llm::systemone::{
     AnswerCache, DecisionModel, SCRIPTED_PROVIDER, SystemOneClient, SystemOneError,
@@ -188,28 +188,6 @@ const FIXES: &[(&str, &str)] = &[
     ),
 ];
 
-/// A value of a config block that deserialized but cannot be used: where it is (the key path
-/// from the config's root, like `objective.constraints[0].split`) and why. The loader turns it
-/// into an error at the value's line.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{key}: {message}")]
-pub struct Unusable {
-    /// The key path of the value.
-    pub key: String,
-    /// What is wrong with it and what it must be.
-    pub message: String,
-}
-
-impl Unusable {
-    /// The value at `key` cannot be used, because `message`.
-    pub fn at(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Unusable {
-            key: key.into(),
-            message: message.into(),
-        }
-    }
-}
-
 /// A value of the config that reads but cannot be used, at its line.
 struct Checker<'a>(Located<'a>);
 
@@ -219,7 +197,7 @@ impl Checker<'_> {
     }
 
     fn unusable(&self, unusable: Unusable) -> LabError {
-        self.error(&unusable.key, unusable.message)
+        LabError::from(self.0.unusable(unusable))
     }
 }
 

@@ -12,7 +12,7 @@ use skill_factory_lab::LabError;
 use skill_factory_lab::answers::lab::AskReport;
 use skill_factory_lab::answers::{drift, noise};
 use skill_factory_lab::data::seal::{Seal, refuse_sealed};
-use skill_factory_lab::data::splits::Split;
+use skill_factory_lab::data::split::Split;
 use skill_factory_lab::measure::evaluate::{Policy, Reports};
 use skill_factory_lab::measure::policy::PolicySpec;
 use skill_factory_lab::run::ask::{AskRequest, Asking};

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::bail;
-use skill_factory_lab::data::splits::Split;
+use skill_factory_lab::data::split::Split;
 use skill_factory_lab::run::{self, Opened};
 
 use crate::output::errln;

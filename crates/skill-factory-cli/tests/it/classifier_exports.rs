@@ -175,9 +175,9 @@ fn lab_verdicts(ws: &Path, probeset: &Path) -> (Vec<Value>, Verdicts) {
     let (policy, _) = project.policy().unwrap();
     let pool = project.pool().unwrap();
     let examples: Vec<_> = project
-        .split(skill_factory_lab::data::splits::Split::Train)
+        .split(skill_factory_lab::data::split::Split::Train)
         .iter()
-        .chain(project.split(skill_factory_lab::data::splits::Split::Val))
+        .chain(project.split(skill_factory_lab::data::split::Split::Val))
         .collect();
     let table = lab.table(
         &examples,

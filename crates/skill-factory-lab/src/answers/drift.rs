@@ -11,7 +11,7 @@ use crate::LabError;
 use crate::answers::lab::{Asked, Lab};
 use crate::answers::table::most_served;
 use crate::data::dataset::Example;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::evaluate::{Policy, Reports, evaluate_split};
 use crate::measure::metrics::{fit_threshold, pct};
 use crate::probe::probeset::ProbeSet;

@@ -17,7 +17,7 @@ use skill_factory_pycompat::{json, repr};
 use skill_factory_core::dataset::json_kind;
 
 use crate::LabError;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 
 /// One labelled example.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,6 +4,7 @@
 pub mod dataset;
 pub mod scanner;
 pub mod seal;
+pub mod split;
 pub mod splits;
 #[cfg(test)]
 pub(crate) mod world;

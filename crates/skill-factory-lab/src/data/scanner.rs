@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::LabError;
 use crate::data::dataset::{Example, Labels, save_dataset};
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::probe::question::Bank;
 
 /// skill-scanner's default state budget, in characters.

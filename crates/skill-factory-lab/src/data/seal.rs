@@ -18,7 +18,7 @@ use skill_factory_pycompat::json as pyjson;
 use skill_factory_runfolder::workspace::{FrozenRecord, SealRecord, ViewRecord};
 
 use crate::LabError;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::files::write_atomic;
 
 /// The file name of the seal inside a workspace.

@@ -112,7 +112,7 @@ pub(crate) fn intent_probeset(threshold: f64) -> crate::probe::probeset::ProbeSe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::splits::Split;
+    use crate::data::split::Split;
 
     fn question(instructions: &str) -> Question {
         Question::new(instructions, "Yes.", "No.")

@@ -15,7 +15,7 @@ use skill_factory_pycompat::float::round;
 use crate::LabError;
 use crate::answers::table::AnswerTable;
 use crate::data::dataset::Example;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::metrics::{Rates, auc, fit_threshold};
 use crate::probe::probeset::ProbeSet;
 

@@ -4,7 +4,7 @@
 use crate::LabError;
 use crate::answers::table::AnswerTable;
 use crate::data::dataset::Example;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::evaluate::{Policy, Reports, evaluate_split};
 use crate::optimizer::objective::Objective;
 use crate::optimizer::select::{Candidate, Selection, best_per_family, name_at_margin};

@@ -22,10 +22,10 @@
 use serde::Deserialize;
 use skill_factory_config::scalar::ScalarText;
 
-use crate::config::Unusable;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::evaluate::{Policy, Reports, SplitReport};
 use crate::measure::metrics::{Rates, pct};
+use skill_factory_config::locate::Unusable;
 
 /// `objective:` as written; every key is optional and unknown keys are errors.
 #[derive(Debug, Default, Deserialize)]

@@ -22,7 +22,7 @@ use skill_factory_pycompat::repr;
 use crate::LabError;
 use crate::answers::table::AnswerTable;
 use crate::data::dataset::{Example, Status};
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::evaluate::QuestionStats;
 use crate::probe::probeset::ProbeSet;
 use crate::probe::question::{Bank, QuestionSpec};

@@ -10,7 +10,7 @@ use crate::LabError;
 use crate::answers::lab::{AskReport, Asked, Lab};
 use crate::answers::table::{AnswerTable, most_served};
 use crate::data::dataset::Example;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::evaluate::{Reports, question_stats_by_auc};
 use crate::measure::metrics::fit_threshold;
 use crate::optimizer::reflect::{self, DigestInput, PromptInput, Proposal};

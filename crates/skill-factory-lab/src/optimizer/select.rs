@@ -671,7 +671,7 @@ mod tests {
     use super::*;
     use crate::answers::table::Row;
     use crate::data::dataset::Status;
-    use crate::data::splits::Split;
+    use crate::data::split::Split;
     use crate::data::world;
     use crate::measure::evaluate::{question_stats, world_table};
 

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use skill_factory_config::scalar::ScalarText;
 
-use crate::config::Unusable;
+use skill_factory_config::locate::Unusable;
 
 /// `optimizer:` of a classifier config.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,7 +5,7 @@ use skill_factory_llm::systemone::{AnswerCache, FakeSystemOne};
 
 use super::*;
 use crate::answers::lab::LabSettings;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::data::world;
 use crate::probe::question::test_bank;
 

@@ -12,7 +12,7 @@ use crate::LabError;
 use crate::answers::lab::{AskReport, Asked};
 use crate::data::dataset::Example;
 use crate::data::seal::refuse_sealed;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::probe::question::Bank;
 
 /// What `lab ask` is told to ask.

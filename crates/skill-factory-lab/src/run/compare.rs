@@ -16,7 +16,7 @@ use crate::answers::lab::AskReport;
 use crate::answers::table::AnswerTable;
 use crate::data::dataset::{Example, Status};
 use crate::data::seal::Seal;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::evaluate::Reports;
 use crate::probe::probeset::ProbeSet;
 

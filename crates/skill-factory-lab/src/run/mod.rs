@@ -26,7 +26,7 @@ use crate::answers::lab::{Asked, Lab};
 use crate::answers::table::AnswerTable;
 use crate::data::dataset::Example;
 use crate::data::seal::Seal;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::files::write_atomic;
 use crate::measure::evaluate::{Policy, Reports, evaluate_split};
 use crate::optimizer::{Inputs, Outcome, optimize as search};

@@ -8,7 +8,7 @@
 use skill_factory_pycompat::float::thousands;
 
 use crate::data::dataset::{Example, Status};
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::evaluate::{Policy, Reports, SplitReport};
 use crate::measure::metrics::{Rates, pct};
 use crate::optimizer::Outcome;

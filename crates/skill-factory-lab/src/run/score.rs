@@ -13,7 +13,7 @@ use super::{Opened, asked_of, examples_of, policy_held, reports_of, table_rows};
 use crate::LabError;
 use crate::answers::table::AnswerTable;
 use crate::data::seal::refuse_sealed;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::evaluate::{QuestionStats, Reports, question_stats_by_auc};
 use crate::measure::metrics::pct;
 use crate::optimizer::reflect::{self, DigestInput};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Opened, asked_of, check_rate, examples_of};
 use crate::LabError;
 use crate::data::dataset::Example;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::evaluate::evaluate_split;
 use crate::measure::metrics::{Rates, pct};
 use crate::optimizer::select::{Candidate, Selection, pareto};

@@ -9,7 +9,7 @@ use super::report::{Coverage, coverage, coverage_table};
 use super::{Opened, examples_of};
 use crate::LabError;
 use crate::data::seal::Seal;
-use crate::data::splits::Split;
+use crate::data::split::Split;
 use crate::measure::metrics::pct;
 use crate::optimizer::objective::Objective;
 use crate::probe::probeset::ProbeSet;
