@@ -31,13 +31,11 @@ fn write_config(dir: &Path, server: &MockServer, wire: &str, extra: &str) -> Pat
 }
 
 async fn mock(dir: &Path, tasks: usize, batches: BatchPlan) -> MockServer {
-    MockServer::start(MockConfig {
-        answers: common::labelled_tasks(dir, "Answer with the label.", tasks),
+    let config = MockConfig {
         batches,
         ..MockConfig::default()
-    })
-    .await
-    .unwrap()
+    };
+    common::labelled_mock(dir, common::LABEL_SKILL, tasks, config).await
 }
 
 /// `evaluate --json` with `flags`, which must succeed: its report and its stderr.

@@ -13,7 +13,7 @@ use skill_factory_llm::{CacheMode, CacheStore};
 use skill_factory_mock::{FaultPlan, MockConfig, MockServer};
 use tempfile::TempDir;
 
-use crate::common::{self, bin};
+use crate::common::{self, LABEL_SKILL, bin, labelled_mock};
 
 /// `skill-factory evaluate -c CONFIG` as a child process that can be waited for or killed;
 /// its output is kept when `keep_output`, else thrown away.
@@ -55,27 +55,11 @@ fn write_provider_config(dir: &Path, base: &str, provider_keys: &str, rest: &str
     path
 }
 
-/// A mock that knows the answers of `n` labelled tasks written into `dir`
-/// ([`common::labelled_tasks`], skill "Answer with the label."), otherwise as `config` says.
-async fn labelled_mock_with(dir: &Path, n: usize, config: MockConfig) -> MockServer {
-    MockServer::start(MockConfig {
-        answers: common::labelled_tasks(dir, "Answer with the label.", n),
-        ..config
-    })
-    .await
-    .unwrap()
-}
-
-/// [`labelled_mock_with`] a default mock.
-async fn labelled_mock(dir: &Path, n: usize) -> MockServer {
-    labelled_mock_with(dir, n, MockConfig::default()).await
-}
-
-/// `n` labelled tasks in a new temporary folder, a mock that knows their answers, and a
-/// config against it with `workers` workers and `extra` YAML appended.
+/// `n` labelled tasks in a new temporary folder, a mock that knows their answers
+/// ([`labelled_mock`]), and a config against it with `workers` workers and `extra` YAML appended.
 async fn labelled_run(n: usize, workers: usize, extra: &str) -> (TempDir, MockServer, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let server = labelled_mock(dir.path(), n).await;
+    let server = labelled_mock(dir.path(), LABEL_SKILL, n, MockConfig::default()).await;
     let config = write_config(dir.path(), &server.base_url(), workers, extra);
     (dir, server, config)
 }
@@ -174,7 +158,7 @@ async fn a_second_evaluate_sends_no_requests_and_prints_the_same_score() {
 #[tokio::test(flavor = "multi_thread")]
 async fn no_cache_read_only_and_off_each_keep_their_promise() {
     let dir = tempfile::tempdir().unwrap();
-    let server = labelled_mock(dir.path(), 12).await;
+    let server = labelled_mock(dir.path(), LABEL_SKILL, 12, MockConfig::default()).await;
     let cache = default_cache(dir.path());
     let config_with = |extra: &str| write_config(dir.path(), &server.base_url(), 4, extra);
     const READ_ONLY: &str = "cache: {mode: read_only}\n";
@@ -385,7 +369,7 @@ async fn kill_9_in_the_middle_of_writes_leaves_a_readable_cache_and_a_rerun_fini
         latency: Duration::from_millis(50), // slow enough that a loaded machine cannot finish before the kill
         ..MockConfig::default()
     };
-    let server = labelled_mock_with(dir.path(), n, slow).await;
+    let server = labelled_mock(dir.path(), LABEL_SKILL, n, slow).await;
     let config = write_config(dir.path(), &server.base_url(), 64, "");
     let cache = default_cache(dir.path());
 
@@ -432,7 +416,7 @@ async fn a_storm_of_every_fault_still_completes_every_rollout() {
         faults: common::chaos::storm(4),
         ..MockConfig::default()
     };
-    let server = labelled_mock_with(dir.path(), n, stormy).await;
+    let server = labelled_mock(dir.path(), LABEL_SKILL, n, stormy).await;
     let config = write_provider_config(
         dir.path(),
         &server.base_url(),
@@ -549,7 +533,7 @@ async fn calls_that_keep_failing_become_failed_rollouts_with_their_reason_and_ex
         },
         ..MockConfig::default()
     };
-    let server = labelled_mock_with(dir.path(), 6, failing).await;
+    let server = labelled_mock(dir.path(), LABEL_SKILL, 6, failing).await;
     let config = write_provider_config(dir.path(), &server.base_url(), ", max_retries: 2", "");
     let out = evaluate(&config, &[]).await;
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use skill_factory_llm::{CacheMode, CacheStore};
-use skill_factory_mock::{MockConfig, MockServer};
+use skill_factory_mock::MockConfig;
 
 use crate::common::{self, repo_root};
 
@@ -140,13 +140,8 @@ fn a_full_disk_stops_optimize_with_the_file_and_the_fix_and_leaves_nothing_half_
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_disk_under_the_cache_keeps_the_cache_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let answers = common::labelled_tasks(dir.path(), "Answer with the label.", 200);
-    let server = MockServer::start(MockConfig {
-        answers,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    let server =
+        common::labelled_mock(dir.path(), common::LABEL_SKILL, 200, MockConfig::default()).await;
     let mount = dir.path().join("disk");
     let cache = mount.join("cache.sqlite");
     let config = dir.path().join("config.yaml");

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use assert_cmd::assert::Assert;
 use predicates::prelude::*;
-use skill_factory_mock::{MockConfig, MockServer};
+use skill_factory_mock::MockConfig;
 
 use crate::common::{self, bin, repo_root};
 
@@ -12,20 +13,20 @@ fn example(name: &str) -> PathBuf {
     repo_root().join("examples").join(name)
 }
 
+/// `evaluate <flags> -c <the example's config.offline.yaml>`, run to its end.
+fn evaluate_example(name: &str, flags: &[&str]) -> Assert {
+    bin()
+        .arg("evaluate")
+        .args(flags)
+        .arg("-c")
+        .arg(example(name).join("config.offline.yaml"))
+        .assert()
+}
+
 #[test]
 fn offline_invoice_example_prints_score_first_then_worst_tasks() {
-    let config = example("invoice-extractor").join("config.offline.yaml");
-    let out = bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let out = evaluate_example("invoice-extractor", &[]).success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let mut lines = stdout.lines();
     assert_eq!(lines.next(), Some("Score: 0.475 over 16 tasks"));
     assert!(stdout.contains("\nWorst tasks:\n- task "), "{stdout}");
@@ -38,62 +39,35 @@ fn offline_invoice_example_prints_score_first_then_worst_tasks() {
 
 #[test]
 fn offline_ticket_example_scores_the_scripted_answers() {
-    let config = example("ticket-classifier").join("config.offline.yaml");
-    bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
-        .assert()
+    evaluate_example("ticket-classifier", &[])
         .success()
         .stdout(predicate::str::starts_with("Score: 0.250 over 20 tasks\n"));
 }
 
 #[test]
 fn split_option_evaluates_only_that_split() {
-    let config = example("ticket-classifier").join("config.offline.yaml");
     // 20 tasks at val_fraction 0.3: round(6.0) = 6 validation tasks, 14 train.
-    bin()
-        .args(["evaluate", "--split", "val", "-c"])
-        .arg(&config)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("over 6 tasks"));
-    bin()
-        .args(["evaluate", "--split", "train", "-c"])
-        .arg(&config)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("over 14 tasks"));
+    for (split, says) in [("val", "over 6 tasks"), ("train", "over 14 tasks")] {
+        evaluate_example("ticket-classifier", &["--split", split])
+            .success()
+            .stdout(predicate::str::contains(says));
+    }
 }
 
 #[test]
 fn test_split_without_test_fraction_is_a_user_error() {
-    let config = example("ticket-classifier").join("config.offline.yaml");
-    bin()
-        .args(["evaluate", "--split", "test", "-c"])
-        .arg(&config)
-        .assert()
+    evaluate_example("ticket-classifier", &["--split", "test"])
         .code(2)
         .stderr(predicate::str::contains("test_fraction"));
 }
 
 #[test]
 fn json_output_has_score_and_one_item_per_task_in_dataset_order() {
-    let config = example("invoice-extractor").join("config.offline.yaml");
-    let out = bin()
-        .args(["evaluate", "--json", "-c"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = evaluate_example("invoice-extractor", &["--json"]).success();
+    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(value["tasks"], 16);
     assert!((value["score"].as_f64().unwrap() - 0.475).abs() < 0.0005);
-    let ids: Vec<&str> = value["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["id"].as_str().unwrap())
-        .collect();
+    let ids = common::strings(&value["items"], "id");
     let expected: Vec<String> = (1..=16).map(|i| format!("inv-{i:03}")).collect();
     assert_eq!(ids, expected);
     assert!(
@@ -114,9 +88,7 @@ fn skill_flag_evaluates_another_skill_file() {
     )
     .unwrap();
     let config = example("ticket-classifier").join("config.offline.yaml");
-    bin()
-        .args(["evaluate", "-c"])
-        .arg(&config)
+    common::with_config("evaluate", &config)
         .arg("--skill")
         .arg(&skill)
         .assert()
@@ -138,22 +110,19 @@ fn write_config(dir: &Path, provider: &str, judge: bool) -> PathBuf {
     path
 }
 
-async fn run_against_mock(provider_block: impl Fn(&str) -> String, judge: bool) -> (String, usize) {
+/// Evaluates 12 labelled tasks against a mock through `provider` (a provider name) with the
+/// mock's address plus `path` as its base URL, with a judge when `judge`: what it printed and
+/// how many requests the mock received.
+async fn run_against_mock(provider: &str, path: &str, judge: bool) -> (String, usize) {
     let dir = tempfile::tempdir().unwrap();
-    let answers = common::labelled_tasks(dir.path(), "Answer with the label.", 12);
-    let server = MockServer::start(MockConfig {
-        answers,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let config = write_config(dir.path(), &provider_block(&server.base_url()), judge);
+    let server =
+        common::labelled_mock(dir.path(), common::LABEL_SKILL, 12, MockConfig::default()).await;
+    let base = server.base_url();
+    let block =
+        format!("provider: {{name: {provider}, model: m, base_url: \"{base}{path}\", api_key: k}}");
+    let config = write_config(dir.path(), &block, judge);
     let out = tokio::task::spawn_blocking(move || {
-        bin()
-            .args(["evaluate", "-c"])
-            .arg(&config)
-            .output()
-            .unwrap()
+        common::with_config("evaluate", &config).output().unwrap()
     })
     .await
     .unwrap();
@@ -169,11 +138,7 @@ async fn run_against_mock(provider_block: impl Fn(&str) -> String, judge: bool) 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn evaluates_through_the_openai_wire_format() {
-    let (stdout, requests) = run_against_mock(
-        |base| format!("provider: {{name: openai, model: m, base_url: \"{base}/v1\", api_key: k}}"),
-        false,
-    )
-    .await;
+    let (stdout, requests) = run_against_mock("openai", "/v1", false).await;
     // 4 of 12 answers are wrong: 8/12.
     assert!(
         stdout.starts_with("Score: 0.667 over 12 tasks\n"),
@@ -184,11 +149,7 @@ async fn evaluates_through_the_openai_wire_format() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn evaluates_through_the_anthropic_wire_format_with_a_judge() {
-    let (stdout, requests) = run_against_mock(
-        |base| format!("provider: {{name: anthropic, model: m, base_url: \"{base}\", api_key: k}}"),
-        true,
-    )
-    .await;
+    let (stdout, requests) = run_against_mock("anthropic", "", true).await;
     assert!(stdout.starts_with("Score: "), "{stdout}");
     assert!(stdout.contains("[llm_judge] score"), "{stdout}");
     // One target call and one judge call per task; the judge inherits the target's block.
@@ -199,14 +160,11 @@ async fn evaluates_through_the_anthropic_wire_format_with_a_judge() {
 async fn a_groq_block_without_its_key_uses_openai_api_key_as_the_python_tool_did_with_one_warning()
 {
     let dir = tempfile::tempdir().unwrap();
-    let answers = common::labelled_tasks(dir.path(), "Answer with the label.", 4);
-    let server = MockServer::start(MockConfig {
-        answers,
+    let keyed = MockConfig {
         require_api_key: Some("sk-the-openai-key".into()),
         ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    };
+    let server = common::labelled_mock(dir.path(), common::LABEL_SKILL, 4, keyed).await;
     // The judge inherits the block, so two clients are built for groq: still one warning.
     let block = format!(
         "provider: {{name: groq, model: m, base_url: \"{}/v1\"}}",
@@ -214,9 +172,7 @@ async fn a_groq_block_without_its_key_uses_openai_api_key_as_the_python_tool_did
     );
     let config = write_config(dir.path(), &block, true);
     let out = tokio::task::spawn_blocking(move || {
-        bin()
-            .args(["evaluate", "-c"])
-            .arg(&config)
+        common::with_config("evaluate", &config)
             .env("OPENAI_API_KEY", "sk-the-openai-key")
             .output()
             .unwrap()
@@ -249,11 +205,7 @@ async fn a_groq_block_without_its_key_uses_openai_api_key_as_the_python_tool_did
 
 #[test]
 fn worst_zero_prints_the_score_alone() {
-    let config = example("invoice-extractor").join("config.offline.yaml");
-    bin()
-        .args(["evaluate", "--worst", "0", "-c"])
-        .arg(&config)
-        .assert()
+    evaluate_example("invoice-extractor", &["--worst", "0"])
         .success()
         .stdout(predicates::str::starts_with(
             "Score: 0.475 over 16 tasks\n95% interval: 0.308 – 0.642",

@@ -96,13 +96,8 @@ fn json_lists_every_sample_with_the_figures() {
 #[tokio::test(flavor = "multi_thread")]
 async fn each_sample_is_its_own_cache_entry_so_a_rerun_asks_only_for_new_samples() {
     let tmp = tempfile::tempdir().unwrap();
-    let answers = common::labelled_tasks(tmp.path(), "Echo the message.", 5);
-    let server = MockServer::start(MockConfig {
-        answers,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    let server =
+        common::labelled_mock(tmp.path(), "Echo the message.", 5, MockConfig::default()).await;
     let config = tmp.path().join("config.yaml");
     std::fs::write(
         &config,

@@ -359,8 +359,6 @@ fn user_errors_exit_2_with_a_message_and_leave_no_run_folder() {
     assert_eq!(missing.code, Some(2));
     assert!(missing.stderr.starts_with("error: "), "{}", missing.stderr);
 
-    let config_text = std::fs::read_to_string(offline_invoice()).unwrap();
-    let dir = repo_root().join("examples/invoice-extractor");
     for (name, expected) in [
         (
             "gepaa",
@@ -371,17 +369,7 @@ fn user_errors_exit_2_with_a_message_and_leave_no_run_folder() {
             "Unknown optimizer 'annealing'. Available: llm_loop, gepa, skillopt",
         ),
     ] {
-        let edited = config_text
-            .replace("name: llm_loop", &format!("name: {name}"))
-            .replace(
-                "skill: seed_skill.md",
-                &format!("skill: {}", dir.join("seed_skill.md").display()),
-            )
-            .replace(
-                "dataset: dataset.jsonl",
-                &format!("dataset: {}", dir.join("dataset.jsonl").display()),
-            )
-            .replace("script: fake_", &format!("script: {}/fake_", dir.display()));
+        let edited = offline_invoice_with_optimizer(name);
         let config = tmp.path().join(format!("{name}.yaml"));
         std::fs::write(&config, edited).unwrap();
         let ran = optimize(&[], &config, &runs);
@@ -395,13 +383,13 @@ fn user_errors_exit_2_with_a_message_and_leave_no_run_folder() {
     assert_eq!(bad.code, Some(2));
 }
 
-#[test]
-fn optimizer_names_are_case_insensitive() {
-    let tmp = tempfile::tempdir().unwrap();
+/// The offline invoice config with `name` as its optimizer, its files named by absolute
+/// path so that it runs from anywhere.
+fn offline_invoice_with_optimizer(name: &str) -> String {
     let dir = repo_root().join("examples/invoice-extractor");
-    let edited = std::fs::read_to_string(offline_invoice())
+    std::fs::read_to_string(offline_invoice())
         .unwrap()
-        .replace("name: llm_loop", "name: LLM_Loop")
+        .replace("name: llm_loop", &format!("name: {name}"))
         .replace(
             "skill: seed_skill.md",
             &format!("skill: {}", dir.join("seed_skill.md").display()),
@@ -410,7 +398,13 @@ fn optimizer_names_are_case_insensitive() {
             "dataset: dataset.jsonl",
             &format!("dataset: {}", dir.join("dataset.jsonl").display()),
         )
-        .replace("script: fake_", &format!("script: {}/fake_", dir.display()));
+        .replace("script: fake_", &format!("script: {}/fake_", dir.display()))
+}
+
+#[test]
+fn optimizer_names_are_case_insensitive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let edited = offline_invoice_with_optimizer("LLM_Loop");
     let config = tmp.path().join("upper.yaml");
     std::fs::write(&config, edited).unwrap();
     let ran = optimize(&[], &config, &tmp.path().join("runs"));
@@ -468,6 +462,38 @@ fn mock_config(dir: &Path, base: &str, extra: &str) -> PathBuf {
     path
 }
 
+/// `optimize -c config -o runs` against the mock (with the key it expects) as a child
+/// process, its stdout and stderr each made by `output`.
+#[cfg(unix)]
+fn spawn_optimize(
+    config: &Path,
+    runs: &Path,
+    output: fn() -> std::process::Stdio,
+) -> std::process::Child {
+    crate::common::process()
+        .arg("optimize")
+        .arg("-c")
+        .arg(config)
+        .arg("-o")
+        .arg(runs)
+        .env("OPENAI_API_KEY", "test-key-for-the-mock")
+        .stdout(output())
+        .stderr(output())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits, looking every `poll_ms`, until `events` holds `marker`; fails with `failure` after
+/// 30 seconds.
+#[cfg(unix)]
+async fn wait_for_log(events: &Path, marker: &str, failure: &str, poll_ms: u64) {
+    let started = Instant::now();
+    while !std::fs::read_to_string(events).is_ok_and(|t| t.contains(marker)) {
+        assert!(started.elapsed() < Duration::from_secs(30), "{failure}");
+        tokio::time::sleep(Duration::from_millis(poll_ms)).await;
+    }
+}
+
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_after_the_calls_in_flight_and_still_writes_report_and_result() {
@@ -477,27 +503,11 @@ async fn ctrl_c_stops_after_the_calls_in_flight_and_still_writes_report_and_resu
     )
     .await;
     let runs = tmp.path().join("runs");
-    let child = crate::common::process()
-        .arg("optimize")
-        .arg("-c")
-        .arg(&config)
-        .arg("-o")
-        .arg(&runs)
-        .env("OPENAI_API_KEY", "test-key-for-the-mock")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_optimize(&config, &runs, std::process::Stdio::piped);
     // Wait until the first rollout is logged: the run is mid-flight.
     let events = runs.join("latest/events.jsonl");
-    let started = Instant::now();
-    while !std::fs::read_to_string(&events).is_ok_and(|t| t.contains("\"event\":\"rollout\"")) {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the run never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let rollout = "\"event\":\"rollout\"";
+    wait_for_log(&events, rollout, "the run never started", 20).await;
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -600,27 +610,11 @@ async fn result_json_is_the_same_with_one_worker_or_sixteen() {
 async fn killed_when_the_log_shows(marker: &str) -> (tempfile::TempDir, PathBuf) {
     let (_server, tmp, config) = slow_mock_run(150, "metric: {golden: {mode: normalized}}\n").await;
     let runs = tmp.path().join("runs");
-    let mut child = crate::common::process()
-        .arg("optimize")
-        .arg("-c")
-        .arg(&config)
-        .arg("-o")
-        .arg(&runs)
-        .env("OPENAI_API_KEY", "test-key-for-the-mock")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_optimize(&config, &runs, std::process::Stdio::null);
     let folder = runs.join("latest");
     let events = folder.join("events.jsonl");
-    let started = Instant::now();
-    while !std::fs::read_to_string(&events).is_ok_and(|t| t.contains(marker)) {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the log never showed {marker}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let failure = format!("the log never showed {marker}");
+    wait_for_log(&events, marker, &failure, 10).await;
     child.kill().unwrap();
     child.wait().unwrap();
 

@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use skill_factory_mock::{MockConfig, MockServer};
 
-use crate::common::{bin, labelled_tasks, process};
+use crate::common::{LABEL_SKILL, bin, labelled_tasks, process};
 
 /// The key in the environment, and a secret-looking `env` value a harness is given.
 const KEY: &str = "sk-live-secret-0123456789abcdefghij";
@@ -40,14 +40,11 @@ fn holding(dir: &Path, needle: &[u8]) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn no_file_line_or_dashboard_response_holds_the_key_in_use() {
     let dir = tempfile::tempdir().unwrap();
-    let answers = labelled_tasks(dir.path(), "Answer with the label.", 8);
-    let mock = MockServer::start(MockConfig {
-        answers,
+    let keyed = MockConfig {
         require_api_key: Some(KEY.to_string()),
         ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    };
+    let mock = crate::common::labelled_mock(dir.path(), LABEL_SKILL, 8, keyed).await;
     let base = mock.base_url();
     std::fs::write(
         dir.path().join("config.yaml"),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{bin, optimize, process, repo_root, run};
+use crate::common::{Ran, bin, optimize, process, repo_root, run, strings};
 
 /// The dashboard, killed when the test ends, passed or not.
 struct Served {
@@ -115,6 +115,30 @@ async fn get(url: &str) -> (u16, Value) {
     (status, body)
 }
 
+/// The body of the page at `url`, as text.
+async fn text_at(url: String) -> String {
+    reqwest::get(url).await.unwrap().text().await.unwrap()
+}
+
+/// The status the server answers `request` with.
+async fn status_of(request: reqwest::RequestBuilder) -> u16 {
+    request.send().await.unwrap().status().as_u16()
+}
+
+/// The entry of the run at `path` in a `/api/runs` list.
+fn run_entry<'a>(list: &'a Value, path: &str) -> Option<&'a Value> {
+    list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == path)
+}
+
+/// `ui export <run_dir> -o <out>`, run to its end.
+fn export_page(run_dir: &Path, out: &Path) -> Ran {
+    run(bin().args(["ui", "export"]).arg(run_dir).arg("-o").arg(out))
+}
+
 fn encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
@@ -131,12 +155,7 @@ async fn a_real_run_reads_as_its_list_entry_page_tasks_diff_blame_heatmap_and_co
     let url = &served.url;
     let (status, list) = get(&format!("{url}/api/runs")).await;
     assert_eq!(status, 200);
-    let paths: Vec<&str> = list["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["path"].as_str().unwrap())
-        .collect();
+    let paths = strings(&list["runs"], "path");
     assert!(
         paths.contains(&fixture.runs[0].as_str()) && paths.contains(&fixture.runs[1].as_str()),
         "{list}"
@@ -267,12 +286,7 @@ async fn a_real_run_reads_as_its_list_entry_page_tasks_diff_blame_heatmap_and_co
         seed_vs_best["counts"]["fixed"].as_u64().unwrap() > 0,
         "{seed_vs_best}"
     );
-    let order: Vec<&str> = seed_vs_best["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["change"].as_str().unwrap())
-        .collect();
+    let order = strings(&seed_vs_best["rows"], "change");
     let rank = |c: &str| {
         ["regressed", "fixed", "still_failing", "unchanged"]
             .iter()
@@ -297,12 +311,7 @@ async fn a_real_run_reads_as_its_list_entry_page_tasks_diff_blame_heatmap_and_co
         let response = reqwest::get(format!("{url}/assets/{asset}")).await.unwrap();
         assert_eq!(response.status(), 200, "{asset}");
     }
-    let script = reqwest::get(format!("{url}/assets/app.js"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let script = text_at(format!("{url}/assets/app.js")).await;
     assert!(
         !script.contains("innerHTML") && !script.contains("insertAdjacentHTML"),
         "text nodes only"
@@ -405,25 +414,18 @@ async fn another_host_needs_the_printed_token_and_a_foreign_host_or_origin_is_re
     );
     let by_cookie = client
         .get(format!("{local}/api/runs"))
-        .header("cookie", format!("sf_token={token}"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(by_cookie.status(), 200);
-    let by_bearer = client
-        .get(format!("{local}/api/jobs"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(by_bearer.status(), 200);
-    let launch_without = client
-        .post(format!("{local}/api/jobs"))
-        .json(&json!({"command": "optimize", "config": "examples/ticket-classifier/config.offline.yaml"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(launch_without.status(), 401, "launch needs the token too");
+        .header("cookie", format!("sf_token={token}"));
+    assert_eq!(status_of(by_cookie).await, 200);
+    let by_bearer = client.get(format!("{local}/api/jobs")).bearer_auth(token);
+    assert_eq!(status_of(by_bearer).await, 200);
+    let launch_without = client.post(format!("{local}/api/jobs")).json(
+        &json!({"command": "optimize", "config": "examples/ticket-classifier/config.offline.yaml"}),
+    );
+    assert_eq!(
+        status_of(launch_without).await,
+        401,
+        "launch needs the token too"
+    );
     drop(served);
 
     // On loopback: no token, but a Host that is not loopback (DNS rebinding) and a POST from
@@ -431,19 +433,13 @@ async fn another_host_needs_the_printed_token_and_a_foreign_host_or_origin_is_re
     let served = serve(&fixture.root, &fixture.workdir, &[], &[]);
     let rebound = client
         .get(format!("{}/api/runs", served.url))
-        .header("host", "attacker.example:8765")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(rebound.status(), 403);
+        .header("host", "attacker.example:8765");
+    assert_eq!(status_of(rebound).await, 403);
     let foreign = client
         .post(format!("{}/api/jobs", served.url))
         .header("origin", "http://attacker.example")
-        .json(&json!({"command": "optimize", "config": "examples/ticket-classifier/config.offline.yaml"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(foreign.status(), 403);
+        .json(&json!({"command": "optimize", "config": "examples/ticket-classifier/config.offline.yaml"}));
+    assert_eq!(status_of(foreign).await, 403);
     let (_, jobs) = get(&format!("{}/api/jobs", served.url)).await;
     assert_eq!(jobs, json!([]), "nothing was launched");
 }
@@ -478,12 +474,7 @@ async fn keys_in_run_files_and_the_servers_environment_never_reach_a_response() 
         format!("/api/run/tasks?path={path}&candidate=0&limit=500"),
         format!("/api/compare?a={path}&b={path}&ca=0"),
     ] {
-        let text = reqwest::get(format!("{url}{endpoint}"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = text_at(format!("{url}{endpoint}")).await;
         for secret in [key, env_secret, "plain-key-value"] {
             assert!(!text.contains(secret), "{endpoint} leaks {secret}");
         }
@@ -632,11 +623,8 @@ async fn a_launched_optimization_streams_its_events_live_and_a_cancelled_one_sto
     }
     let not_json = client
         .post(format!("{url}/api/jobs"))
-        .body("command=optimize")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(not_json.status(), 400);
+        .body("command=optimize");
+    assert_eq!(status_of(not_json).await, 400);
 
     // A fast job: it returns at once, then runs to its end; its run folder is under the root.
     let (status, job) = launch("examples/ticket-classifier/config.offline.yaml", "optimize").await;
@@ -694,39 +682,21 @@ async fn a_launched_optimization_streams_its_events_live_and_a_cancelled_one_sto
     )
     .await;
     assert!(live.iter().any(|e| e.2["event"] == "run_started"));
-    let cancelled = client
-        .post(format!("{url}/api/jobs/{slow_id}/cancel"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(cancelled.status(), 200);
+    let cancel = client.post(format!("{url}/api/jobs/{slow_id}/cancel"));
+    assert_eq!(status_of(cancel).await, 200);
     let ended = wait_for_job(&url, &slow_id, |j| j["state"] == "cancelled").await;
     assert_eq!(ended["exit_code"], 130, "{ended}");
     let result = crate::common::read_json(&fixture.root.join(&slow_run).join("result.json"));
     assert_eq!(result["stop_reason"], "cancelled", "{result}");
     assert!(fixture.root.join(&slow_run).join("report.md").is_file());
     let (_, list) = get(&format!("{url}/api/runs")).await;
-    let listed = list["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["path"] == slow_run.as_str())
-        .cloned();
+    let listed = run_entry(&list, &slow_run).cloned();
     tokio::time::sleep(Duration::from_millis(700)).await;
     let (_, again) = get(&format!("{url}/api/runs")).await;
-    let status = again["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["path"] == slow_run.as_str())
-        .map(|r| r["status"].clone());
+    let status = run_entry(&again, &slow_run).map(|r| r["status"].clone());
     assert_eq!(status, Some(json!("stopped")), "{listed:?}");
-    let unknown = client
-        .post(format!("{url}/api/jobs/nope/cancel"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(unknown.status(), 404);
+    let unknown = client.post(format!("{url}/api/jobs/nope/cancel"));
+    assert_eq!(status_of(unknown).await, 404);
 }
 
 #[test]
@@ -742,11 +712,7 @@ fn ui_export_writes_one_self_contained_page_that_no_run_text_can_break_out_of() 
     )
     .unwrap();
     let out = fixture.workdir.join("report.html");
-    let ran = run(bin()
-        .args(["ui", "export"])
-        .arg(&run_dir)
-        .arg("-o")
-        .arg(&out));
+    let ran = export_page(&run_dir, &out);
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     assert!(ran.stdout.contains("self-contained"), "{}", ran.stdout);
     let html = std::fs::read_to_string(&out).unwrap();
@@ -865,11 +831,7 @@ async fn a_run_folder_cannot_make_the_dashboard_read_a_file_outside_it() {
     }
     assert_eq!(seen[0], 200, "the run page is still served");
     let out = fixture.workdir.join("report.html");
-    let ran = run(bin()
-        .args(["ui", "export"])
-        .arg(&run_dir)
-        .arg("-o")
-        .arg(&out));
+    let ran = export_page(&run_dir, &out);
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     assert!(!std::fs::read_to_string(&out).unwrap().contains(planted));
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use skill_factory_mock::{MockConfig, MockServer};
+use skill_factory_mock::MockConfig;
 
 use crate::common::{self, bin};
 
@@ -37,13 +37,8 @@ fn assert_no_credentials(what: &str, text: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn credentials_in_a_base_url_reach_the_server_but_are_never_shown_or_written() {
     let dir = tempfile::tempdir().unwrap();
-    let answers = common::labelled_tasks(dir.path(), "Answer with the label.", 4);
-    let server = MockServer::start(MockConfig {
-        answers,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    let server =
+        common::labelled_mock(dir.path(), common::LABEL_SKILL, 4, MockConfig::default()).await;
     let host = server.base_url().replace("http://", "");
     let config = dir.path().join("config.yaml");
     std::fs::write(

@@ -112,6 +112,25 @@ pub fn labelled_tasks(dir: &Path, skill_text: &str, n: usize) -> HashMap<String,
     answers
 }
 
+/// The seed skill most tests give [`labelled_tasks`].
+pub const LABEL_SKILL: &str = "Answer with the label.";
+
+/// A mock model server that knows the answers of `n` labelled tasks written into `dir` with
+/// the seed skill `skill_text` ([`labelled_tasks`]), otherwise as `config` says.
+pub async fn labelled_mock(
+    dir: &Path,
+    skill_text: &str,
+    n: usize,
+    config: skill_factory_mock::MockConfig,
+) -> skill_factory_mock::MockServer {
+    skill_factory_mock::MockServer::start(skill_factory_mock::MockConfig {
+        answers: labelled_tasks(dir, skill_text, n),
+        ..config
+    })
+    .await
+    .unwrap()
+}
+
 /// Copies the files of `examples/<name>` (not its sub-folders, such as a `runs/` left by a
 /// run) into `dest`, made as needed.
 pub fn copy_example(name: &str, dest: &Path) {
@@ -145,6 +164,17 @@ pub fn with_config(command: &str, config: &Path) -> assert_cmd::Command {
 /// `evaluate -c config`, run to its end.
 pub fn evaluate(config: &Path) -> Ran {
     run(&mut with_config("evaluate", config))
+}
+
+/// The string at `key` of each element of a JSON array (`items` → their `id`s); panics
+/// where one is missing, as the tests that read them expect every element to have it.
+pub fn strings<'a>(array: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    array
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|element| element[key].as_str().unwrap())
+        .collect()
 }
 
 /// `optimize -c config -o out` with `args`, run to its end.
