@@ -79,7 +79,23 @@ const fn provider(
     }
 }
 
+/// OpenAI's own API.
+const OPENAI: ProviderInfo = provider(
+    "openai",
+    WireFormat::OpenAi,
+    Some("https://api.openai.com/v1"),
+    Some("OPENAI_BASE_URL"),
+    Some("OPENAI_API_KEY"),
+    false,
+);
+
 impl ProviderInfo {
+    /// The same provider under another name.
+    const fn named(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
     /// The same provider, reading `variable` when its own key variable is unset.
     const fn falling_back_to(mut self, variable: &'static str) -> Self {
         self.fallback_key_env = Some(variable);
@@ -100,22 +116,9 @@ pub const PROVIDERS: &[ProviderInfo] = &[
         Some("ANTHROPIC_API_KEY"),
         false,
     ),
-    provider(
-        "openai",
-        WireFormat::OpenAi,
-        Some("https://api.openai.com/v1"),
-        Some("OPENAI_BASE_URL"),
-        Some("OPENAI_API_KEY"),
-        false,
-    ),
-    provider(
-        "openai-compatible",
-        WireFormat::OpenAi,
-        Some("https://api.openai.com/v1"),
-        Some("OPENAI_BASE_URL"),
-        Some("OPENAI_API_KEY"),
-        false,
-    ),
+    OPENAI,
+    // The same block under the name of any server that speaks OpenAI's wire format.
+    OPENAI.named("openai-compatible"),
     provider(
         "azure",
         WireFormat::Azure,
@@ -795,10 +798,8 @@ mod tests {
             ("GROQ_API_KEY", "k"),
             ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
         ]);
-        assert_eq!(
-            endpoint(&block("groq"), &env),
-            "https://api.groq.com/openai/v1/chat/completions"
-        );
+        let groq = endpoint(&block("groq"), &env);
+        assert_eq!(groq, "https://api.groq.com/openai/v1/chat/completions");
     }
 
     #[test]
@@ -819,22 +820,11 @@ mod tests {
             "http://127.0.0.1:8080/v1",
             "http://[::1]:8080/v1",
         ] {
-            let key = resolve_key(
-                find_provider("openai").unwrap(),
-                &block("openai"),
-                url,
-                &nothing,
-            )
-            .unwrap();
-            assert_eq!(key.value(), "not-needed", "{url}");
-            let key = resolve_key(
-                find_provider("anthropic").unwrap(),
-                &block("anthropic"),
-                url,
-                &nothing,
-            )
-            .unwrap();
-            assert_eq!(key.value(), "not-needed", "{url}");
+            for name in ["openai", "anthropic"] {
+                let key =
+                    resolve_key(find_provider(name).unwrap(), &block(name), url, &nothing).unwrap();
+                assert_eq!(key.value(), "not-needed", "{url}");
+            }
         }
         assert!(!is_loopback("https://localhost.example.com/v1"));
     }

@@ -210,19 +210,7 @@ fn attempts_word(attempts: &u32) -> &'static str {
 impl LlmError {
     /// True for errors worth retrying: 429, 5xx, timeouts, broken connections, malformed bodies.
     pub fn is_retryable(&self) -> bool {
-        match self {
-            LlmError::Status { status, .. } => *status == 429 || *status >= 500 || *status == 408,
-            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => {
-                true
-            }
-            // Exhausted already spent the retries; retrying it again would multiply them.
-            LlmError::Config(_)
-            | LlmError::Script(_)
-            | LlmError::Budget(_)
-            | LlmError::Replay(_)
-            | LlmError::Abandoned(_)
-            | LlmError::Exhausted { .. } => false,
-        }
+        self.is_call_failure(|status| status == 429 || status >= 500 || status == 408)
     }
 
     /// True when the model could not be reached or refused the client itself (connection,
@@ -230,13 +218,22 @@ impl LlmError {
     /// unknown model or path, a redirect not followed): no skill could have caused it, so a
     /// run in which every call ends so measures nothing.
     pub fn is_unreachable(&self) -> bool {
-        match self.last() {
-            LlmError::Status { status, .. } => {
-                matches!(*status, 300..=399 | 401 | 403 | 404 | 408 | 429) || *status >= 500
-            }
+        self.last().is_call_failure(|status| {
+            matches!(status, 300..=399 | 401 | 403 | 404 | 408 | 429) || status >= 500
+        })
+    }
+
+    /// Whether the call itself failed in a way `by_status` counts: an HTTP status when
+    /// `by_status` says so; a timeout, a broken connection or a malformed body always; an
+    /// error of our own (config, script, budget, replay, abandoned) or spent retries never.
+    /// The two questions above differ only in which statuses they count.
+    fn is_call_failure(&self, by_status: impl Fn(u16) -> bool) -> bool {
+        match self {
+            LlmError::Status { status, .. } => by_status(*status),
             LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::Malformed { .. } => {
                 true
             }
+            // Exhausted already spent the retries; retrying it again would multiply them.
             LlmError::Config(_)
             | LlmError::Script(_)
             | LlmError::Budget(_)

@@ -395,14 +395,21 @@ mod tests {
         );
     }
 
-    #[test]
-    fn out_of_range_slots_and_bad_timeouts_are_refused() {
+    /// A model file that is only a GGUF header naming the llama architecture, in a new
+    /// temporary folder kept as long as the handle.
+    fn llama_header_file() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.gguf");
         let header = gguf::tests::HeaderBuilder::new()
             .string("general.architecture", "llama")
             .build();
         std::fs::write(&path, header).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn out_of_range_slots_and_bad_timeouts_are_refused() {
+        let (_dir, path) = llama_header_file();
         let settings = ProviderSettings {
             max_concurrency: Some(0),
             ..block(path.to_str())
@@ -423,12 +430,7 @@ mod tests {
     #[cfg(not(feature = "local"))]
     #[test]
     fn a_build_without_the_engine_says_how_to_get_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.gguf");
-        let header = gguf::tests::HeaderBuilder::new()
-            .string("general.architecture", "llama")
-            .build();
-        std::fs::write(&path, header).unwrap();
+        let (_dir, path) = llama_header_file();
         let error = error_of(&block(path.to_str()));
         assert!(error.contains("cargo feature `local`"), "{error}");
         assert!(!engine_available());

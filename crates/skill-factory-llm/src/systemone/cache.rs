@@ -262,24 +262,6 @@ impl Store {
             }
         }
     }
-
-    fn get(
-        &self,
-        state: &str,
-        question: &str,
-        model: &str,
-        replicate: u32,
-    ) -> Option<(f64, Option<&str>)> {
-        let row = &self.rows[*self.states.get(&Hash::of(state))? as usize];
-        let key = (
-            *self.questions.get(&Hash::of(question))?,
-            *self.numbers.get(model)?,
-            replicate,
-        );
-        let entry = row[row.binary_search_by_key(&key, Entry::key).ok()?];
-        let version = (entry.version != 0).then(|| self.names[entry.version as usize].as_str());
-        Some((entry.p, version))
-    }
 }
 
 /// Cached answers, in memory and (unless in-memory only) in a JSONL file.
@@ -304,7 +286,16 @@ impl CacheReader<'_> {
         model: &str,
         replicate: u32,
     ) -> Option<(f64, Option<&str>)> {
-        self.store.get(state, question, model, replicate)
+        let store = &*self.store;
+        let row = &store.rows[*store.states.get(&Hash::of(state))? as usize];
+        let key = (
+            *store.questions.get(&Hash::of(question))?,
+            *store.numbers.get(model)?,
+            replicate,
+        );
+        let entry = row[row.binary_search_by_key(&key, Entry::key).ok()?];
+        let version = (entry.version != 0).then(|| store.names[entry.version as usize].as_str());
+        Some((entry.p, version))
     }
 }
 
@@ -380,7 +371,8 @@ impl AnswerCache {
 
     /// The cached answer for `key`, if any.
     pub fn get(&self, key: &AnswerKey) -> Option<CachedAnswer> {
-        self.lock()
+        // Through a reader: the one lookup there is, under the lock for this one call.
+        self.reader()
             .get(&key.state, &key.question, &key.model, key.replicate)
             .map(|(p, version)| CachedAnswer {
                 p,
@@ -980,15 +972,20 @@ mod tests {
         assert_eq!(reopened.get(&key("s1", "q2")), None);
     }
 
-    #[test]
-    fn reference_lines_without_version_or_replicate_load() {
+    /// `text` as `answers.jsonl` in a new temporary folder (kept as long as the handle), and
+    /// the file's path.
+    fn answers_file(text: &str) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("answers.jsonl");
-        fs::write(
-            &path,
+        fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn reference_lines_without_version_or_replicate_load() {
+        let (_dir, path) = answers_file(
             "{\"s\":\"a\",\"q\":\"b\",\"m\":\"jev-latest\",\"p\":1}\n\n{\"s\": \"a\", \"q\": \"b\", \"m\": \"jev-latest\", \"p\": 0.5, \"v\": null}\n",
-        )
-        .unwrap();
+        );
         let cache = AnswerCache::open(&path).unwrap();
         assert_eq!(cache.len(), 1, "the later duplicate wins");
         assert_eq!(cache.get(&key("a", "b")), Some(answer(0.5, None)));
@@ -996,10 +993,8 @@ mod tests {
 
     #[test]
     fn a_truncated_last_line_is_dropped_and_cut_from_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("answers.jsonl");
         let good = "{\"s\": \"a\", \"q\": \"b\", \"m\": \"jev-latest\", \"p\": 0.5}\n";
-        fs::write(&path, format!("{good}{{\"s\": \"a\", \"q\"")).unwrap();
+        let (_dir, path) = answers_file(&format!("{good}{{\"s\": \"a\", \"q\""));
         let cache = AnswerCache::open(&path).unwrap();
         assert_eq!(cache.len(), 1);
         assert_eq!(fs::read_to_string(&path).unwrap(), good);
@@ -1013,13 +1008,8 @@ mod tests {
 
     #[test]
     fn a_valid_last_line_without_newline_is_kept_and_the_next_append_adds_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("answers.jsonl");
-        fs::write(
-            &path,
-            "{\"s\": \"a\", \"q\": \"b\", \"m\": \"jev-latest\", \"p\": 0.5}",
-        )
-        .unwrap();
+        let (_dir, path) =
+            answers_file("{\"s\": \"a\", \"q\": \"b\", \"m\": \"jev-latest\", \"p\": 0.5}");
         let cache = AnswerCache::open(&path).unwrap();
         assert_eq!(cache.len(), 1);
         cache
@@ -1135,7 +1125,11 @@ mod tests {
             let read = parse_line(line.as_bytes()).unwrap().unwrap();
             let mut store = Store::new();
             store.insert(read);
-            let (p, version) = store
+            let store = Mutex::new(store);
+            let reader = CacheReader {
+                store: store.lock().unwrap(),
+            };
+            let (p, version) = reader
                 .get(&expected.0, &expected.1, &expected.2, expected.5)
                 .expect(line);
             assert_eq!(p.to_bits(), expected.3.to_bits(), "{line}");

@@ -38,12 +38,11 @@ pub trait DecisionModel: Send + Sync {
     fn model(&self) -> &str;
 
     /// Asks every question about `state` in one request; all answers or an error.
-    async fn ask(
-        &self,
-        state: &str,
-        questions: &[(String, Question)],
-    ) -> Result<Answers, SystemOneError>;
+    async fn ask(&self, state: &str, questions: &[(String, Question)]) -> Asked;
 }
+
+/// What asking a [`DecisionModel`] gives: every answer, or why not.
+pub type Asked = Result<Answers, SystemOneError>;
 
 /// A System One model behind an HTTP endpoint.
 #[derive(Debug)]
@@ -208,11 +207,7 @@ impl DecisionModel for SystemOneClient {
         &self.endpoint.model
     }
 
-    async fn ask(
-        &self,
-        state: &str,
-        questions: &[(String, Question)],
-    ) -> Result<Answers, SystemOneError> {
+    async fn ask(&self, state: &str, questions: &[(String, Question)]) -> Asked {
         let mut wire = Map::new();
         for (id, question) in questions {
             wire.insert(id.clone(), question.wire());

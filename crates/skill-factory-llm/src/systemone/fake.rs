@@ -6,7 +6,7 @@ use async_trait::async_trait;
 
 use super::SystemOneError;
 use super::answer::Answers;
-use super::client::DecisionModel;
+use super::client::{Asked, DecisionModel};
 use super::question::Question;
 
 /// Gives P(true) for (state, question id, question).
@@ -77,11 +77,7 @@ impl DecisionModel for FakeSystemOne {
         &self.model
     }
 
-    async fn ask(
-        &self,
-        state: &str,
-        questions: &[(String, Question)],
-    ) -> Result<Answers, SystemOneError> {
+    async fn ask(&self, state: &str, questions: &[(String, Question)]) -> Asked {
         self.requests
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::SystemOneError;
 use super::answer::Answers;
-use super::client::DecisionModel;
+use super::client::{Asked, DecisionModel};
 use super::question::Question;
 use crate::budget::{Call, Ledger};
 use crate::cache::{CacheKey, CacheStore};
@@ -103,11 +103,7 @@ impl DecisionModel for CachedDecisions {
         self.inner.model()
     }
 
-    async fn ask(
-        &self,
-        state: &str,
-        questions: &[(String, Question)],
-    ) -> Result<Answers, SystemOneError> {
+    async fn ask(&self, state: &str, questions: &[(String, Question)]) -> Asked {
         let key = CacheKey::decision(
             &self.provider,
             &self.endpoint,
@@ -167,11 +163,7 @@ impl DecisionModel for BudgetedDecisions {
         self.inner.model()
     }
 
-    async fn ask(
-        &self,
-        state: &str,
-        questions: &[(String, Question)],
-    ) -> Result<Answers, SystemOneError> {
+    async fn ask(&self, state: &str, questions: &[(String, Question)]) -> Asked {
         self.ledger
             .admit()
             .map_err(|refused| SystemOneError::Request {

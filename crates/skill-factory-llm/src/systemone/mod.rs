@@ -28,7 +28,7 @@ pub mod script;
 
 pub use answer::{AnswerError, Answers};
 pub use cache::{AnswerCache, AnswerKey, CachedAnswer};
-pub use client::{DecisionModel, SystemOneClient};
+pub use client::{Asked, DecisionModel, SystemOneClient};
 pub use fake::{FakeRequest, FakeSystemOne};
 pub use layers::{BudgetedDecisions, CachedDecisions, SYSTEMONE_ROLE};
 pub use provider::{

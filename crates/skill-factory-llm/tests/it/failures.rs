@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use skill_factory_llm::{
-    AnthropicClient, ApiKey, ChatModel, ChatRequest, ClientOptions, LlmError, OpenAiClient,
-    RetryPolicy,
+    AnthropicClient, ApiKey, ChatModel, ChatRequest, ChatResponse, ClientOptions, LlmError,
+    OpenAiClient, RetryPolicy,
 };
 use skill_factory_mock::{Fault, FaultPlan, MockConfig, MockServer};
 
@@ -67,8 +67,55 @@ async fn mock(config: MockConfig) -> MockServer {
     MockServer::start(config).await.expect("mock server starts")
 }
 
+/// A mock whose every request fails: `fail` sets one fault's rate (to 1.0) in a plan of none.
+async fn failing_mock(fail: impl FnOnce(&mut FaultPlan)) -> MockServer {
+    let mut faults = FaultPlan::default();
+    fail(&mut faults);
+    mock(MockConfig {
+        faults,
+        ..MockConfig::default()
+    })
+    .await
+}
+
+/// A mock that answers its first requests with `faults`, in order, and then answers well.
+async fn sequenced_mock(faults: Vec<Fault>) -> MockServer {
+    mock(MockConfig {
+        fault_sequence: faults,
+        ..MockConfig::default()
+    })
+    .await
+}
+
 fn ask() -> ChatRequest {
     ChatRequest::single(Some("Be brief.".into()), "hello", 0.0, 32)
+}
+
+/// [`ask`] through `wire` to `mock`, with `options`.
+async fn ask_through(
+    wire: Wire,
+    mock: &MockServer,
+    options: ClientOptions,
+) -> Result<ChatResponse, LlmError> {
+    client(wire, mock, options).chat(&ask()).await
+}
+
+/// [`ask`] through `wire`, with three attempts, to a mock whose every request fails as `fail`
+/// sets ([`failing_mock`]): asserts that all three were made, and returns the error.
+async fn error_after_three_attempts(wire: Wire, fail: impl FnOnce(&mut FaultPlan)) -> LlmError {
+    let mock = failing_mock(fail).await;
+    let error = ask_through(wire, &mock, options(3, Duration::from_secs(5)))
+        .await
+        .unwrap_err();
+    assert_eq!(mock.request_count(), 3, "{wire:?}");
+    error
+}
+
+/// Asserts that [`ask`] through `wire` gets an answer, after `requests` requests to `mock`.
+async fn assert_answered(wire: Wire, mock: &MockServer, options: ClientOptions, requests: usize) {
+    let response = ask_through(wire, mock, options).await.unwrap();
+    assert!(!response.text.is_empty(), "{wire:?}");
+    assert_eq!(mock.request_count(), requests, "{wire:?}");
 }
 
 #[tokio::test]
@@ -107,36 +154,15 @@ async fn a_429_is_retried_after_the_servers_retry_after() {
 #[tokio::test]
 async fn a_500_is_retried_then_succeeds() {
     for wire in WIRES {
-        let mock = mock(MockConfig {
-            fault_sequence: vec![Fault::ServerError, Fault::ServerError],
-            ..MockConfig::default()
-        })
-        .await;
-        let response = client(wire, &mock, options(4, Duration::from_secs(5)))
-            .chat(&ask())
-            .await
-            .unwrap();
-        assert!(!response.text.is_empty(), "{wire:?}");
-        assert_eq!(mock.request_count(), 3, "{wire:?}");
+        let mock = sequenced_mock(vec![Fault::ServerError, Fault::ServerError]).await;
+        assert_answered(wire, &mock, options(4, Duration::from_secs(5)), 3).await;
     }
 }
 
 #[tokio::test]
 async fn a_persistent_500_fails_naming_the_attempts_and_the_last_error() {
     for wire in WIRES {
-        let mock = mock(MockConfig {
-            faults: FaultPlan {
-                server_error: 1.0,
-                ..FaultPlan::default()
-            },
-            ..MockConfig::default()
-        })
-        .await;
-        let error = client(wire, &mock, options(3, Duration::from_secs(5)))
-            .chat(&ask())
-            .await
-            .unwrap_err();
-        assert_eq!(mock.request_count(), 3, "{wire:?}");
+        let error = error_after_three_attempts(wire, |plan| plan.server_error = 1.0).await;
         assert!(
             matches!(error, LlmError::Exhausted { attempts: 3, .. }),
             "{wire:?}: {error:?}"
@@ -184,17 +210,9 @@ async fn a_401_fails_at_once_without_leaking_the_key() {
 #[tokio::test]
 async fn a_hanging_server_hits_the_per_attempt_timeout() {
     for wire in WIRES {
-        let mock = mock(MockConfig {
-            faults: FaultPlan {
-                hang: 1.0,
-                ..FaultPlan::default()
-            },
-            ..MockConfig::default()
-        })
-        .await;
+        let mock = failing_mock(|plan| plan.hang = 1.0).await;
         let started = Instant::now();
-        let error = client(wire, &mock, options(2, Duration::from_millis(300)))
-            .chat(&ask())
+        let error = ask_through(wire, &mock, options(2, Duration::from_millis(300)))
             .await
             .unwrap_err();
         let waited = started.elapsed();
@@ -218,19 +236,7 @@ async fn a_hanging_server_hits_the_per_attempt_timeout() {
 #[tokio::test]
 async fn a_malformed_body_is_retried_then_reported() {
     for wire in WIRES {
-        let mock = mock(MockConfig {
-            faults: FaultPlan {
-                malformed: 1.0,
-                ..FaultPlan::default()
-            },
-            ..MockConfig::default()
-        })
-        .await;
-        let error = client(wire, &mock, options(3, Duration::from_secs(5)))
-            .chat(&ask())
-            .await
-            .unwrap_err();
-        assert_eq!(mock.request_count(), 3, "{wire:?}");
+        let error = error_after_three_attempts(wire, |plan| plan.malformed = 1.0).await;
         assert!(
             matches!(error.last(), LlmError::Malformed { .. }),
             "{wire:?}: {error:?}"
@@ -242,13 +248,9 @@ async fn a_malformed_body_is_retried_then_reported() {
 #[tokio::test]
 async fn a_malformed_body_once_is_recovered_by_the_retry() {
     for wire in WIRES {
-        let mock = mock(MockConfig {
-            fault_sequence: vec![Fault::Malformed],
-            ..MockConfig::default()
-        })
-        .await;
-        let client = client(wire, &mock, options(2, Duration::from_secs(5)));
-        assert!(client.chat(&ask()).await.is_ok(), "{wire:?}");
+        let mock = sequenced_mock(vec![Fault::Malformed]).await;
+        let asked = ask_through(wire, &mock, options(2, Duration::from_secs(5))).await;
+        assert!(asked.is_ok(), "{wire:?}");
         assert_eq!(mock.request_count(), 2, "{wire:?}");
     }
 }
@@ -312,40 +314,20 @@ async fn the_concurrency_cap_bounds_requests_in_flight() {
 #[tokio::test]
 async fn a_bare_429_a_reset_and_a_cut_body_are_retried_until_an_answer() {
     for wire in WIRES {
-        let mock = mock(MockConfig {
-            fault_sequence: vec![Fault::RateLimitBare, Fault::Reset, Fault::CutBody],
-            ..MockConfig::default()
-        })
-        .await;
-        let response = client(wire, &mock, options(4, Duration::from_secs(5)))
-            .chat(&ask())
-            .await
-            .unwrap();
-        assert!(!response.text.is_empty(), "{wire:?}");
-        assert_eq!(mock.request_count(), 4, "{wire:?}");
+        let mock = sequenced_mock(vec![Fault::RateLimitBare, Fault::Reset, Fault::CutBody]).await;
+        assert_answered(wire, &mock, options(4, Duration::from_secs(5)), 4).await;
     }
 }
 
 #[tokio::test]
 async fn a_slowloris_body_is_cut_off_by_the_attempt_timeout_and_retried() {
     for wire in WIRES {
-        let mock = mock(MockConfig {
-            fault_sequence: vec![Fault::Slowloris],
-            ..MockConfig::default()
-        })
-        .await;
+        let mock = sequenced_mock(vec![Fault::Slowloris]).await;
         let started = Instant::now();
-        let response = client(wire, &mock, options(2, Duration::from_millis(1500)))
-            .chat(&ask())
-            .await
-            .unwrap();
-        assert!(!response.text.is_empty(), "{wire:?}");
-        assert_eq!(mock.request_count(), 2, "{wire:?}");
+        assert_answered(wire, &mock, options(2, Duration::from_millis(1500)), 2).await;
         let took = started.elapsed();
-        assert!(
-            took >= Duration::from_millis(1500) && took < Duration::from_secs(4),
-            "{wire:?}: {took:?}"
-        );
+        let expected = Duration::from_millis(1500)..Duration::from_secs(4);
+        assert!(expected.contains(&took), "{wire:?}: {took:?}");
     }
 }
 
@@ -358,8 +340,7 @@ async fn a_redirect_is_not_followed_so_the_key_never_reaches_its_target() {
             ..MockConfig::default()
         })
         .await;
-        let error = client(wire, &redirecting, options(3, Duration::from_secs(5)))
-            .chat(&ask())
+        let error = ask_through(wire, &redirecting, options(3, Duration::from_secs(5)))
             .await
             .unwrap_err()
             .to_string();
