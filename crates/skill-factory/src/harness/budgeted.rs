@@ -93,21 +93,28 @@ mod tests {
         Skill::new("s", "d", "b")
     }
 
+    /// A counting harness under a ledger with `limits`, the ledger, and the budgeted harness
+    /// over both.
+    fn budgeted(limits: BudgetLimits) -> (Arc<Counting>, Arc<Ledger>, BudgetedHarness) {
+        let inner = Arc::new(Counting::default());
+        let ledger = Arc::new(Ledger::new(limits));
+        let harness = BudgetedHarness::new(inner.clone(), ledger.clone());
+        (inner, ledger, harness)
+    }
+
+    /// Asserts that the task `id` runs through `harness` without an error.
+    async fn assert_runs(harness: &BudgetedHarness, id: &str) {
+        let rollout = harness.run(&skill(), &Task::new(id, "i")).await;
+        assert!(rollout.error.is_none());
+    }
+
     #[tokio::test]
     async fn rollouts_beyond_max_calls_are_not_run_and_say_why() {
-        let inner = Arc::new(Counting::default());
-        let ledger = Arc::new(Ledger::new(BudgetLimits {
+        let (inner, ledger, harness) = budgeted(BudgetLimits {
             max_calls: Some(2),
             ..BudgetLimits::default()
-        }));
-        let harness = BudgetedHarness::new(inner.clone(), ledger.clone());
-        assert!(
-            harness
-                .run(&skill(), &Task::new("a", "i"))
-                .await
-                .error
-                .is_none()
-        );
+        });
+        assert_runs(&harness, "a").await;
         let failed = harness.run(&skill(), &Task::new("x", "i")).await;
         assert_eq!(failed.error.as_deref(), Some("exit 1"));
         let refused = harness.run(&skill(), &Task::new("b", "i")).await;
@@ -133,19 +140,11 @@ mod tests {
 
     #[tokio::test]
     async fn max_minutes_is_checked_before_every_rollout() {
-        let inner = Arc::new(Counting::default());
-        let ledger = Arc::new(Ledger::new(BudgetLimits {
+        let (inner, _ledger, harness) = budgeted(BudgetLimits {
             max_duration: Some(Duration::from_millis(30)),
             ..BudgetLimits::default()
-        }));
-        let harness = BudgetedHarness::new(inner.clone(), ledger.clone());
-        assert!(
-            harness
-                .run(&skill(), &Task::new("a", "i"))
-                .await
-                .error
-                .is_none()
-        );
+        });
+        assert_runs(&harness, "a").await;
         tokio::time::sleep(Duration::from_millis(40)).await;
         let late = harness.run(&skill(), &Task::new("b", "i")).await;
         assert!(
