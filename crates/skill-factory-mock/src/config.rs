@@ -295,32 +295,15 @@ mod tests {
 
     #[test]
     fn fractions_out_of_range_are_refused() {
-        assert!(
-            FaultPlan {
-                hang: 1.5,
-                ..FaultPlan::default()
-            }
-            .validate()
-            .is_err()
-        );
-        assert!(
-            FaultPlan {
-                hang: 0.6,
-                malformed: 0.6,
-                ..FaultPlan::default()
-            }
-            .validate()
-            .is_err()
-        );
-        assert!(
-            FaultPlan {
-                hang: 0.5,
-                malformed: 0.5,
-                ..FaultPlan::default()
-            }
-            .validate()
-            .is_ok()
-        );
+        // Hangs and malformed bodies at these fractions, no other fault.
+        let plan = |hang, malformed| FaultPlan {
+            hang,
+            malformed,
+            ..FaultPlan::default()
+        };
+        assert!(plan(1.5, 0.0).validate().is_err());
+        assert!(plan(0.6, 0.6).validate().is_err());
+        assert!(plan(0.5, 0.5).validate().is_ok());
     }
 
     #[test]

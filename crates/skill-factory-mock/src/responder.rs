@@ -409,6 +409,38 @@ mod tests {
         }
     }
 
+    /// For each of the tasks `task 0` to `task {n - 1}`, asked under `system`: whether it got
+    /// its answer `answer {i}`.
+    fn rights(
+        n: usize,
+        system: &str,
+        answers: &HashMap<String, String>,
+        answering: &Answering,
+        variation: &Variation,
+    ) -> Vec<bool> {
+        (0..n)
+            .map(|i| {
+                let asked = conversation(system, &format!("task {i}"));
+                respond(&asked, answers, answering, variation) == format!("answer {i}")
+            })
+            .collect()
+    }
+
+    /// How many are true.
+    fn count(rights: &[bool]) -> usize {
+        rights.iter().filter(|right| **right).count()
+    }
+
+    /// [`respond`] with no known answers, always answering, without variation.
+    fn plain(conversation: &Conversation) -> String {
+        respond(
+            conversation,
+            &HashMap::new(),
+            &Answering::Always,
+            &Variation::default(),
+        )
+    }
+
     #[test]
     fn the_gepa_packages_reflection_prompt_gets_its_instructions_plus_a_rule_in_fences() {
         let prompt = "I provided an assistant with the following instructions to perform a task for me:\n```\nSort tickets.\n```\n\nThe following are examples...\nProvide the new instructions within ``` blocks.";
@@ -460,15 +492,10 @@ mod tests {
 
     #[test]
     fn a_judge_scores_every_rubric_criterion_ten_when_output_equals_reference() {
-        let reply = respond(
-            &conversation(
-                "You are a strict evaluation judge.",
-                &judge_prompt("4", "4"),
-            ),
-            &HashMap::new(),
-            &Answering::Always,
-            &Variation::default(),
-        );
+        let reply = plain(&conversation(
+            "You are a strict evaluation judge.",
+            &judge_prompt("4", "4"),
+        ));
         let verdict: Value = serde_json::from_str(&reply).unwrap();
         assert_eq!(verdict["scores"], json!({"correctness": 10, "format": 10}));
         assert!(verdict["rationale"].is_string());
@@ -483,14 +510,7 @@ mod tests {
             "",
         ]
         .iter()
-        .map(|system| {
-            respond(
-                &conversation(system, &prompt),
-                &HashMap::new(),
-                &Answering::Always,
-                &Variation::default(),
-            )
-        })
+        .map(|system| plain(&conversation(system, &prompt)))
         .collect();
         assert_eq!(replies[0], judge_reply(&prompt));
         assert!(replies.iter().all(|r| *r == replies[0]), "{replies:?}");
@@ -501,21 +521,8 @@ mod tests {
         let prompt = "GOAL: g\n<CURRENT_SKILL_BODY>\n# Skill\n\nDo it.\n</CURRENT_SKILL_BODY>\n\nAnswer:\n<RATIONALE>...</RATIONALE>\n<NEW_SKILL_BODY>\nbody\n</NEW_SKILL_BODY>";
         let mut request = conversation("You optimize prompts.", prompt);
         request.temperature = Some(0.2);
-        let first = respond(
-            &request,
-            &HashMap::new(),
-            &Answering::Always,
-            &Variation::default(),
-        );
-        assert_eq!(
-            first,
-            respond(
-                &request,
-                &HashMap::new(),
-                &Answering::Always,
-                &Variation::default()
-            )
-        );
+        let first = plain(&request);
+        assert_eq!(first, plain(&request));
         assert!(first.starts_with("<RATIONALE>Mock optimizer"), "{first}");
         assert!(
             first.contains("<NEW_SKILL_BODY>\n# Skill\n\nDo it.\n\n- "),
@@ -523,25 +530,12 @@ mod tests {
         );
         assert!(first.ends_with("</NEW_SKILL_BODY>"), "{first}");
         request.temperature = Some(0.6);
-        assert_ne!(
-            first,
-            respond(
-                &request,
-                &HashMap::new(),
-                &Answering::Always,
-                &Variation::default()
-            )
-        );
+        assert_ne!(first, plain(&request));
     }
 
     #[test]
     fn a_system_prompt_naming_a_judge_is_not_enough_to_get_a_verdict() {
-        let reply = respond(
-            &conversation("You are a judge.", "What is 2+2?"),
-            &HashMap::new(),
-            &Answering::Always,
-            &Variation::default(),
-        );
+        let reply = plain(&conversation("You are a judge.", "What is 2+2?"));
         assert!(CANNED.contains(&reply.as_str()), "{reply}");
     }
 
@@ -558,21 +552,8 @@ mod tests {
 
     #[test]
     fn unknown_requests_get_a_stable_canned_line() {
-        let a = respond(
-            &conversation("sys", "anything"),
-            &HashMap::new(),
-            &Answering::Always,
-            &Variation::default(),
-        );
-        assert_eq!(
-            a,
-            respond(
-                &conversation("sys", "anything"),
-                &HashMap::new(),
-                &Answering::Always,
-                &Variation::default()
-            )
-        );
+        let a = plain(&conversation("sys", "anything"));
+        assert_eq!(a, plain(&conversation("sys", "anything")));
         assert!(CANNED.contains(&a.as_str()));
     }
 
@@ -586,15 +567,11 @@ mod tests {
             ..Variation::default()
         };
         let wrong = || {
-            (0..1000)
-                .filter(|i| {
-                    respond(
-                        &conversation("Do it.", &format!("task {i}")),
-                        &answers,
-                        &Answering::Always,
-                        &noisy,
-                    ) != format!("answer {i}")
-                })
+            rights(1000, "Do it.", &answers, &Answering::Always, &noisy)
+                .iter()
+                .enumerate()
+                .filter(|(_, right)| !**right)
+                .map(|(i, _)| i)
                 .collect::<Vec<_>>()
         };
         let (first, second) = (wrong(), wrong());
@@ -602,26 +579,22 @@ mod tests {
         assert_ne!(first, second, "each request draws afresh");
         // A wrong outcome flips to the right answer just as often.
         let needs = Answering::Needs(Arc::new(Needs::new(&answers, HashMap::new(), Vec::new())));
-        let right = (0..1000)
-            .filter(|i| {
-                respond(
-                    &conversation("No rules.", &format!("task {i}")),
-                    &answers,
-                    &needs,
-                    &noisy,
-                ) == format!("answer {i}")
-            })
-            .count();
+        let right = count(&rights(1000, "No rules.", &answers, &needs, &noisy));
         assert!((140..260).contains(&right), "{right}");
     }
 
-    #[test]
-    fn a_decoy_rewords_the_skill_without_any_rule_a_task_needs() {
+    /// Answering by the rules one task needs: `ticket one: refund please` is `billing`.
+    fn billing_needs() -> Answering {
         let answers = HashMap::from([(
             "ticket one: refund please".to_string(),
             "billing".to_string(),
         )]);
-        let needs = Answering::Needs(Arc::new(Needs::new(&answers, HashMap::new(), Vec::new())));
+        Answering::Needs(Arc::new(Needs::new(&answers, HashMap::new(), Vec::new())))
+    }
+
+    #[test]
+    fn a_decoy_rewords_the_skill_without_any_rule_a_task_needs() {
+        let needs = billing_needs();
         let prompt = "<CURRENT_SKILL_BODY>\nSort.\n</CURRENT_SKILL_BODY>\nINPUT: ticket one: refund please\n<NEW_SKILL_BODY>";
         let always = Optimizer {
             answering: &needs,
@@ -642,11 +615,7 @@ mod tests {
 
     #[test]
     fn a_regression_drops_a_rule_the_skill_holds() {
-        let answers = HashMap::from([(
-            "ticket one: refund please".to_string(),
-            "billing".to_string(),
-        )]);
-        let needs = Answering::Needs(Arc::new(Needs::new(&answers, HashMap::new(), Vec::new())));
+        let needs = billing_needs();
         let rule = Needs::rule("billing");
         let prompt = format!(
             "<CURRENT_SKILL_BODY>\nSort.\n{rule}\n</CURRENT_SKILL_BODY>\nINPUT: other\n<NEW_SKILL_BODY>"
@@ -675,16 +644,14 @@ mod tests {
             .map(|i| (format!("task {i}"), format!("answer {i}")))
             .collect();
         let right = |system: &str| {
-            (0..400)
-                .filter(|i| {
-                    respond(
-                        &conversation(system, &format!("task {i}")),
-                        &answers,
-                        &Answering::SkillSensitive,
-                        &Variation::default(),
-                    ) == format!("answer {i}")
-                })
-                .count()
+            let sensitive = Answering::SkillSensitive;
+            count(&rights(
+                400,
+                system,
+                &answers,
+                &sensitive,
+                &Variation::default(),
+            ))
         };
         let seed = right("# Skill\n\nDo it.");
         let one = right("# Skill\n\nDo it.\n\n- Check. (rule 0a0b0c)");
@@ -693,16 +660,13 @@ mod tests {
         assert!((190..250).contains(&one), "about 55% of 400: {one}");
         assert_eq!(three, 400);
         assert_eq!(seed, right("# Skill\n\nDo it."), "reproducible");
-        let always = (0..400)
-            .filter(|i| {
-                respond(
-                    &conversation("# Skill\n\nDo it.", &format!("task {i}")),
-                    &answers,
-                    &Answering::Always,
-                    &Variation::default(),
-                ) == format!("answer {i}")
-            })
-            .count();
+        let always = count(&rights(
+            400,
+            "# Skill\n\nDo it.",
+            &answers,
+            &Answering::Always,
+            &Variation::default(),
+        ));
         assert_eq!(always, 400);
     }
 }

@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::header::LOCATION;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -117,13 +117,13 @@ impl MockServer {
             stopping: stopping.clone(),
         });
         let router = Router::new()
-            .route("/v1/chat/completions", post(openai))
-            .route("/chat/completions", post(openai))
+            .route("/v1/chat/completions", chat(Format::OpenAi))
+            .route("/chat/completions", chat(Format::OpenAi))
             .route(
                 "/openai/deployments/{deployment}/chat/completions",
-                post(openai),
+                chat(Format::OpenAi),
             )
-            .route("/v1/messages", post(anthropic))
+            .route("/v1/messages", chat(Format::Anthropic))
             .merge(batch::routes(Arc::clone(&shared)))
             .route(
                 "/health",
@@ -233,22 +233,13 @@ async fn reset_stats(State(shared): State<Arc<Shared>>) -> axum::Json<Value> {
     stats(State(shared)).await
 }
 
-async fn openai(
-    State(shared): State<Arc<Shared>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    handle(Format::OpenAi, shared, uri, headers, body).await
-}
-
-async fn anthropic(
-    State(shared): State<Arc<Shared>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    handle(Format::Anthropic, shared, uri, headers, body).await
+/// The chat route of one wire format: every request goes to [`handle`] with that format.
+fn chat(format: Format) -> MethodRouter<Arc<Shared>> {
+    post(
+        move |State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes| {
+            handle(format, shared, uri, headers, body)
+        },
+    )
 }
 
 fn error(format: Format, status: StatusCode, kind: ErrorKind, message: &str) -> Response {

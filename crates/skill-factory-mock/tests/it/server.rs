@@ -1,7 +1,6 @@
 //! The mock server over real HTTP: routes, error shapes, recording, stopping, and the binary.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -281,14 +280,7 @@ async fn stopping_releases_hanging_requests() {
 
 #[tokio::test]
 async fn the_binary_prints_its_address_and_serves_until_killed() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sf-mock-server"))
-        .args(["--port", "0", "--latency-ms", "1"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    let stdout = child.stdout.take().unwrap();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let (mut child, line) = crate::spawn_binary(&["--port", "0", "--latency-ms", "1"]);
     let address = line
         .trim()
         .strip_prefix("listening on ")

@@ -1,7 +1,6 @@
 //! The System One stub's counters, the hashed responder, and `sf-mock-server --systemone`.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -83,14 +82,7 @@ async fn stats_count_requests_and_questions_and_answers_ignore_ids_and_batches()
 
 #[tokio::test]
 async fn the_binary_serves_systemone_with_stats() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sf-mock-server"))
-        .args(["--systemone", "--port", "0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    let stdout = child.stdout.take().unwrap();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let (mut child, line) = crate::spawn_binary(&["--systemone", "--port", "0"]);
     let result = match line.trim().strip_prefix("listening on ") {
         Some(base) if base.starts_with("http://127.0.0.1:") => {
             let body = json!({"model": "jev-latest", "state": "s",
