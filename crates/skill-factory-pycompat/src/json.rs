@@ -22,27 +22,15 @@ use crate::float;
 /// Python `json.dumps(value)` with its defaults: one line, `, ` between items, `: ` after keys,
 /// keys as stored, every character outside printable ASCII escaped (`ensure_ascii=True`).
 pub fn dumps(value: &Value) -> String {
-    Format {
-        indent: None,
-        item_separator: ", ",
-        key_separator: ": ",
-        numbers: NumberStyle::Python,
-        keys: KeyOrder::Insertion,
-        ensure_ascii: true,
-    }
-    .write(value)
+    DEFAULTS.write(value)
 }
 
 /// Python `json.dumps(value, ensure_ascii=False)`: [`dumps`] with non-ASCII characters kept
 /// as they are (the lines of a dataset the Python tool writes).
 pub fn dumps_unicode(value: &Value) -> String {
     Format {
-        indent: None,
-        item_separator: ", ",
-        key_separator: ": ",
-        numbers: NumberStyle::Python,
-        keys: KeyOrder::Insertion,
         ensure_ascii: false,
+        ..DEFAULTS
     }
     .write(value)
 }
@@ -104,6 +92,16 @@ pub fn dumps_js(value: &Value) -> String {
     }
     .write(value)
 }
+
+/// `json.dumps`'s defaults: one line, `, ` and `: `, `ensure_ascii=True`.
+const DEFAULTS: Format = Format {
+    indent: None,
+    item_separator: ", ",
+    key_separator: ": ",
+    numbers: NumberStyle::Python,
+    keys: KeyOrder::Insertion,
+    ensure_ascii: true,
+};
 
 /// `indent=2`, `ensure_ascii=False`.
 const PRETTY: Format = Format {
