@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use skill_factory::config::{
     Check, Criterion, GoldenConfig, GoldenMode, HarnessType, LoadedConfig, ResolvedRoles,
-    is_classifier_config, load_config,
+    RunConfig, is_classifier_config, load_config,
 };
 
 fn fixture(relative: &str) -> PathBuf {
@@ -38,11 +38,50 @@ fn roles_without_env(loaded: &LoadedConfig) -> ResolvedRoles {
     loaded.config.roles(&|key| empty.get(key).cloned())
 }
 
-fn name_model(settings: &skill_factory_llm::ProviderSettings) -> (String, String) {
+/// `provider/model` of the target, the optimizer and the judge, in that order
+/// ([`roles_without_env`]).
+fn role_models(loaded: &LoadedConfig) -> Vec<String> {
+    let roles = roles_without_env(loaded);
+    [&roles.target, &roles.optimizer, &roles.judge]
+        .map(|settings| {
+            format!(
+                "{}/{}",
+                settings.name.clone().unwrap_or_default(),
+                settings.model.clone().unwrap_or_default()
+            )
+        })
+        .to_vec()
+}
+
+/// The optimizer's schedule: rounds, minibatch size, edits per round, patience.
+fn schedule(config: &RunConfig) -> (usize, usize, usize, usize) {
+    let o = &config.optimizer;
     (
-        settings.name.clone().unwrap_or_default(),
-        settings.model.clone().unwrap_or_default(),
+        o.rounds,
+        o.minibatch_size,
+        o.max_edits_per_round,
+        o.patience,
     )
+}
+
+/// The judge's criteria, if there is a judge.
+fn judge_criteria(config: &RunConfig) -> Option<Vec<Criterion>> {
+    config.metric.judge.as_ref().map(|j| j.criteria.clone())
+}
+
+/// The two criteria every reference config gives its judge: correctness (weight 3) and
+/// format (weight 2), with these descriptions.
+fn correctness_and_format(correctness: &str, format: &str) -> Vec<Criterion> {
+    vec![
+        criterion("correctness", correctness, 3.0),
+        criterion("format", format, 2.0),
+    ]
+}
+
+/// Asserts where the run writes its runs and emits its skill, below the example's `dir`.
+fn assert_output(config: &RunConfig, dir: &Path, runs: &str, emit: &str) {
+    assert_eq!(config.output.dir, Some(dir.join(runs)));
+    assert_eq!(config.output.emit_skill_dir, Some(dir.join(emit)));
 }
 
 #[test]
@@ -57,19 +96,10 @@ fn invoice_extractor_config_loads_with_reference_values() {
     assert!(c.skill.is_file() && c.dataset.is_file());
     assert_eq!((c.val_fraction, c.seed, c.test_fraction), (0.34, 7, 0.0));
 
-    let o = &c.optimizer;
-    assert_eq!(o.name, "llm_loop");
+    assert_eq!(c.optimizer.name, "llm_loop");
+    assert_eq!(schedule(c), (8, 4, 2, 3));
     assert_eq!(
-        (
-            o.rounds,
-            o.minibatch_size,
-            o.max_edits_per_round,
-            o.patience
-        ),
-        (8, 4, 2, 3)
-    );
-    assert_eq!(
-        o.goal,
+        c.optimizer.goal,
         "Make the skill reliably output ONLY a JSON object with keys vendor, date (ISO 8601 YYYY-MM-DD), total (number), and currency (ISO 4217), correctly normalizing localized dates, decimal separators, and currency symbols.\n"
     );
 
@@ -97,18 +127,10 @@ fn invoice_extractor_config_loads_with_reference_values() {
     assert_eq!(judge.weight, 1.0);
     assert_eq!(
         judge.criteria,
-        vec![
-            criterion(
-                "correctness",
-                "Are vendor, date, total, currency all correct and properly normalized?",
-                3.0
-            ),
-            criterion(
-                "format",
-                "Is the output strictly a single JSON object with no prose, markdown, or code fences?",
-                2.0
-            ),
-        ]
+        correctness_and_format(
+            "Are vendor, date, total, currency all correct and properly normalized?",
+            "Is the output strictly a single JSON object with no prose, markdown, or code fences?",
+        )
     );
     assert!(c.metric.systemone.is_none());
 
@@ -121,22 +143,16 @@ fn invoice_extractor_config_loads_with_reference_values() {
         ),
         (0.0, 1024, 4)
     );
-    assert_eq!(c.output.dir, Some(dir.join("runs/invoice-extractor")));
-    assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist")));
+    assert_output(c, &dir, "runs/invoice-extractor", "dist");
     assert!(!c.output.as_collection);
 
-    let roles = roles_without_env(&loaded);
     assert_eq!(
-        name_model(&roles.target),
-        ("anthropic".into(), "claude-sonnet-5".into())
-    );
-    assert_eq!(
-        name_model(&roles.optimizer),
-        ("anthropic".into(), "claude-opus-4-8".into())
-    );
-    assert_eq!(
-        name_model(&roles.judge),
-        ("anthropic".into(), "claude-sonnet-5".into())
+        role_models(&loaded),
+        [
+            "anthropic/claude-sonnet-5",
+            "anthropic/claude-opus-4-8",
+            "anthropic/claude-sonnet-5"
+        ]
     );
 }
 
@@ -146,46 +162,23 @@ fn invoice_extractor_lmstudio_config_loads_flow_style_blocks() {
     let dir = fixture("invoice-extractor");
     let c = &loaded.config;
     assert_eq!(loaded.name, "invoice-extractor");
-    assert_eq!(
-        (
-            c.optimizer.rounds,
-            c.optimizer.minibatch_size,
-            c.optimizer.max_edits_per_round,
-            c.optimizer.patience
-        ),
-        (3, 3, 1, 2)
-    );
+    assert_eq!(schedule(c), (3, 3, 1, 2));
     assert_eq!(
         c.optimizer.goal,
         "Make the skill output ONLY a JSON object (no markdown, no code fences, no prose) with keys vendor, date (ISO 8601 YYYY-MM-DD), total (number), currency (ISO 4217), correctly normalizing localized dates, decimal separators, and currency symbols.\n"
     );
     assert_eq!(c.metric.golden.as_ref().map(|g| g.weight), Some(2.0));
     assert_eq!(
-        c.metric.judge.as_ref().map(|j| j.criteria.clone()),
-        Some(vec![
-            criterion(
-                "correctness",
-                "Are vendor, date, total, currency all correct and normalized?",
-                3.0
-            ),
-            criterion(
-                "format",
-                "Strictly one JSON object, no prose or code fences?",
-                2.0
-            ),
-        ])
+        judge_criteria(c),
+        Some(correctness_and_format(
+            "Are vendor, date, total, currency all correct and normalized?",
+            "Strictly one JSON object, no prose or code fences?",
+        ))
     );
     assert_eq!((c.harness.max_tokens, c.harness.max_workers), (512, 1));
-    assert_eq!(c.output.dir, Some(dir.join("runs/invoice-local")));
-    assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist-local")));
+    assert_output(c, &dir, "runs/invoice-local", "dist-local");
 
-    let roles = roles_without_env(&loaded);
-    for role in [&roles.target, &roles.optimizer, &roles.judge] {
-        assert_eq!(
-            name_model(role),
-            ("lmstudio".into(), "gemma-4-31b-it-mlx".into())
-        );
-    }
+    assert_eq!(role_models(&loaded), ["lmstudio/gemma-4-31b-it-mlx"; 3]);
 }
 
 #[test]
@@ -195,15 +188,7 @@ fn ticket_classifier_config_loads_with_reference_values() {
     let c = &loaded.config;
     assert_eq!(loaded.name, "ticket-classifier");
     assert_eq!((c.val_fraction, c.seed), (0.34, 3));
-    assert_eq!(
-        (
-            c.optimizer.rounds,
-            c.optimizer.minibatch_size,
-            c.optimizer.max_edits_per_round,
-            c.optimizer.patience
-        ),
-        (4, 3, 1, 2)
-    );
+    assert_eq!(schedule(c), (4, 3, 1, 2));
     assert_eq!(
         c.optimizer.goal,
         "Make the skill output EXACTLY ONE lowercase category label and nothing else, chosen from: billing, bug, feature_request, account, other. No punctuation, no explanation, no quotes. Teach the boundaries between categories (e.g. login/2FA/email-change = account; charges/invoices/plan limits = billing).\n"
@@ -223,36 +208,22 @@ fn ticket_classifier_config_loads_with_reference_values() {
         }])
     );
     assert_eq!(
-        c.metric.judge.as_ref().map(|j| j.criteria.clone()),
-        Some(vec![
-            criterion(
-                "correctness",
-                "Is the chosen category the best fit for the message?",
-                3.0
-            ),
-            criterion(
-                "format",
-                "Is the output a single bare label with no extra text?",
-                2.0
-            ),
-        ])
+        judge_criteria(c),
+        Some(correctness_and_format(
+            "Is the chosen category the best fit for the message?",
+            "Is the output a single bare label with no extra text?",
+        ))
     );
     assert_eq!((c.harness.max_tokens, c.harness.max_workers), (64, 4));
-    assert_eq!(c.output.dir, Some(dir.join("runs/ticket-classifier")));
-    assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist")));
+    assert_output(c, &dir, "runs/ticket-classifier", "dist");
 
-    let roles = roles_without_env(&loaded);
     assert_eq!(
-        name_model(&roles.target),
-        ("anthropic".into(), "claude-haiku-4-5-20251001".into())
-    );
-    assert_eq!(
-        name_model(&roles.optimizer),
-        ("anthropic".into(), "claude-sonnet-5".into())
-    );
-    assert_eq!(
-        name_model(&roles.judge),
-        ("anthropic".into(), "claude-sonnet-5".into())
+        role_models(&loaded),
+        [
+            "anthropic/claude-haiku-4-5-20251001",
+            "anthropic/claude-sonnet-5",
+            "anthropic/claude-sonnet-5"
+        ]
     );
 }
 
@@ -275,42 +246,23 @@ fn invoice_extractor_fast_config_loads_with_reference_values() {
     let dir = fixture("invoice-extractor");
     let c = &loaded.config;
     assert_eq!(loaded.name, "invoice-extractor");
-    let o = &c.optimizer;
+    assert_eq!(schedule(c), (3, 3, 1, 2));
     assert_eq!(
-        (
-            o.rounds,
-            o.minibatch_size,
-            o.max_edits_per_round,
-            o.patience
-        ),
-        (3, 3, 1, 2)
-    );
-    assert_eq!(
-        c.metric.judge.as_ref().map(|j| j.criteria.clone()),
-        Some(vec![
-            criterion(
-                "correctness",
-                "Are vendor, date, total, currency all correct and normalized?",
-                3.0
-            ),
-            criterion(
-                "format",
-                "Is the output strictly one JSON object, no prose or code fences?",
-                2.0
-            ),
-        ])
+        judge_criteria(c),
+        Some(correctness_and_format(
+            "Are vendor, date, total, currency all correct and normalized?",
+            "Is the output strictly one JSON object, no prose or code fences?",
+        ))
     );
     assert_eq!((c.harness.max_tokens, c.harness.max_workers), (1024, 4));
-    assert_eq!(c.output.dir, Some(dir.join("runs/invoice-extractor-fast")));
-    assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist")));
-    let roles = roles_without_env(&loaded);
+    assert_output(c, &dir, "runs/invoice-extractor-fast", "dist");
+    // The target and the optimizer (the judge is not used by this config's metrics).
     assert_eq!(
-        name_model(&roles.target),
-        ("anthropic".into(), "claude-haiku-4-5-20251001".into())
-    );
-    assert_eq!(
-        name_model(&roles.optimizer),
-        ("anthropic".into(), "claude-sonnet-5".into())
+        role_models(&loaded)[..2],
+        [
+            "anthropic/claude-haiku-4-5-20251001",
+            "anthropic/claude-sonnet-5"
+        ]
     );
 }
 
@@ -320,30 +272,15 @@ fn ticket_classifier_lmstudio_config_loads_flow_style_criteria() {
     let dir = fixture("ticket-classifier");
     let c = &loaded.config;
     assert_eq!((c.val_fraction, c.seed), (0.34, 3));
+    assert_eq!(schedule(c), (4, 3, 1, 2));
     assert_eq!(
-        (
-            c.optimizer.rounds,
-            c.optimizer.minibatch_size,
-            c.optimizer.max_edits_per_round,
-            c.optimizer.patience
-        ),
-        (4, 3, 1, 2)
-    );
-    assert_eq!(
-        c.metric.judge.as_ref().map(|j| j.criteria.clone()),
-        Some(vec![
-            criterion("correctness", "Is the chosen category the best fit?", 3.0),
-            criterion("format", "A single bare label with no extra text?", 2.0),
-        ])
+        judge_criteria(c),
+        Some(correctness_and_format(
+            "Is the chosen category the best fit?",
+            "A single bare label with no extra text?",
+        ))
     );
     assert_eq!((c.harness.max_tokens, c.harness.max_workers), (32, 1));
-    assert_eq!(c.output.dir, Some(dir.join("runs/ticket-local")));
-    assert_eq!(c.output.emit_skill_dir, Some(dir.join("dist-local")));
-    let roles = roles_without_env(&loaded);
-    for role in [&roles.target, &roles.optimizer, &roles.judge] {
-        assert_eq!(
-            name_model(role),
-            ("lmstudio".into(), "gemma-4-31b-it-mlx".into())
-        );
-    }
+    assert_output(c, &dir, "runs/ticket-local", "dist-local");
+    assert_eq!(role_models(&loaded), ["lmstudio/gemma-4-31b-it-mlx"; 3]);
 }
