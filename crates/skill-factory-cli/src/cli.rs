@@ -414,6 +414,10 @@ pub enum LabAction {
         /// Write the top candidate as a probe set here.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace an existing --out file that is not a probe set (a file the command reads
+        /// is never replaced).
+        #[arg(long)]
+        force: bool,
     },
     /// Record the chosen probe set and its baseline, so that `lab report` may open the
     /// sealed splits for exactly that pair.
@@ -454,6 +458,10 @@ pub enum LabAction {
         /// Also write report-splits.md and report-splits.svg here.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Replace report-splits.md and report-splits.svg in --out when they are not a
+        /// report's.
+        #[arg(long)]
+        force: bool,
     },
     /// Ask a probe set's questions again (into another replicate of the cache) and say how
     /// far the answers and the verdicts moved. Exit 3 when requests failed.
@@ -487,6 +495,10 @@ pub enum LabAction {
         /// Where to write the recalibrated probe set.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// Replace an existing --out file that is not a probe set (a file the command reads
+        /// is never replaced).
+        #[arg(long)]
+        force: bool,
     },
     /// The workspace at a glance: splits, coverage, cache, probe set, pool, cost, seal.
     Status {
@@ -527,6 +539,10 @@ pub enum LabAction {
         /// A policy file (YAML or JSON) to compile in instead of the config's.
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
+        /// Replace an existing -o file that is not an export (a file the command reads is
+        /// never replaced).
+        #[arg(long)]
+        force: bool,
     },
     /// Turn a skill-scanner judge lab (bundles-<budget>.jsonl and answers.jsonl) into a
     /// classifier workspace: a dataset, the answers copied, and a question bank as the pool.
@@ -543,6 +559,10 @@ pub enum LabAction {
         /// A question bank (flat or framed) to save as the workspace's pool.json.
         #[arg(long, value_name = "FILE")]
         questions: Option<PathBuf>,
+        /// Replace files of -o that hold something else (a workspace's dataset, its bought
+        /// answers, its pool); a file the import reads is never replaced.
+        #[arg(long)]
+        force: bool,
     },
     /// Check a shipped export, or production verdicts, against the probe set. Exit 4 on a
     /// mismatch.

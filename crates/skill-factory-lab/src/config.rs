@@ -66,6 +66,8 @@ pub struct ClassifierConfig {
     /// folder a command of it runs in; read against the probe set's questions by
     /// [`crate::run::workspace::Project::policy`].
     pub policy: Option<(Value, String, PathBuf)>,
+    /// The file `policy:` names, when it names one (not when the policy is written inline).
+    pub policy_file: Option<PathBuf>,
     /// Questions kept in every candidate (for policies), never selected.
     pub keep_questions: Option<Vec<String>>,
 }
@@ -258,6 +260,7 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
     {
         *script = dir.join(script.as_str()).display().to_string();
     }
+    let mut policy_file = None;
     let policy = match file.policy.filter(|p| !p.is_null()) {
         None => None,
         Some(Value::String(file)) if file.contains(".py") => {
@@ -269,11 +272,13 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         Some(Value::String(file)) => {
             let path = resolve(file);
             let folder = path.parent().map_or_else(|| dir.clone(), Path::to_path_buf);
-            Some((
+            let read = (
                 crate::measure::policy::read_file(&path)?,
                 path.display().to_string(),
                 folder,
-            ))
+            );
+            policy_file = Some(path);
+            Some(read)
         }
         Some(inline @ Value::Object(_)) => Some((inline, format!("{origin}: policy"), dir.clone())),
         Some(other) => {
@@ -302,6 +307,7 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         optimizer,
         optimizer_provider,
         policy,
+        policy_file,
         keep_questions: file.keep_questions,
     })
 }

@@ -16,6 +16,8 @@
 //!   rounds, and the run of them;
 //! * [`ship`]: exports for production, parity with what runs there, and the agent skill;
 //! * [`config`]: the `kind: classifier` YAML;
+//! * [`output`]: where a command may write: never over a file it reads, nor over one of
+//!   another kind without `--force`;
 //! * [`run`]: what the commands do (open a workspace, plan, optimize, ask, score, select,
 //!   compare, status), for the CLI to call and print, and the files a run writes.
 
@@ -28,6 +30,7 @@ pub mod error;
 mod files;
 pub mod measure;
 pub mod optimizer;
+pub mod output;
 pub mod probe;
 pub mod run;
 pub mod ship;

@@ -15,6 +15,7 @@ use skill_factory_lab::data::seal::{Seal, refuse_sealed};
 use skill_factory_lab::data::split::Split;
 use skill_factory_lab::measure::evaluate::{Policy, Reports};
 use skill_factory_lab::measure::policy::PolicySpec;
+use skill_factory_lab::output::{Kind, Outputs};
 use skill_factory_lab::run::ask::{AskRequest, Asking};
 use skill_factory_lab::run::compare::{self, CompareRequest};
 use skill_factory_lab::run::score::{self, ScoreRequest};
@@ -67,11 +68,11 @@ pub async fn optimize_classifier(config: &Path, out: Option<&Path>) -> anyhow::R
     let started = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
     let opened = open(config, out)?;
     let project = &opened.project;
+    let plan = run::plan(&opened)?;
     outln!(
         "Optimizing probe set {} (classifier mode)...",
         project.config.name
     );
-    let plan = run::plan(&opened)?;
     errln!("{plan}");
     let outcome = run::optimize(&opened, &started, &progress).await?;
     let objective = &project.config.objective;
@@ -199,7 +200,8 @@ pub async fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             fpr,
             max_questions,
             out,
-        } => select(&config.config, fpr, max_questions, out),
+            force,
+        } => select(&config.config, fpr, max_questions, out, force),
         LabAction::Freeze {
             config,
             probeset,
@@ -214,7 +216,11 @@ pub async fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             splits,
             ask,
             out,
-        } => report(&config.config, before, after, &splits, ask, out).await,
+            force,
+        } => {
+            let out = out.map(|dir| (dir, force));
+            report(&config.config, before, after, &splits, ask, out).await
+        }
         LabAction::Reask {
             config,
             probeset,
@@ -227,7 +233,8 @@ pub async fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             probeset,
             fpr,
             out,
-        } => recalibrate(&config.config, &model, probeset, fpr, &out).await,
+            force,
+        } => recalibrate(&config.config, &model, probeset, fpr, (&out, force)).await,
         LabAction::Status { config } => status(&config.config),
         LabAction::Simulate {
             config,
@@ -240,16 +247,18 @@ pub async fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             out,
             budget,
             questions,
-        } => import_scanner(&lab, &out, budget, questions.as_deref()),
+            force,
+        } => import_scanner(&lab, &out, budget, questions.as_deref(), force),
         LabAction::Export {
             probeset,
             out,
             format,
             config,
             policy,
+            force,
         } => lab_export::export(
             &probeset,
-            &out,
+            (&out, force),
             format.as_deref(),
             config.as_deref(),
             policy.as_deref(),
@@ -337,8 +346,9 @@ fn import_scanner(
     out: &Path,
     budget: usize,
     questions: Option<&Path>,
+    force: bool,
 ) -> anyhow::Result<ExitCode> {
-    let imported = skill_factory_lab::data::scanner::import(lab, out, budget, questions)?;
+    let imported = skill_factory_lab::data::scanner::import(lab, out, budget, questions, force)?;
     outln!(
         "imported {} examples into {}",
         imported.examples,
@@ -415,8 +425,12 @@ fn select(
     fpr: Option<f64>,
     max_questions: usize,
     out: Option<PathBuf>,
+    force: bool,
 ) -> anyhow::Result<ExitCode> {
     let opened = open(config, None)?;
+    if let Some(path) = &out {
+        outputs(&opened.project, force).check("--out", path, Kind::ProbeSet)?;
+    }
     let selected = select::select(&opened, SelectRequest { fpr, max_questions })?;
     outln!("{selected}");
     if let Some(path) = out {
@@ -454,9 +468,19 @@ async fn report(
     after: Option<PathBuf>,
     splits: &str,
     ask: bool,
-    out: Option<PathBuf>,
+    out: Option<(PathBuf, bool)>,
 ) -> anyhow::Result<ExitCode> {
     let opened = open(config, None)?;
+    if let Some((dir, force)) = &out {
+        // Before the sealed splits are opened: a refused --out must not cost an opening.
+        let mut outputs = outputs(&opened.project, *force);
+        for given in [&before, &after].into_iter().flatten() {
+            outputs.reads(given, "a probe set given");
+        }
+        outputs.check_folder("--out", dir)?;
+        outputs.check("--out", &dir.join("report-splits.md"), Kind::ReportTable)?;
+        outputs.check("--out", &dir.join("report-splits.svg"), Kind::Chart)?;
+    }
     let request = CompareRequest {
         before,
         after,
@@ -468,7 +492,7 @@ async fn report(
     if let Some(note) = &compared.note {
         errln!("note: {note}");
     }
-    if let Some(dir) = out {
+    if let Some((dir, _)) = out {
         let written = compared.write(&dir)?;
         outln!("wrote {} and report-splits.svg", written.display());
     }
@@ -505,12 +529,18 @@ async fn recalibrate(
     model: &str,
     probeset: Option<PathBuf>,
     fpr: Option<f64>,
-    out: &Path,
+    (out, force): (&Path, bool),
 ) -> anyhow::Result<ExitCode> {
     if let Some(rate) = fpr {
         check_rate(rate)?;
     }
     let Opened { project, lab, .. } = open(config, None)?;
+    // Before anything is asked: a refused --out must not cost requests.
+    let mut outputs = outputs(&project, force);
+    if let Some(given) = &probeset {
+        outputs.reads(given, "the probe set given (--probeset)");
+    }
+    outputs.check("--out", out, Kind::ProbeSet)?;
     let probeset = project.given_or_best(probeset.as_deref())?;
     let new_lab =
         project
@@ -542,6 +572,14 @@ async fn recalibrate(
         result.after.hash12()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The output checks of a command on `project` given `force`: none of the workspace's inputs
+/// may be written over.
+fn outputs(project: &Project, force: bool) -> Outputs {
+    let mut outputs = Outputs::new(force);
+    outputs.reads_all(project.inputs());
+    outputs
 }
 
 fn status(config: &Path) -> anyhow::Result<ExitCode> {

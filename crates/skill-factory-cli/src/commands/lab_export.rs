@@ -9,6 +9,7 @@ use anyhow::bail;
 use skill_factory_io::output::write_atomic;
 use skill_factory_lab::data::seal::refuse_sealed;
 use skill_factory_lab::measure::policy::PolicySpec;
+use skill_factory_lab::output::{Kind, Outputs};
 use skill_factory_lab::probe::probeset::ProbeSet;
 use skill_factory_lab::run::workspace::Project;
 use skill_factory_lab::ship::export::{Format, export as render};
@@ -41,7 +42,7 @@ fn policy_of(
 /// `lab export --probeset P -o FILE [--format F] [-c CONFIG]`.
 pub fn export(
     probeset: &Path,
-    out: &Path,
+    (out, force): (&Path, bool),
     format: Option<&str>,
     config: Option<&Path>,
     policy_file: Option<&Path>,
@@ -51,6 +52,19 @@ pub fn export(
         Some(name) => Format::named(name)?,
         None => Format::of_path(out)?,
     };
+    let mut outputs = Outputs::new(force);
+    outputs.reads(probeset, "the probe set exported (--probeset)");
+    if let Some(file) = policy_file {
+        outputs.reads(file, "the policy file (--policy)");
+    }
+    if let Some(config) = config {
+        outputs.reads_all(Project::load(config, None)?.inputs());
+    }
+    let kind = match format {
+        Format::Json => Kind::ProbeSet,
+        _ => Kind::ExportCode,
+    };
+    outputs.check("-o", out, kind)?;
     let policy = policy_of(config, policy_file, &set)?;
     let text = render(&set, format, policy.as_ref())?;
     write_atomic(out, text.as_bytes())

@@ -11,7 +11,7 @@ use crate::common::{self, Ran, bin, repo_root};
 
 /// P(true) of the stub: intent questions read the intent marker, capability questions the
 /// capability marker (present in both classes), anything else a low constant.
-fn responder(state: &str, _id: &str, question: &Value) -> f64 {
+pub(crate) fn responder(state: &str, _id: &str, question: &Value) -> f64 {
     let asks = question["instructions"]
         .as_str()
         .unwrap_or("")
@@ -31,7 +31,7 @@ fn responder(state: &str, _id: &str, question: &Value) -> f64 {
 
 /// A workspace of 120 examples (a third positive; the last 12 from a held-out source), a
 /// seed reading only the capability question, and a pool with the intent question.
-fn workspace(dir: &Path, base_url: &str) -> PathBuf {
+pub(crate) fn workspace(dir: &Path, base_url: &str) -> PathBuf {
     let mut dataset = String::new();
     for i in 0..120 {
         let positive = i % 3 == 0;
@@ -88,18 +88,18 @@ fn workspace(dir: &Path, base_url: &str) -> PathBuf {
 }
 
 /// Asserts that `text` holds `part`, showing the whole text when it does not.
-fn has(text: &str, part: &str) {
+pub(crate) fn has(text: &str, part: &str) {
     assert!(text.contains(part), "{part:?} not in:\n{text}");
 }
 
 /// Runs `skill-factory <args>` off the async runtime (the stub serves on it meanwhile).
-async fn sf(args: Vec<String>) -> Ran {
+pub(crate) async fn sf(args: Vec<String>) -> Ran {
     tokio::task::spawn_blocking(move || common::run(bin().args(&args)))
         .await
         .unwrap()
 }
 
-fn args(items: &[&str], config: &Path) -> Vec<String> {
+pub(crate) fn args(items: &[&str], config: &Path) -> Vec<String> {
     let mut out: Vec<String> = items.iter().map(|s| s.to_string()).collect();
     out.push("-c".into());
     out.push(config.display().to_string());
@@ -317,7 +317,7 @@ fn example() -> PathBuf {
 }
 
 /// The example's offline config, its workspace moved into `dir`.
-fn offline_example(dir: &Path) -> PathBuf {
+pub(crate) fn offline_example(dir: &Path) -> PathBuf {
     let source = example();
     for file in [
         "dataset.jsonl",
@@ -337,7 +337,7 @@ fn offline_example(dir: &Path) -> PathBuf {
 }
 
 /// The offline example in `dir`, optimized once.
-fn optimized_example(dir: &Path) -> PathBuf {
+pub(crate) fn optimized_example(dir: &Path) -> PathBuf {
     let config = offline_example(dir);
     let ran = common::run(bin().args(["optimize", "-c"]).arg(&config));
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
@@ -497,7 +497,7 @@ fn add_example(dir: &Path, line: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-fn edit(path: &Path, from: &str, to: &str) {
+pub(crate) fn edit(path: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.contains(from), "{from} not in {}", path.display());
     std::fs::write(path, text.replacen(from, to, 1)).unwrap();

@@ -14,7 +14,7 @@ use skill_factory_lab::run::workspace::Project;
 use crate::common::external_tool::external_tool;
 use crate::common::{bin, repo_root, run};
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     repo_root().join("crates/skill-factory-lab/tests/fixtures")
 }
 
@@ -78,7 +78,7 @@ fn kept(ws: &Path) -> PathBuf {
     path
 }
 
-fn copy(from: &Path, to: &Path) {
+pub(crate) fn copy(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap().flatten() {
         let target = to.join(entry.file_name());
@@ -90,7 +90,7 @@ fn copy(from: &Path, to: &Path) {
     }
 }
 
-fn lab(dir: &Path, args: &[&str]) -> crate::common::Ran {
+pub(crate) fn lab(dir: &Path, args: &[&str]) -> crate::common::Ran {
     run(bin().current_dir(dir).arg("lab").args(args))
 }
 

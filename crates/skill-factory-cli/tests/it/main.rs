@@ -9,6 +9,7 @@ mod cache;
 mod chaos;
 mod classifier;
 mod classifier_exports;
+mod classifier_hostile;
 mod closed_output;
 mod disk;
 #[cfg(feature = "e2e")]

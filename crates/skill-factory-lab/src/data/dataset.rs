@@ -298,7 +298,7 @@ impl Example {
         })
     }
 
-    /// The record [`save_dataset`] writes for this example: `id`, `label` (its class name),
+    /// The record [`dataset_text`] writes for this example: `id`, `label` (its class name),
     /// `state` or else `state_hash` and `chars`, `group`, `source`, then `split`, `skipped`
     /// and `metadata` when set.
     ///
@@ -440,10 +440,9 @@ pub fn load_dataset(path: &Path, labels: &Labels) -> Result<Vec<Example>, LabErr
     Ok(examples)
 }
 
-/// Writes `examples` as JSONL, one [`Example::to_record`] per line (labels as class names,
-/// text as written: non-ASCII kept, as the Python tool writes it), atomically: readers see the
-/// old file or the new one, never half of it.
-pub fn save_dataset(path: &Path, examples: &[Example], labels: &Labels) -> Result<(), LabError> {
+/// `examples` as JSONL, one [`Example::to_record`] per line (labels as class names, text as
+/// written: non-ASCII kept, as the Python tool writes it), for a whole-file write.
+pub fn dataset_text(examples: &[Example], labels: &Labels) -> String {
     let mut text = String::new();
     for example in examples {
         text.push_str(&json::dumps_unicode(&Value::Object(
@@ -451,7 +450,7 @@ pub fn save_dataset(path: &Path, examples: &[Example], labels: &Labels) -> Resul
         )));
         text.push('\n');
     }
-    crate::files::write_atomic(path, &text)
+    text
 }
 
 /// A whole, non-negative `chars` value (`12`, `12.0` or `"12"`, as Python's `int()` reads
@@ -662,7 +661,7 @@ mod tests {
         let examples = vec![hash_only, full, rehashed];
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub").join("dataset.jsonl");
-        save_dataset(&path, &examples, &named).unwrap();
+        crate::files::write_atomic(&path, &dataset_text(&examples, &named)).unwrap();
         assert_eq!(load_dataset(&path, &named).unwrap(), examples);
         let text = std::fs::read_to_string(&path).unwrap();
         let first = text.lines().next().unwrap();

@@ -14,8 +14,9 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::LabError;
-use crate::data::dataset::{Example, Labels, save_dataset};
+use crate::data::dataset::{Example, Labels, dataset_text};
 use crate::data::split::Split;
+use crate::output::{Kind, Outputs};
 use crate::probe::question::Bank;
 
 /// skill-scanner's default state budget, in characters.
@@ -66,12 +67,14 @@ fn common_folder(paths: &[PathBuf]) -> PathBuf {
 }
 
 /// Imports the lab in `lab` (its `bundles-<budget>.jsonl`) into `out`, with `questions` (a
-/// bank file) as the pool.
+/// bank file) as the pool. A file of `out` that holds something else (the answers of a
+/// workspace) is replaced only with `force`; one the import reads never is.
 pub fn import(
     lab: &Path,
     out: &Path,
     budget: usize,
     questions: Option<&Path>,
+    force: bool,
 ) -> Result<Imported, LabError> {
     let bundles = lab.join(format!("bundles-{budget}.jsonl"));
     let answers = lab.join("answers.jsonl");
@@ -166,22 +169,38 @@ pub fn import(
             metadata,
         });
     }
-    std::fs::create_dir_all(out).map_err(|e| LabError::io(out, e))?;
     let dataset = out.join("dataset.jsonl");
-    save_dataset(&dataset, &examples, &labels)?;
+    let dataset_text = dataset_text(&examples, &labels);
     let copied = out.join("answers.jsonl");
     let cache = crate::files::read_bytes(&answers, crate::files::ANSWERS, "")?;
-    skill_factory_io::output::write_atomic(&copied, &cache)
-        .map_err(|e| LabError::io(&copied, e))?;
     let pool = match questions {
-        Some(file) => {
-            let bank = Bank::load(file)?;
-            let path = out.join("pool.json");
-            bank.save(&path)?;
-            Some(path)
-        }
+        Some(file) => Some((file, out.join("pool.json"), Bank::load(file)?.text())),
         None => None,
     };
+    // Every file is checked before any is written: an import refused halfway would leave a
+    // workspace whose dataset and answers do not belong together.
+    let mut outputs = Outputs::new(force);
+    outputs
+        .reads(&bundles, "the lab's bundles file")
+        .reads(&answers, "the lab's answer cache");
+    if let Some((file, _, _)) = &pool {
+        outputs.reads(file, "the question bank (--questions)");
+    }
+    outputs.check_folder("-o", out)?;
+    let mut writes = vec![
+        (&dataset, dataset_text.as_bytes()),
+        (&copied, cache.as_slice()),
+    ];
+    if let Some((_, path, text)) = &pool {
+        writes.push((path, text.as_bytes()));
+    }
+    for (path, bytes) in &writes {
+        outputs.check("-o", path, Kind::Exactly(bytes))?;
+    }
+    for (path, bytes) in writes {
+        skill_factory_io::output::write_atomic(path, bytes).map_err(|e| LabError::io(path, e))?;
+    }
+    let pool = pool.map(|(_, path, _)| path);
     Ok(Imported {
         examples: examples.len(),
         dataset,

@@ -351,7 +351,12 @@ impl Bank {
     /// Writes the bank as Python's `json.dumps(indent=1, ensure_ascii=False)` plus a newline,
     /// atomically (a crash leaves the old file or the new one, never half of one).
     pub fn save(&self, path: &Path) -> Result<(), LabError> {
-        write_atomic(path, &(json::dumps_indent(&self.to_json(), 1) + "\n"))
+        write_atomic(path, &self.text())
+    }
+
+    /// The text [`Bank::save`] writes.
+    pub fn text(&self) -> String {
+        json::dumps_indent(&self.to_json(), 1) + "\n"
     }
 
     /// Checks every id's syntax, and that every spec compiles (its frame exists, no text is

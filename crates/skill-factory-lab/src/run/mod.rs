@@ -191,9 +191,12 @@ impl fmt::Display for Plan {
     }
 }
 
-/// The requests an optimization of `opened` needs.
+/// The requests an optimization of `opened` needs; refused first when the run could not
+/// write its workspace without replacing a file it did not write
+/// ([`Project::check_outputs`]), so nothing is planned for a run that cannot finish.
 pub fn plan(opened: &Opened) -> Result<Plan, LabError> {
     let project = &opened.project;
+    project.check_outputs()?;
     let asked = asked_of(&project.pool()?)?;
     let examples = examples_of(project, &[Split::Train, Split::Val]);
     Ok(Plan::of(
@@ -212,6 +215,7 @@ pub async fn optimize(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Outcome, LabError> {
     let Opened { project, lab, .. } = opened;
+    project.check_outputs()?;
     let proposer = project
         .config
         .proposer(&environment(&project.config.path)?)?;

@@ -26,7 +26,7 @@ use skill_factory_runfolder::result::{
 use skill_factory_runfolder::workspace::RoundRecord;
 
 use crate::LabError;
-use crate::config::{self, ClassifierConfig};
+use crate::config::{self, ClassifierConfig, PROPOSALS_FILE};
 use crate::data::dataset::{Example, load_dataset};
 use crate::data::split::Split;
 use crate::data::splits::{Splits, assign};
@@ -35,6 +35,7 @@ use crate::measure::evaluate::Policy;
 use crate::measure::policy::PolicySpec;
 use crate::optimizer::objective::Objective;
 use crate::optimizer::{Outcome, Round};
+use crate::output::{Kind, Outputs};
 use crate::probe::probeset::ProbeSet;
 use crate::probe::question::Bank;
 
@@ -155,6 +156,71 @@ impl Project {
         }
     }
 
+    /// Every file a command of this workspace reads, with what it is: the config, its
+    /// dataset, seed, pool and policy files, and the workspace's own files that exist. A
+    /// command writes none of them from a flag ([`Outputs`]).
+    pub fn inputs(&self) -> Vec<(PathBuf, String)> {
+        let config = &self.config;
+        let mut inputs = vec![
+            (config.path.clone(), "the config".to_string()),
+            (
+                config.dataset.clone(),
+                "the dataset (`dataset:`)".to_string(),
+            ),
+            (
+                config.probeset.clone(),
+                "the seed probe set (`probeset:`)".to_string(),
+            ),
+        ];
+        if let Some(pool) = &config.pool {
+            inputs.push((pool.clone(), "the question pool (`pool:`)".to_string()));
+        }
+        if let Some(policy) = &config.policy_file {
+            inputs.push((policy.clone(), "the policy file (`policy:`)".to_string()));
+        }
+        for name in WORKSPACE_FILES {
+            let path = self.file(name);
+            if path.exists() {
+                inputs.push((path, format!("the workspace's {name}")));
+            }
+        }
+        inputs
+    }
+
+    /// Refuses to start a run that would replace a file it did not write: a config input
+    /// (dataset, seed, policy) that is one of the files a run writes into the workspace, or
+    /// a file there of another kind (a `report.md` of the user's own).
+    pub fn check_outputs(&self) -> Result<(), LabError> {
+        let config = &self.config;
+        Outputs::new(false).check_folder("the workspace", self.dir())?;
+        let fix = format!(
+            "Move it away, or set another `workspace:` in {} (or pass -o DIR)",
+            config.path.display()
+        );
+        let mut outputs = Outputs::without_force(fix);
+        outputs.reads(&config.path, "the config");
+        outputs.reads(&config.dataset, "the dataset (`dataset:`)");
+        outputs.reads(&config.probeset, "the seed probe set (`probeset:`)");
+        // The pool file is left out: the grown pool written over it holds every question it
+        // had, so a `pool:` that is the workspace's own `pool.json` loses nothing.
+        if let Some(policy) = &config.policy_file {
+            outputs.reads(policy, "the policy file (`policy:`)");
+        }
+        for (name, kind) in [
+            ("pool.json", Kind::Json),
+            ("seed.json", Kind::ProbeSet),
+            ("probeset.json", Kind::ProbeSet),
+            (POLICY_FILE, Kind::Json),
+            (HISTORY_FILE, Kind::Json),
+            (RESULT_FILE, Kind::Json),
+            ("report.md", Kind::ClassifierReport),
+            ("splits.svg", Kind::Chart),
+        ] {
+            outputs.check(&format!("the workspace's {name}"), &self.file(name), kind)?;
+        }
+        Ok(())
+    }
+
     /// The examples of `split`.
     pub fn split(&self, split: Split) -> &[Example] {
         self.splits.get(split)
@@ -194,6 +260,21 @@ impl Project {
 
 /// The policy the run measured through, in the workspace.
 pub const POLICY_FILE: &str = "policy.json";
+
+/// Every file a workspace may hold (see the module documentation).
+const WORKSPACE_FILES: [&str; 11] = [
+    "answers.jsonl",
+    "pool.json",
+    "probeset.json",
+    "seed.json",
+    "report.md",
+    "splits.svg",
+    HISTORY_FILE,
+    PROPOSALS_FILE,
+    POLICY_FILE,
+    RESULT_FILE,
+    "seal.json",
+];
 
 /// The objective's value of a run's reports (0 when it cannot be read).
 fn value(objective: &Objective, reports: &crate::measure::evaluate::Reports) -> f64 {
