@@ -26,6 +26,7 @@ mod noise;
 mod npx_skills;
 mod optimize;
 mod optimize_cache;
+mod optimize_guards;
 mod process_harnesses;
 mod python_reader;
 mod reference_configs;

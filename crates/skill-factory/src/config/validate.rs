@@ -6,7 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::schema::{
-    Command, ExecutorType, HarnessType, InputVia, OptimizerKind, RunConfig, SkillMode,
+    Command, ExecutorType, HarnessType, InputVia, OptimizerConfig, OptimizerKind, RunConfig,
+    SkillMode,
 };
 use skill_factory_config::ConfigError;
 use skill_factory_config::locate::{Located, Locator, Step};
@@ -52,6 +53,26 @@ impl Checker<'_> {
                 "use a positive number such as 1.0",
             ))
         }
+    }
+
+    /// A count of the `optimizer` block within its [`Limit`].
+    fn count(&self, limit: &Limit, optimizer: &OptimizerConfig) -> Result<(), ConfigError> {
+        let value = (limit.of)(optimizer);
+        let path = at(&["optimizer", limit.key]);
+        if value > limit.most {
+            return Err(self.invalid(
+                path,
+                format!(
+                    "{value} {} is more than {}: {}",
+                    limit.unit, limit.most, limit.why
+                ),
+                limit.fix,
+            ));
+        }
+        if limit.least_one {
+            self.at_least_one(path, value)?;
+        }
+        Ok(())
     }
 
     fn at_least_one(&self, path: KeyPath, value: usize) -> Result<(), ConfigError> {
@@ -236,14 +257,100 @@ fn split(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The range of one count of the `optimizer` block: up to `most`, the most that makes sense;
+/// more is a typo, not a plan, and some counts multiply the work of every step (a `parents:
+/// 100000` once planned a hundred thousand mutations a step and ran out of memory).
+struct Limit {
+    /// The key under `optimizer`.
+    key: &'static str,
+    /// The value in a block.
+    of: fn(&OptimizerConfig) -> usize,
+    /// Whether 0 is refused.
+    least_one: bool,
+    /// The largest value accepted.
+    most: usize,
+    /// What the value counts, after the number (`parents a step`).
+    unit: &'static str,
+    /// Why more makes no sense.
+    why: &'static str,
+    /// What to write instead.
+    fix: &'static str,
+}
+
+/// Every count of the `optimizer` block that has an upper bound, in the order they are
+/// checked. `min_patch_edits` is bounded by `max_patch_edits`, and the run clamps
+/// `minibatch_size` to the train split and `parents` to what the Pareto frontier offers.
+const LIMITS: [Limit; 7] = [
+    Limit {
+        key: "rounds",
+        of: |o| o.rounds,
+        least_one: true,
+        most: 10_000,
+        unit: "rounds",
+        why: "each round asks the optimizer model and scores a candidate on validation",
+        fix: "use a number such as 6; patience and the budget stop a search that stalls",
+    },
+    Limit {
+        key: "minibatch_size",
+        of: |o| o.minibatch_size,
+        least_one: true,
+        most: 10_000,
+        unit: "train tasks a minibatch",
+        why: "a reflection shows the optimizer model a few failures, and the run uses at most the whole train split anyway",
+        fix: "use a number such as 4",
+    },
+    Limit {
+        key: "max_edits_per_round",
+        of: |o| o.max_edits_per_round,
+        least_one: true,
+        most: 32,
+        unit: "proposals a round",
+        why: "each proposal is a request to the optimizer model and a candidate to score",
+        fix: "use 1 to 4 (default 1)",
+    },
+    Limit {
+        key: "parents",
+        of: |o| o.parents,
+        least_one: true,
+        most: 16,
+        unit: "parents a step",
+        why: "each parent is scored on a minibatch and mutated, and a step draws its parents from the Pareto frontier, which holds a few candidates",
+        fix: "use 1 to 4 (default 1)",
+    },
+    Limit {
+        key: "max_merges",
+        of: |o| o.max_merges,
+        least_one: false,
+        most: 100,
+        unit: "merges",
+        why: "a step tries at most one merge, and only two frontier candidates with a common ancestor can merge",
+        fix: "use a number such as 5 (default), or set 'merge: false'",
+    },
+    Limit {
+        key: "deepen",
+        of: |o| o.deepen,
+        least_one: false,
+        most: 8,
+        unit: "deeper reflections",
+        why: "each level reflects again on a fresh minibatch before one validation, and 2 measured best",
+        fix: "use 0 to 3 (default 2)",
+    },
+    Limit {
+        key: "max_patch_edits",
+        of: |o| o.max_patch_edits,
+        least_one: false,
+        most: 32,
+        unit: "edits a step",
+        why: "a patch of more edits than that is a rewrite, which skillopt exists to avoid",
+        fix: "use a number such as 4 (default)",
+    },
+];
+
 fn optimizer(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
     let o = &config.optimizer;
-    check.at_least_one(at(&["optimizer", "rounds"]), o.rounds)?;
-    check.at_least_one(at(&["optimizer", "minibatch_size"]), o.minibatch_size)?;
-    check.at_least_one(
-        at(&["optimizer", "max_edits_per_round"]),
-        o.max_edits_per_round,
-    )?;
+    for limit in &LIMITS {
+        check.count(limit, o)?;
+    }
     check.workers(at(&["optimizer", "max_workers"]), o.max_workers)?;
     if !(o.min_delta.is_finite() && o.min_delta >= 0.0) {
         return Err(check.invalid(
@@ -272,7 +379,6 @@ fn search(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             "use light, medium or heavy, or set optimizer.max_metric_calls",
         ));
     }
-    check.at_least_one(at(&["optimizer", "parents"]), o.parents)?;
     check.at_least_one(at(&["optimizer", "min_patch_edits"]), o.min_patch_edits)?;
     if o.max_patch_edits < o.min_patch_edits {
         return Err(check.invalid(

@@ -253,6 +253,8 @@ struct Search<'a> {
     lineage: Vec<Value>,
     idle_steps: usize,
     budget: u64,
+    /// Whether the clamp of `parents` was said ([`Search::parents`]).
+    said_clamped: bool,
 }
 
 impl Search<'_> {
@@ -303,11 +305,36 @@ impl Search<'_> {
         self.context.metric_calls_spent(Some(self.budget))
     }
 
+    /// How many parents the step draws: `parents`, but no more than the mutations the
+    /// frontier offers (each member once per component it may rewrite), since a parent drawn
+    /// beyond that repeats a mutation of the step. Said once, the first time it clamps.
+    fn parents(&mut self, frontier: &[pareto::Member]) -> usize {
+        let wanted = self.settings.parents.max(1);
+        let offered: usize = frontier
+            .iter()
+            .map(|m| {
+                self.mutable(&Components::of(&self.pool[m.candidate].skill))
+                    .len()
+            })
+            .sum::<usize>()
+            .max(1);
+        if wanted > offered && !self.said_clamped {
+            self.said_clamped = true;
+            tracing::warn!(
+                "optimizer.parents is {wanted}, but the Pareto frontier offers {offered} mutation{} ({} candidate{} and the parts each may rewrite): a step mutates at most that many parents",
+                if offered == 1 { "" } else { "s" },
+                frontier.len(),
+                if frontier.len() == 1 { "" } else { "s" },
+            );
+        }
+        wanted.min(offered)
+    }
+
     /// Draws the step's parents, components and minibatches, in a fixed order.
     fn plan(&mut self) -> Vec<Plan> {
         let frontier = pareto::frontier(&self.scores(), EPSILON);
         let mut plans = Vec::new();
-        for _ in 0..self.settings.parents.max(1) {
+        for _ in 0..self.parents(&frontier) {
             let parent = pareto::sample(&frontier, &mut self.rng).unwrap_or(self.best);
             let component = match self.settings.component_selector {
                 ComponentSelector::Blamed => None,
@@ -1428,9 +1455,11 @@ impl Optimizer for Gepa {
             stats: Stats::default(),
             lineage: Vec::new(),
             idle_steps: 0,
+            // A minibatch holds the whole train split at most.
             budget: settings
                 .metric_calls
-                .calls(val.len(), shared.minibatch_size),
+                .calls(val.len(), shared.minibatch_size.min(train.len())),
+            said_clamped: false,
         };
         let mut stop = start.stop;
         if train.is_empty() && stop.is_none() {

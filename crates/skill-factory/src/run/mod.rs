@@ -58,7 +58,8 @@ use crate::metric::{self, Metric};
 use crate::optimizer::event::Fanout;
 use crate::optimizer::honest::{self, Honesty};
 use crate::optimizer::{
-    Event, EventSink, OptimizationResult, Optimizer, OptimizerPlan, RunContext, identity,
+    BackendSettings, Event, EventSink, OptimizationResult, Optimizer, OptimizerPlan, RunContext,
+    SkillOptSettings, identity,
 };
 use crate::session::Session;
 use skill_factory_runfolder::lines::TaskLine;
@@ -165,6 +166,7 @@ impl RunParts {
             .map_err(|detail| session.block_error("selection_fraction", detail))?;
         let harness = harness::from_config(session)?;
         let metric = metric::from_config(session)?;
+        say_clamped_minibatch(&plan, split.train.len());
         let optimizer = plan.build(|| session.client(Role::Optimizer))?;
         Ok(RunParts {
             split,
@@ -173,6 +175,27 @@ impl RunParts {
             metric,
             optimizer,
         })
+    }
+}
+
+/// Says, once before the search, that a `minibatch_size` over the train split is read as
+/// the whole split (the searches sample no more tasks than there are), so a bound the config
+/// check could not know, the dataset's size, is not silently ignored. A bridged `skillopt`
+/// samples nothing.
+fn say_clamped_minibatch(plan: &OptimizerPlan, train: usize) {
+    let size = plan.shared.minibatch_size;
+    let bridged = matches!(
+        plan.backend,
+        BackendSettings::SkillOpt(SkillOptSettings {
+            bridge: Some(_),
+            ..
+        })
+    );
+    if size > train && train > 0 && !bridged {
+        tracing::warn!(
+            "optimizer.minibatch_size is {size}, more than the {train} train task{}: every minibatch is the whole train split",
+            if train == 1 { "" } else { "s" }
+        );
     }
 }
 

@@ -416,6 +416,56 @@ async fn the_metric_call_budget_ends_the_search() {
 }
 
 #[tokio::test]
+async fn parents_beyond_what_the_frontier_offers_are_not_drawn() {
+    // Proposals of each step's first reflection (no deeper ones, no merges): one per parent.
+    let proposals_per_step = |run: &Run| {
+        let mut steps: std::collections::BTreeMap<usize, usize> = Default::default();
+        for event in &run.events {
+            if let Event::CandidateProposed { round, .. } = event {
+                *steps.entry(*round).or_default() += 1;
+            }
+        }
+        steps.into_values().collect::<Vec<_>>()
+    };
+    let wide = |parents| {
+        config(move |c| {
+            c.parents = parents;
+            c.deepen = 0;
+            c.merge = false;
+            c.max_metric_calls = Some(40);
+        })
+    };
+    // A seed of one part: the frontier (the seed alone at first) offers one mutation.
+    let one_part = Skill::new("one", "One part.", "Answer every task.");
+    for parents in [2, 16] {
+        let optimizer = gepa_of(&wide(parents), Arc::new(Reflective::new(|_, _| None)));
+        let run = search_from(
+            &one_part,
+            &optimizer,
+            Arc::new(Halves::default()),
+            2,
+            CancelToken::new(),
+        )
+        .await;
+        let steps = proposals_per_step(&run);
+        assert!(
+            !steps.is_empty() && steps.iter().all(|&n| n == 1),
+            "{steps:?}"
+        );
+    }
+    // The two-section seed offers two: both are drawn, as before.
+    let optimizer = gepa_of(&wide(16), Arc::new(Reflective::new(section_rules)));
+    let run = search(
+        &optimizer,
+        Arc::new(Halves::default()),
+        2,
+        CancelToken::new(),
+    )
+    .await;
+    assert_eq!(proposals_per_step(&run).first(), Some(&2));
+}
+
+#[tokio::test]
 async fn a_cancel_during_the_first_proposal_keeps_the_seed_and_says_so() {
     let cancel = CancelToken::new();
     let model = Arc::new(Reflective {

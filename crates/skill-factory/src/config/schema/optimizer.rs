@@ -20,15 +20,16 @@ pub struct OptimizerConfig {
     /// ([`OptimizerKind`]).
     #[serde(default = "default_name")]
     pub name: String,
-    /// `llm_loop` and `skillopt`: most rounds; at least 1 (default 6). `gepa` ignores it, as
-    /// the reference does: its metric-call budget ends the search.
+    /// `llm_loop` and `skillopt`: most rounds; 1 to 10,000 (default 6). `gepa` ignores it,
+    /// as the reference does: its metric-call budget ends the search.
     #[serde(default = "default_rounds")]
     pub rounds: usize,
-    /// Train tasks sampled per round; at least 1 (default 4).
+    /// Train tasks sampled per round; 1 to 10,000 (default 4). A run reads a size over the
+    /// train split as the whole split, and says so.
     #[serde(default = "default_minibatch_size")]
     pub minibatch_size: usize,
-    /// `llm_loop` and `gepa`: candidates proposed per round (per parent for `gepa`); at least
-    /// 1 (default 1; the reference read 0 as 1).
+    /// `llm_loop` and `gepa`: candidates proposed per round (per parent for `gepa`); 1 to 32
+    /// (default 1; the reference read 0 as 1).
     #[serde(default = "default_max_edits_per_round")]
     pub max_edits_per_round: usize,
     /// Consecutive rounds without improvement before stopping (default 3; 0 stops after the
@@ -74,14 +75,15 @@ pub struct OptimizerConfig {
     /// `gepa`'s default comes from `auto`, the others have none.
     #[serde(default)]
     pub max_metric_calls: Option<u64>,
-    /// `gepa`: parents mutated at once in each step, each by `max_edits_per_round` proposals
-    /// (default 1).
+    /// `gepa`: parents mutated at once in each step, each by `max_edits_per_round` proposals;
+    /// 1 to 16 (default 1). A step draws no more than the Pareto frontier offers (each
+    /// member once per part it may rewrite), and the run says so.
     #[serde(default = "default_parents")]
     pub parents: usize,
     /// `gepa`: merge two frontier candidates that share an ancestor (default true).
     #[serde(default = "default_true")]
     pub merge: bool,
-    /// `gepa`: most merges tried in a run (default 5).
+    /// `gepa`: most merges tried in a run; 0 to 100 (default 5).
     #[serde(default = "default_max_merges")]
     pub max_merges: usize,
     /// `gepa`: extend the minibatch gate when parent and child differ by one task or less, so
@@ -90,15 +92,15 @@ pub struct OptimizerConfig {
     pub adaptive_gate: bool,
     /// `gepa`: how many times the best child that passed its gate is reflected on again, each
     /// time on the next minibatch, before validation; when a child of its own passes that
-    /// gate, that one goes on instead, so one validation pays for several edits (default 2;
-    /// 0 validates every child that passes, as GEPA does).
+    /// gate, that one goes on instead, so one validation pays for several edits; 0 to 8
+    /// (default 2; 0 validates every child that passes, as GEPA does).
     #[serde(default = "default_deepen")]
     pub deepen: usize,
     /// `gepa`: which component a mutation rewrites (default `round_robin`).
     #[serde(default)]
     pub component_selector: ComponentSelector,
     /// `skillopt`: most edits of the first step; the limit decays like a learning rate
-    /// (cosine) to `min_patch_edits` at the last round (default 4).
+    /// (cosine) to `min_patch_edits` at the last round; at most 32 (default 4).
     #[serde(default = "default_max_patch_edits")]
     pub max_patch_edits: usize,
     /// `skillopt`: most edits of the last step (default 2).

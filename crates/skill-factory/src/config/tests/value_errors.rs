@@ -211,6 +211,52 @@ fn counts_must_be_at_least_one() {
 }
 
 #[test]
+fn absurd_counts_of_the_optimizer_are_refused_at_their_line_with_the_bound() {
+    for (key, most) in [
+        ("rounds", 10_000),
+        ("minibatch_size", 10_000),
+        ("max_edits_per_round", 32),
+        ("parents", 16),
+        ("max_merges", 100),
+        ("deepen", 8),
+        ("max_patch_edits", 32),
+    ] {
+        let path = format!("optimizer.{key}");
+        // Written on its own line, so the error must point at that line, not the block's.
+        for value in [most + 1, 100_000, usize::MAX] {
+            let (e, m) = error_of(&format!("optimizer:\n  name: gepa\n  {key}: {value}\n"));
+            assert_eq!(e.key_path().as_deref(), Some(path.as_str()), "{m}");
+            assert_mentions(
+                &m,
+                &[
+                    &format!("{value} "),
+                    &format!("more than {most}:"),
+                    "line 5",
+                ],
+            );
+        }
+        let at_the_bound = format!("{BASE}optimizer:\n  {key}: {most}\n");
+        assert!(parse(&at_the_bound).is_ok(), "{key}: {most} is allowed");
+    }
+    let (_, m) = error_of("optimizer: {name: gepa, parents: 100000}\n");
+    assert_mentions(
+        &m,
+        &[
+            "100000 parents a step is more than 16",
+            "Pareto frontier",
+            "use 1 to 4",
+        ],
+    );
+    // Counts where 0 means "none" stay allowed.
+    for zero in ["deepen: 0", "max_merges: 0"] {
+        assert!(
+            parse(&format!("{BASE}optimizer: {{{zero}}}\n")).is_ok(),
+            "{zero}"
+        );
+    }
+}
+
+#[test]
 fn rollouts_in_flight_have_an_upper_bound_instead_of_a_crash() {
     for (extra, key) in [
         (

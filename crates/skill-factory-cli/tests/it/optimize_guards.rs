@@ -1,0 +1,122 @@
+//! What `optimize` does with configs and inputs a hostile user writes: counts no search can
+//! use, protected sections, a seed with its own defects, progress lines past their total.
+//! Each case runs the offline invoice example (scripted models, no network) with one edit.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{Ran, optimize, repo_root};
+
+/// The offline invoice example copied into `dir`, its config passed through `edit`; returns
+/// the config's path.
+fn invoice(dir: &Path, edit: impl FnOnce(String) -> String) -> PathBuf {
+    let example = repo_root().join("examples/invoice-extractor");
+    for file in [
+        "dataset.jsonl",
+        "fake_target.yaml",
+        "fake_optimizer.yaml",
+        "seed_skill.md",
+    ] {
+        std::fs::copy(example.join(file), dir.join(file)).unwrap();
+    }
+    let config = std::fs::read_to_string(example.join("config.offline.yaml")).unwrap();
+    let path = dir.join("config.yaml");
+    std::fs::write(&path, edit(config)).unwrap();
+    path
+}
+
+/// The config's `optimizer:` block named `name`, with `lines` (`key: value`, each ending in a
+/// line break) in place of its own lines of those keys, or added after its name.
+fn optimizer(config: String, name: &str, lines: &str) -> String {
+    let mut config = config.replace("  name: llm_loop\n", &format!("  name: {name}\n"));
+    for line in lines.lines() {
+        let key = line.split(':').next().unwrap();
+        let own = config
+            .lines()
+            .find(|l| l.starts_with("  ") && l.trim_start().starts_with(&format!("{key}:")))
+            .map(str::to_string);
+        config = match own {
+            Some(own) => config.replace(&own, &format!("  {line}")),
+            None => config.replace(
+                &format!("  name: {name}\n"),
+                &format!("  name: {name}\n  {line}\n"),
+            ),
+        };
+    }
+    config
+}
+
+/// The 1-based line of `config` that starts with `text` (after its indentation).
+fn line_of(config: &Path, text: &str) -> usize {
+    let written = std::fs::read_to_string(config).unwrap();
+    1 + written
+        .lines()
+        .position(|line| line.trim_start().starts_with(text))
+        .unwrap_or_else(|| panic!("no line {text:?} in {written}"))
+}
+
+/// How many lines of `text` contain `part`.
+fn lines_with(text: &str, part: &str) -> usize {
+    text.lines().filter(|line| line.contains(part)).count()
+}
+
+fn refused_at(ran: &Ran, config: &Path, line: usize, parts: &[&str]) {
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    assert!(ran.stderr.starts_with("error: "), "{}", ran.stderr);
+    let place = format!("{} line {line}", config.display());
+    for part in std::iter::once(place.as_str()).chain(parts.iter().copied()) {
+        assert!(
+            ran.stderr.contains(part),
+            "{part:?} missing: {}",
+            ran.stderr
+        );
+    }
+}
+
+#[test]
+fn absurd_counts_of_the_optimizer_exit_2_at_their_line_before_any_run() {
+    for (name, line, most) in [
+        ("gepa", "parents: 100000", "more than 16"),
+        ("gepa", "deepen: 1000", "more than 8"),
+        ("gepa", "max_merges: 99999", "more than 100"),
+        ("llm_loop", "max_edits_per_round: 5000", "more than 32"),
+        ("skillopt", "max_patch_edits: 1000", "more than 32"),
+        ("llm_loop", "rounds: 1000000", "more than 10000"),
+        (
+            "skillopt",
+            "minibatch_size: 18446744073709551615",
+            "more than 10000",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = invoice(tmp.path(), |c| optimizer(c, name, line));
+        let runs = tmp.path().join("runs");
+        let ran = optimize(&[], &config, &runs);
+        let key = line.split(':').next().unwrap();
+        refused_at(
+            &ran,
+            &config,
+            line_of(&config, line),
+            &[&format!("optimizer.{key}"), most],
+        );
+        assert!(!runs.exists(), "{line}: a run folder was made");
+    }
+}
+
+#[test]
+fn counts_beyond_what_the_run_has_are_clamped_and_said_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = invoice(tmp.path(), |c| {
+        optimizer(
+            c,
+            "gepa",
+            "parents: 8\nmax_metric_calls: 80\nminibatch_size: 500",
+        )
+    });
+    let ran = optimize(&[], &config, &tmp.path().join("runs"));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    // 16 tasks, 5 of them validation: 11 train.
+    let minibatch = "optimizer.minibatch_size is 500, more than the 11 train tasks";
+    assert_eq!(lines_with(&ran.stderr, minibatch), 1, "{}", ran.stderr);
+    let parents = "optimizer.parents is 8, but the Pareto frontier offers 1 mutation";
+    assert_eq!(lines_with(&ran.stderr, parents), 1, "{}", ran.stderr);
+}
