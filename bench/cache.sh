@@ -22,24 +22,16 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 REPO=$(pwd)
 TASKS=${TASKS:-240}
 RUNS=${RUNS:-10}
 LATENCY_MS=${LATENCY_MS:-50}
 LOOKUP_ENTRIES=${LOOKUP_ENTRIES:-1000000}
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/sf-bench-cache.XXXXXX")
-MOCK_PID=""
-cleanup() {
-    if [[ -n "$MOCK_PID" ]]; then
-        kill "$MOCK_PID" 2>/dev/null || true
-        wait "$MOCK_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_workdir cache
 
-step() { printf '\n== %s\n' "$*" >&2; }
 now() { date +%s.%N; }
 seconds() { python3 -c "print(f'{$2 - $1:.3f}')"; }
 
@@ -54,39 +46,13 @@ LOOKUP=$TARGET_DIR/release/examples/cache_lookup
 step "writing $TASKS tasks into $WORK and starting sf-mock-server (${LATENCY_MS} ms a call)"
 python3 bench/evaluate_data.py examples/invoice-extractor/dataset.jsonl "$WORK" --tasks "$TASKS" >&2
 cp examples/invoice-extractor/seed_skill.md "$WORK/seed_skill.md"
-"$MOCK" --port 0 --latency-ms "$LATENCY_MS" --answers "$WORK/answers.jsonl" >"$WORK/mock.out" 2>"$WORK/mock.err" &
-MOCK_PID=$!
-BASE_URL=""
-for _ in $(seq 100); do
-    BASE_URL=$(sed -n 's/^listening on //p' "$WORK/mock.out" 2>/dev/null || true)
-    [[ -n "$BASE_URL" ]] && break
-    sleep 0.1
-done
-if [[ -z "$BASE_URL" ]]; then
-    cat "$WORK/mock.err" >&2
-    echo "sf-mock-server did not start within 10 s" >&2
-    exit 2
-fi
+bench_start_mock "$WORK" --latency-ms "$LATENCY_MS" --answers "$WORK/answers.jsonl"
 
 cat >"$WORK/config.yaml" <<EOF
-skill: seed_skill.md
-dataset: dataset.jsonl
-val_fraction: 0.34
-seed: 7
+$(bench_invoice_files)
 provider: {name: openai, model: mock-target, base_url: "$BASE_URL/v1", api_key: bench}
 judge_provider: {name: openai, model: mock-judge, base_url: "$BASE_URL/v1", api_key: bench}
-metric:
-  golden: {mode: json_equal, weight: 2.0}
-  programmatic:
-    weight: 1.0
-    checks:
-      - is_valid_json
-      - {json_has_keys: [vendor, date, total, currency]}
-  judge:
-    weight: 1.0
-    criteria:
-      - {name: correctness, description: "Are vendor, date, total and currency all correct?", weight: 3}
-      - {name: format, description: "Is the output one JSON object and nothing else?", weight: 2}
+$(bench_invoice_metric "Are vendor, date, total and currency all correct?" "Is the output one JSON object and nothing else?")
 harness: {temperature: 0.0, max_tokens: 512, max_workers: 16}
 EOF
 unset OPENAI_API_KEY OPENAI_BASE_URL SKILL_FACTORY_RECORD SKILL_FACTORY_REPLAY

@@ -127,12 +127,8 @@ bench_workdir chaos
 MOCK_PIDS=()
 JOB_PIDS=()
 stop_all() {
-    local pid
     # The drivers first (each kills the command it waits for), then the mocks.
-    for pid in "${JOB_PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
+    bench_stop "${JOB_PIDS[@]}"
     bench_finish
 }
 trap stop_all EXIT

@@ -74,24 +74,12 @@ esac
 do_parity() { [[ "$ONLY" != speed ]]; }
 do_speed() { [[ "$ONLY" != parity ]]; }
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/sf-bench-classifier.XXXXXX")
-MOCK_PID=""
-cleanup() {
-    if [[ -n "$MOCK_PID" ]]; then
-        kill "$MOCK_PID" 2>/dev/null || true
-        wait "$MOCK_PID" 2>/dev/null || true
-    fi
-    if [[ -n "${KEEP_WORK:-}" ]]; then
-        echo "kept $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
-}
-trap cleanup EXIT
+bench_workdir classifier
+# The mock, then the work folder: removed, or kept (and said) when KEEP_WORK is set.
+trap 'bench_stop_mock; bench_finish' EXIT
 # A signal ends the script through `exit`, so the EXIT trap still stops the mock.
 trap 'exit 130' INT
 trap 'exit 143' TERM
-step() { printf '\n== %s\n' "$*" >&2; }
 
 TOOLS=(python)
 [[ -z "$PYTHON_ONLY" ]] && TOOLS+=(ours)

@@ -37,21 +37,10 @@ if ((RUNS < 3)); then
     exit 2
 fi
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/sf-bench-evaluate.XXXXXX")
-MOCK_PID=""
-cleanup() {
-    if [[ -n "$MOCK_PID" ]]; then
-        kill "$MOCK_PID" 2>/dev/null || true
-        wait "$MOCK_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_workdir evaluate
 # A signal ends the script through `exit`, so the EXIT trap still stops the mock.
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-step() { printf '\n== %s\n' "$*" >&2; }
 
 step "building our release binaries"
 bench_build
@@ -72,28 +61,12 @@ echo "mock at $BASE_URL" >&2
 # every role `anthropic` unless told otherwise.
 write_config() { # $1 = max_workers
     cat <<EOF
-skill: seed_skill.md
-dataset: dataset.jsonl
-val_fraction: 0.34
-seed: 7
+$(bench_invoice_files)
 
 provider: {name: openai, model: mock-target, base_url: "$BASE_URL/v1"}
 judge_provider: {name: openai, model: mock-judge, base_url: "$BASE_URL/v1"}
 
-metric:
-  golden:
-    mode: json_equal
-    weight: 2.0
-  programmatic:
-    weight: 1.0
-    checks:
-      - is_valid_json
-      - {json_has_keys: [vendor, date, total, currency]}
-  judge:
-    weight: 1.0
-    criteria:
-      - {name: correctness, description: "Are vendor, date, total and currency all correct and normalized?", weight: 3}
-      - {name: format, description: "Is the output one JSON object with no prose, markdown or code fences?", weight: 2}
+$(bench_invoice_metric "Are vendor, date, total and currency all correct and normalized?" "Is the output one JSON object with no prose, markdown or code fences?")
 
 harness:
   temperature: 0.0

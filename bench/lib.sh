@@ -18,6 +18,13 @@
 #   bench_median                 the median of the numbers on stdin, 3 decimals
 #   bench_workdir NAME           a fresh temporary folder in WORK, removed (and the mock
 #                                stopped) when the script exits; defines `step`
+#   bench_stop_mock              stops the mock bench_start_mock started (MOCK_PID), if any
+#   bench_stop PID..             stops each process: kills it, then waits for it to end
+#   bench_invoice_files          the invoice example's config lines naming its skill and dataset
+#                                (copied into the work folder) with its split fraction and seed
+#   bench_invoice_metric C F     the invoice example's metric block for a config (golden
+#                                json_equal, two programmatic checks, a judge), its judge's
+#                                correctness and format criteria described by C and F
 #
 # Environment: PEER_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer, the
 # venv scripts/setup-peer.sh makes, shared with the tests), CARGO_TARGET_DIR, PROFILE (the cargo
@@ -92,11 +99,7 @@ start_mock() {
 }
 
 stop_mocks() {
-    local pid
-    for pid in "${MOCK_PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
+    bench_stop "${MOCK_PIDS[@]}"
     MOCK_PIDS=()
     MOCK_PID=""
 }
@@ -129,11 +132,45 @@ bench_workdir() {
 }
 
 bench_cleanup() {
-    if [[ -n "$MOCK_PID" ]]; then
-        kill "$MOCK_PID" 2>/dev/null || true
-        wait "$MOCK_PID" 2>/dev/null || true
-    fi
+    bench_stop_mock
     rm -rf "$WORK"
+}
+
+bench_stop_mock() {
+    if [[ -n "$MOCK_PID" ]]; then
+        bench_stop "$MOCK_PID"
+    fi
+}
+
+bench_stop() {
+    local pid
+    for pid in "$@"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+}
+
+bench_invoice_files() {
+    printf 'skill: seed_skill.md\ndataset: dataset.jsonl\nval_fraction: 0.34\nseed: 7\n'
+}
+
+bench_invoice_metric() {
+    cat <<EOF
+metric:
+  golden:
+    mode: json_equal
+    weight: 2.0
+  programmatic:
+    weight: 1.0
+    checks:
+      - is_valid_json
+      - {json_has_keys: [vendor, date, total, currency]}
+  judge:
+    weight: 1.0
+    criteria:
+      - {name: correctness, description: "$1", weight: 3}
+      - {name: format, description: "$2", weight: 2}
+EOF
 }
 
 step() { printf '\n== %s\n' "$*" >&2; }

@@ -52,10 +52,7 @@ echo "mock at $BASE_URL" >&2
 
 cp examples/invoice-extractor/dataset.jsonl examples/invoice-extractor/seed_skill.md "$WORK/"
 cat >"$WORK/config.yaml" <<EOF
-skill: seed_skill.md
-dataset: dataset.jsonl
-val_fraction: 0.34
-seed: 7
+$(bench_invoice_files)
 
 provider: {name: openai, model: mock-target, base_url: "$BASE_URL/v1"}
 optimizer_provider: {name: openai, model: mock-optimizer, base_url: "$BASE_URL/v1"}
@@ -73,20 +70,7 @@ optimizer:
     YYYY-MM-DD), total (number), and currency (ISO 4217), correctly normalizing localized
     dates, decimal separators, and currency symbols.
 
-metric:
-  golden:
-    mode: json_equal
-    weight: 2.0
-  programmatic:
-    weight: 1.0
-    checks:
-      - is_valid_json
-      - {json_has_keys: [vendor, date, total, currency]}
-  judge:
-    weight: 1.0
-    criteria:
-      - {name: correctness, description: "Are vendor, date, total and currency all correct?", weight: 3}
-      - {name: format, description: "Is the output one JSON object and nothing else?", weight: 2}
+$(bench_invoice_metric "Are vendor, date, total and currency all correct?" "Is the output one JSON object and nothing else?")
 
 harness:
   temperature: 0.0
