@@ -16,6 +16,7 @@
 //!   rounds, and the run of them;
 //! * [`ship`]: exports for production, parity with what runs there, and the agent skill;
 //! * [`config`]: the `kind: classifier` YAML;
+//! * [`lock`]: one command at a time changes a workspace;
 //! * [`output`]: where a command may write: never over a file it reads, nor over one of
 //!   another kind without `--force`;
 //! * [`run`]: what the commands do (open a workspace, plan, optimize, ask, score, select,
@@ -28,6 +29,7 @@ pub mod config;
 pub mod data;
 pub mod error;
 mod files;
+pub mod lock;
 pub mod measure;
 pub mod optimizer;
 pub mod output;

@@ -13,6 +13,7 @@ use skill_factory_lab::answers::lab::AskReport;
 use skill_factory_lab::answers::{drift, noise};
 use skill_factory_lab::data::seal::{Seal, refuse_sealed};
 use skill_factory_lab::data::split::Split;
+use skill_factory_lab::lock::WorkspaceLock;
 use skill_factory_lab::measure::evaluate::{Policy, Reports};
 use skill_factory_lab::measure::policy::PolicySpec;
 use skill_factory_lab::output::{Kind, Outputs};
@@ -23,7 +24,7 @@ use skill_factory_lab::run::select::{self, SelectRequest};
 use skill_factory_lab::run::workspace::Project;
 use skill_factory_lab::run::{self, Opened, asked_of, check_rate, examples_of, reports_of};
 
-use super::lab_open::{open, parse_splits};
+use super::lab_open::{open, open_to_change, parse_splits, waiting};
 use super::{NOTHING_WORKED, lab_export};
 use crate::cli::{LabAction, LabArgs};
 use crate::output::{errln, outln};
@@ -66,7 +67,7 @@ fn warn_failures(report: &AskReport) -> bool {
 /// `optimize -c CONFIG` of a classifier config.
 pub async fn optimize_classifier(config: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let started = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
-    let opened = open(config, out)?;
+    let opened = open_to_change(config, out, "optimize")?;
     let project = &opened.project;
     let plan = run::plan(&opened)?;
     outln!(
@@ -348,7 +349,8 @@ fn import_scanner(
     questions: Option<&Path>,
     force: bool,
 ) -> anyhow::Result<ExitCode> {
-    let imported = skill_factory_lab::data::scanner::import(lab, out, budget, questions, force)?;
+    let imported =
+        skill_factory_lab::data::scanner::import(lab, out, budget, questions, force, &waiting)?;
     outln!(
         "imported {} examples into {}",
         imported.examples,
@@ -373,7 +375,12 @@ async fn ask(
     dry_run: bool,
 ) -> anyhow::Result<ExitCode> {
     let request = AskRequest::new(parse_splits("--splits", splits)?, questions, budget)?;
-    let opened = open(config, None)?;
+    // A dry run buys and writes nothing: it need not wait for a command that does.
+    let opened = if dry_run {
+        open(config, None)?
+    } else {
+        open_to_change(config, None, "lab ask")?
+    };
     let asking = Asking::new(&opened, request)?;
     outln!("{}", asking.plan());
     if dry_run {
@@ -450,6 +457,7 @@ fn freeze(
     let project = Project::load(config, None)?;
     let probeset = project.given_or_best(probeset.as_deref())?;
     let baseline = project.given_or_baseline(baseline.as_deref())?;
+    let _lock = WorkspaceLock::acquire(project.dir(), "lab freeze", &waiting)?;
     let mut seal = Seal::load(project.dir())?;
     seal.freeze(&probeset.sha256(), Some(&baseline.sha256()), note, force)?;
     seal.save()?;
@@ -470,7 +478,7 @@ async fn report(
     ask: bool,
     out: Option<(PathBuf, bool)>,
 ) -> anyhow::Result<ExitCode> {
-    let opened = open(config, None)?;
+    let opened = open_to_change(config, None, "lab report")?;
     if let Some((dir, force)) = &out {
         // Before the sealed splits are opened: a refused --out must not cost an opening.
         let mut outputs = outputs(&opened.project, *force);
@@ -513,10 +521,11 @@ async fn reask(
 ) -> anyhow::Result<ExitCode> {
     let splits = parse_splits("--split", split)?;
     refuse_sealed(&splits, "lab reask")?;
-    let Opened { project, lab, .. } = open(config, None)?;
+    let opened = open_to_change(config, None, "lab reask")?;
+    let Opened { project, lab, .. } = &opened;
     let probeset = project.given_or_best(probeset.as_deref())?;
-    let examples = examples_of(&project, &splits);
-    let result = noise::reask(&lab, &probeset, &examples, replicate, &progress).await?;
+    let examples = examples_of(project, &splits);
+    let result = noise::reask(lab, &probeset, &examples, replicate, &progress).await?;
     outln!("{}", result.summary());
     for id in result.flipped.iter().take(20) {
         outln!("  flipped: {id}");
@@ -534,9 +543,10 @@ async fn recalibrate(
     if let Some(rate) = fpr {
         check_rate(rate)?;
     }
-    let Opened { project, lab, .. } = open(config, None)?;
+    let opened = open_to_change(config, None, "lab recalibrate")?;
+    let Opened { project, lab, .. } = &opened;
     // Before anything is asked: a refused --out must not cost requests.
-    let mut outputs = outputs(&project, force);
+    let mut outputs = outputs(project, force);
     if let Some(given) = &probeset {
         outputs.reads(given, "the probe set given (--probeset)");
     }
@@ -548,7 +558,7 @@ async fn recalibrate(
             .lab_for_model(model, lab.shared_cache(), &run::environment(config)?)?;
     let result = match drift::recalibrate(
         &probeset,
-        &lab,
+        lab,
         &new_lab,
         project.split(Split::Train),
         project.split(Split::Val),

@@ -6,13 +6,38 @@ use std::path::Path;
 
 use anyhow::bail;
 use skill_factory_lab::data::split::Split;
-use skill_factory_lab::run::{self, Opened};
+use skill_factory_lab::run::{self, Access, Opened};
 
 use crate::output::errln;
 
-/// Opens the workspace of `config`, saying which examples `splits.read_before_split` moved.
+/// Opens the workspace of `config` to read it, saying which examples
+/// `splits.read_before_split` moved.
 pub(super) fn open(config: &Path, workspace: Option<&Path>) -> anyhow::Result<Opened> {
-    let opened = run::open(config, workspace)?;
+    noted(run::open(config, workspace, Access::Read)?)
+}
+
+/// Opens the workspace of `config` (or `workspace`) for `command` to buy answers or write
+/// its files: locked, after waiting for a command that holds it, as [`open`] otherwise. Keep
+/// the value whole while the command runs: taking it apart releases the lock.
+pub(super) fn open_to_change(
+    config: &Path,
+    workspace: Option<&Path>,
+    command: &str,
+) -> anyhow::Result<Opened> {
+    let access = Access::Write {
+        command,
+        waiting: &waiting,
+    };
+    noted(run::open(config, workspace, access)?)
+}
+
+/// Says on stderr who holds the workspace a command waits for.
+pub(super) fn waiting(note: &str) {
+    errln!("note: {note}");
+}
+
+/// `opened`, once the note of what `splits.read_before_split` moved is printed.
+fn noted(opened: Opened) -> anyhow::Result<Opened> {
     let moved = &opened.moved;
     if !moved.is_empty() {
         let shown: Vec<&str> = moved.iter().take(5).map(String::as_str).collect();

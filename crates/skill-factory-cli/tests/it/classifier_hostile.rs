@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::classifier::{edit, has, optimized_example};
+use crate::classifier::{args, edit, has, optimized_example, responder, sf, workspace};
 use crate::classifier_exports::{copy, fixtures, lab};
 use crate::common::{self, bin};
 
@@ -279,4 +279,139 @@ fn report_out_and_the_workspace_keep_the_files_a_user_put_there() {
             "is the seed probe set (`probeset:`)",
         ],
     );
+}
+
+/// `skill-factory <args> -c config` started in the background, its output kept.
+fn spawn(items: &[&str], config: &Path) -> std::process::Child {
+    common::process()
+        .args(items)
+        .arg("-c")
+        .arg(config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `children` off the async runtime (the stub serves on it meanwhile).
+async fn wait_all(children: Vec<std::process::Child>) -> Vec<std::process::Output> {
+    tokio::task::spawn_blocking(move || {
+        children
+            .into_iter()
+            .map(|child| child.wait_with_output().unwrap())
+            .collect()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_asks_and_an_optimize_at_once_buy_every_answer_once() {
+    let stub = skill_factory_mock::SystemOneStub::start_with(
+        skill_factory_mock::StubOptions {
+            latency: std::time::Duration::from_millis(20),
+            ..Default::default()
+        },
+        responder,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = workspace(dir.path(), &stub.url());
+    let children = vec![
+        spawn(&["lab", "ask"], &config),
+        spawn(&["optimize"], &config),
+        spawn(&["lab", "ask"], &config),
+        spawn(&["lab", "ask"], &config),
+    ];
+    let outputs = wait_all(children).await;
+    for output in &outputs {
+        assert!(output.status.success(), "{}", common::printed(output));
+    }
+    // Each (state, question) was asked once, whoever asked it.
+    let mut asked = std::collections::HashSet::new();
+    for request in stub.received() {
+        let state = request.body["state"].as_str().unwrap().to_string();
+        for id in request.body["questions"].as_object().unwrap().keys() {
+            assert!(
+                asked.insert((state.clone(), id.clone())),
+                "asked twice: {id} about {state}"
+            );
+        }
+    }
+    let answers = std::fs::read_to_string(dir.path().join("ws/answers.jsonl")).unwrap();
+    let lines: Vec<&str> = answers.lines().collect();
+    let distinct: std::collections::HashSet<&&str> = lines.iter().collect();
+    assert_eq!(lines.len(), asked.len());
+    assert_eq!(
+        distinct.len(),
+        lines.len(),
+        "an answer line was written twice"
+    );
+    let waited = outputs
+        .iter()
+        .filter(|o| String::from_utf8_lossy(&o.stderr).contains("is in use by another command"))
+        .count();
+    assert!(waited >= 1, "nobody waited");
+    assert!(
+        !dir.path().join("ws/lock").exists(),
+        "the lock file was left"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_waits_for_the_holder_of_the_workspace_and_a_killed_holder_leaves_no_lock() {
+    let stub = skill_factory_mock::SystemOneStub::start_with(
+        skill_factory_mock::StubOptions {
+            latency: std::time::Duration::from_secs(30),
+            ..Default::default()
+        },
+        responder,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = workspace(dir.path(), &stub.url());
+    let lock = dir.path().join("ws/lock");
+    // A holder killed while its requests hang.
+    let mut holder = spawn(&["lab", "ask"], &config);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(&lock).is_ok_and(|note| note.contains("`lab ask`")) {
+        assert!(std::time::Instant::now() < deadline, "the ask never locked");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let report = &["lab", "report", "--splits", "train,val"];
+    let after_kill = sf(args(report, &config)).await;
+    assert_eq!(after_kill.code, Some(0), "{}", after_kill.stderr);
+    assert!(
+        !after_kill.stderr.contains("in use"),
+        "waited for a dead holder: {}",
+        after_kill.stderr
+    );
+    assert!(!lock.exists(), "the lock file was left");
+
+    // A holder alive: a command that writes waits for it, one that only reads does not.
+    let mut held = std::fs::File::create(&lock).unwrap();
+    std::io::Write::write_all(&mut held, b"pid 1, `optimize`, since a while").unwrap();
+    held.lock().unwrap();
+    let mut waiting = spawn(report, &config);
+    let score = sf(args(&["lab", "score"], &config)).await;
+    assert_eq!(score.code, Some(0), "{}", score.stderr);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        waiting.try_wait().unwrap().is_none(),
+        "the report did not wait"
+    );
+    drop(held);
+    let output = wait_all(vec![waiting]).await.remove(0);
+    assert!(output.status.success(), "{}", common::printed(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for part in [
+        "is in use by another command (pid 1, `optimize`, since a while); waiting",
+        "Ctrl-C",
+    ] {
+        assert!(stderr.contains(part), "{part}: {stderr}");
+    }
 }

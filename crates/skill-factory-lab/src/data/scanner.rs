@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use crate::LabError;
 use crate::data::dataset::{Example, Labels, dataset_text};
 use crate::data::split::Split;
+use crate::lock::WorkspaceLock;
 use crate::output::{Kind, Outputs};
 use crate::probe::question::Bank;
 
@@ -68,13 +69,16 @@ fn common_folder(paths: &[PathBuf]) -> PathBuf {
 
 /// Imports the lab in `lab` (its `bundles-<budget>.jsonl`) into `out`, with `questions` (a
 /// bank file) as the pool. A file of `out` that holds something else (the answers of a
-/// workspace) is replaced only with `force`; one the import reads never is.
+/// workspace) is replaced only with `force`; one the import reads never is. `out` is locked
+/// while it is checked and written ([`WorkspaceLock`]); `waiting` hears who holds it when the
+/// import must wait.
 pub fn import(
     lab: &Path,
     out: &Path,
     budget: usize,
     questions: Option<&Path>,
     force: bool,
+    waiting: &dyn Fn(&str),
 ) -> Result<Imported, LabError> {
     let bundles = lab.join(format!("bundles-{budget}.jsonl"));
     let answers = lab.join("answers.jsonl");
@@ -187,6 +191,8 @@ pub fn import(
         outputs.reads(file, "the question bank (--questions)");
     }
     outputs.check_folder("-o", out)?;
+    // A command running on the workspace meanwhile would write into the files being replaced.
+    let _lock = WorkspaceLock::acquire(out, "lab import-scanner", waiting)?;
     let mut writes = vec![
         (&dataset, dataset_text.as_bytes()),
         (&copied, cache.as_slice()),

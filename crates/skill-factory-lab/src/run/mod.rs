@@ -28,6 +28,7 @@ use crate::data::dataset::Example;
 use crate::data::seal::Seal;
 use crate::data::split::Split;
 use crate::files::write_atomic;
+use crate::lock::WorkspaceLock;
 use crate::measure::evaluate::{Policy, Reports, evaluate_split};
 use crate::optimizer::{Inputs, Outcome, optimize as search};
 use crate::probe::probeset::ProbeSet;
@@ -45,6 +46,26 @@ pub struct Opened {
     /// Examples `splits.read_before_split` put into train over their explicit split or
     /// held-out source (the reference does this silently; a user should see it).
     pub moved: Vec<String>,
+    /// The workspace's lock, held as long as this is alive when opened to change it: keep
+    /// the whole value while the command runs (taking its fields apart drops the lock).
+    _lock: Option<WorkspaceLock>,
+}
+
+/// Whether a command opens a workspace to read it or to change it.
+#[derive(Clone, Copy)]
+pub enum Access<'a> {
+    /// It only reads (`lab score`, `select`, `status`): it never waits.
+    Read,
+    /// It buys answers or writes workspace files: it holds the workspace's lock
+    /// ([`WorkspaceLock`]) before the answer cache is read, so that it sees what a command
+    /// before it bought. `command` names it to a command that waits; `waiting` hears who
+    /// holds the lock when this one must wait.
+    Write {
+        /// The command, as a waiting one shows it (`lab ask`).
+        command: &'a str,
+        /// Told once who holds the lock, before waiting for it.
+        waiting: &'a dyn Fn(&str),
+    },
 }
 
 /// The variables keys are read from: the process environment, then the `.env` files the
@@ -55,15 +76,27 @@ pub fn environment(config: &Path) -> Result<impl Fn(&str) -> Option<String>, Lab
     ))
 }
 
-/// Opens the workspace of `config` (or `workspace`) and its lab.
-pub fn open(config: &Path, workspace: Option<&Path>) -> Result<Opened, LabError> {
+/// Opens the workspace of `config` (or `workspace`) and its lab, locked first when `access`
+/// is to change it.
+pub fn open(
+    config: &Path,
+    workspace: Option<&Path>,
+    access: Access<'_>,
+) -> Result<Opened, LabError> {
     let project = Project::load(config, workspace)?;
     let moved = project.splits.moved_by_read_before_split().to_vec();
+    let lock = match access {
+        Access::Read => None,
+        Access::Write { command, waiting } => {
+            Some(WorkspaceLock::acquire(project.dir(), command, waiting)?)
+        }
+    };
     let lab = project.config.lab(&environment(config)?)?;
     Ok(Opened {
         project,
         lab,
         moved,
+        _lock: lock,
     })
 }
 
