@@ -1,7 +1,7 @@
 //! A candidate that states a task's expected answer, or says a paragraph twice, never scores as
 //! written: the first is refused unscored and the optimizer is told why, the second is cleaned.
 
-use crate::common::{bin, printed};
+use crate::common::{printed, with_config};
 
 const SKILL: &str =
     "---\nname: totals\ndescription: Reads receipt totals.\n---\nAnswer with the total.\n";
@@ -59,9 +59,7 @@ fn a_candidate_that_copies_an_answer_is_refused_unscored_and_the_optimizer_is_to
     )
     .unwrap();
     let runs = dir.path().join("runs");
-    let out = bin()
-        .args(["optimize", "-c"])
-        .arg(&config)
+    let out = with_config("optimize", &config)
         .arg("-o")
         .arg(&runs)
         .output()

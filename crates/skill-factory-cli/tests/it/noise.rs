@@ -11,8 +11,12 @@ use skill_factory_mock::{Answering, MockConfig, MockServer, Needs, Variation, lo
 
 use crate::common::{self, artifacts, bin, repo_root};
 
-fn example(name: &str) -> PathBuf {
-    repo_root().join("examples").join(name)
+/// The offline config (scripted models) of `examples/<name>`.
+fn offline_config(name: &str) -> PathBuf {
+    repo_root()
+        .join("examples")
+        .join(name)
+        .join("config.offline.yaml")
 }
 
 /// Six labelled tasks and their seed in `dir`, with a config that adds `extra`.
@@ -40,7 +44,7 @@ fn run(args: &[&str], config: &Path) -> (Option<i32>, String, String) {
 
 #[test]
 fn samples_show_the_interval_the_variance_split_and_pass_at_k() {
-    let config = example("invoice-extractor").join("config.offline.yaml");
+    let config = offline_config("invoice-extractor");
     let (code, stdout, stderr) = run(&["evaluate", "--worst", "0", "--samples", "3"], &config);
     assert_eq!(code, Some(0), "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
@@ -69,7 +73,7 @@ fn samples_show_the_interval_the_variance_split_and_pass_at_k() {
 
 #[test]
 fn json_lists_every_sample_with_the_figures() {
-    let config = example("ticket-classifier").join("config.offline.yaml");
+    let config = offline_config("ticket-classifier");
     let (code, stdout, stderr) = run(&["evaluate", "--json", "--samples", "2"], &config);
     assert_eq!(code, Some(0), "{stderr}");
     let report: Value = serde_json::from_str(&stdout).unwrap();
@@ -136,28 +140,22 @@ async fn each_sample_is_its_own_cache_entry_so_a_rerun_asks_only_for_new_samples
 
 /// The offline invoice example's best skill, from a real optimization into `dir`.
 fn optimized_invoice_skill(dir: &Path) -> PathBuf {
-    let config = example("invoice-extractor").join("config.offline.yaml");
-    let out = bin()
-        .args(["optimize", "-c"])
-        .arg(&config)
+    let config = offline_config("invoice-extractor");
+    let optimized = common::with_config("optimize", &config)
         .arg("-o")
         .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    artifacts::artifacts(&String::from_utf8(out.stdout).unwrap()).join("best_skill.md")
+        .assert()
+        .success();
+    let stdout = String::from_utf8(optimized.get_output().stdout.clone()).unwrap();
+    artifacts::artifacts(&stdout).join("best_skill.md")
 }
 
 #[test]
 fn compare_gives_a_paired_verdict_and_an_exit_code_to_gate_on() {
     let tmp = tempfile::tempdir().unwrap();
     let best = optimized_invoice_skill(tmp.path());
-    let seed = example("invoice-extractor").join("seed_skill.md");
-    let config = example("invoice-extractor").join("config.offline.yaml");
+    let seed = repo_root().join("examples/invoice-extractor/seed_skill.md");
+    let config = offline_config("invoice-extractor");
     let compare = |a: &Path, b: &Path| {
         let out = bin()
             .args(["evaluate", "-c"])
@@ -209,7 +207,7 @@ fn compare_gives_a_paired_verdict_and_an_exit_code_to_gate_on() {
 
 #[test]
 fn compare_refuses_a_skill_flag_and_a_missing_file_is_named() {
-    let config = example("invoice-extractor").join("config.offline.yaml");
+    let config = offline_config("invoice-extractor");
     let out = bin()
         .args(["evaluate", "-c"])
         .arg(&config)
@@ -401,17 +399,19 @@ async fn a_noisy_optimization_gates_by_paired_tests_and_measures_its_headline_af
     );
     assert!(report.contains("### Gates"), "{report}");
     let events = std::fs::read_to_string(folder.join("events.jsonl")).unwrap();
-    assert!(events.contains("\"event\":\"compared\""), "no gate event");
-    assert!(
-        events.contains("\"event\":\"headline_scored\""),
-        "no headline event"
-    );
+    for (event, missing) in [
+        ("compared", "no gate event"),
+        ("headline_scored", "no headline event"),
+    ] {
+        let line = format!("\"event\":\"{event}\"");
+        assert!(events.contains(&line), "{missing}");
+    }
 }
 
 #[test]
 fn optimize_samples_a_deterministic_seed_and_stays_deterministic_when_its_samples_agree() {
     let tmp = tempfile::tempdir().unwrap();
-    let config = example("ticket-classifier").join("config.offline.yaml");
+    let config = offline_config("ticket-classifier");
     let out = bin()
         .args(["optimize", "--samples", "2", "-c"])
         .arg(&config)

@@ -167,19 +167,8 @@ fn npx_skills_installs_an_exported_skill_with_its_bundled_files() {
 fn npx_skills_installs_a_classifier_run_with_its_scorer_that_runs() {
     // The pr-mismatch example, optimized offline: its workspace is the skill.
     let temp = tempfile::tempdir().unwrap();
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/pr-mismatch");
     let dir = temp.path().join("example");
-    std::fs::create_dir_all(&dir).unwrap();
-    for entry in std::fs::read_dir(&example).unwrap().flatten() {
-        std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
-    }
-    let config = dir.join("config.offline.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replace("../../runs/pr-mismatch-offline", "ws"),
-    )
-    .unwrap();
+    let config = crate::common::offline_pr_mismatch(&dir);
     crate::common::bin()
         .args(["optimize", "-c"])
         .arg(&config)

@@ -117,19 +117,12 @@ fn a_latest_link_planted_in_the_runs_folder_is_repointed_not_written_through() {
 fn lab_output_shows_control_characters_from_the_data_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let example = dir.path().join("pr");
-    common::copy_example("pr-mismatch", &example);
+    let config = common::offline_pr_mismatch(&example);
     // Every example id carries a window-title sequence and a screen clear.
     let dataset = std::fs::read_to_string(example.join("dataset.jsonl")).unwrap();
     let hostile = dataset.replace("{\"id\": \"", "{\"id\": \"\\u001b]0;owned\\u0007\\u001b[2J");
     assert_ne!(hostile, dataset);
     std::fs::write(example.join("dataset.jsonl"), hostile).unwrap();
-    let config = example.join("config.offline.yaml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replace("workspace: ../../runs/pr-mismatch-offline", "workspace: ws"),
-    )
-    .unwrap();
     for args in [
         vec!["optimize"],
         vec!["lab", "score", "--failures", "val"],

@@ -57,15 +57,11 @@ async fn credentials_in_a_base_url_reach_the_server_but_are_never_shown_or_writt
     let recorded = recording.clone();
     let runs_dir = runs.clone();
     let outputs = tokio::task::spawn_blocking(move || {
-        let evaluate = bin()
-            .args(["evaluate", "-c"])
-            .arg(&config_path)
+        let evaluate = common::with_config("evaluate", &config_path)
             .env("SKILL_FACTORY_RECORD", &recorded)
             .output()
             .unwrap();
-        let optimize = bin()
-            .args(["optimize", "-c"])
-            .arg(&config_path)
+        let optimize = common::with_config("optimize", &config_path)
             .arg("-o")
             .arg(&runs_dir)
             .output()

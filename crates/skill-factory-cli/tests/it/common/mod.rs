@@ -143,6 +143,20 @@ pub fn copy_example(name: &str, dest: &Path) {
     }
 }
 
+/// A copy of the offline pr-mismatch example in `dest` whose workspace is `ws` inside the
+/// copy (the example's own is outside the clone); returns its `config.offline.yaml`.
+pub fn offline_pr_mismatch(dest: &Path) -> PathBuf {
+    copy_example("pr-mismatch", dest);
+    let config = dest.join("config.offline.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("workspace: ../../runs/pr-mismatch-offline", "workspace: ws"),
+    )
+    .unwrap();
+    config
+}
+
 /// The repository's root folder (examples, gallery, `.env.example`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
