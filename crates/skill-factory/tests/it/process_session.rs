@@ -29,6 +29,13 @@ fn project(config_tail: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, config)
 }
 
+/// [`evaluate_all`] of a [`project`] with `config_tail`.
+async fn evaluate_project(config_tail: &str) -> skill_factory_core::Evaluation {
+    let (_dir, config) = project(config_tail);
+    let session = Session::open(&config, SessionOptions::default()).unwrap();
+    evaluate_all(&session).await
+}
+
 async fn evaluate_all(session: &Session) -> skill_factory_core::Evaluation {
     evaluate(
         Arc::new(session.skill.clone()),
@@ -84,11 +91,10 @@ async fn the_api_harness_is_the_one_that_needs_the_target_client() {
 
 #[tokio::test]
 async fn a_subprocess_echo_harness_scores_a_perfect_baseline_without_any_model() {
-    let (_dir, config) = project(&format!(
+    let evaluation = evaluate_project(&format!(
         "{UNBUILDABLE_ROLES}harness: {{type: subprocess, command: [cat]}}\nmetric: {{golden: {{mode: exact}}}}\n"
-    ));
-    let session = Session::open(&config, SessionOptions::default()).unwrap();
-    let evaluation = evaluate_all(&session).await;
+    ))
+    .await;
     assert_eq!(evaluation.score(), 1.0);
     assert_eq!(
         evaluation.items[0].rollout.metadata["harness"],
@@ -98,11 +104,10 @@ async fn a_subprocess_echo_harness_scores_a_perfect_baseline_without_any_model()
 
 #[tokio::test]
 async fn metrics_combine_in_the_fixed_order_with_the_command_metric_last() {
-    let (_dir, config) = project(
+    let evaluation = evaluate_project(
         "harness: {type: subprocess, command: [cat]}\nmetric:\n  command: {command: [sh, -c, \"cat >/dev/null; echo '{\\\"score\\\": 0.5, \\\"feedback\\\": \\\"half\\\"}'\"], weight: 2}\n  golden: {mode: exact}\n",
-    );
-    let session = Session::open(&config, SessionOptions::default()).unwrap();
-    let evaluation = evaluate_all(&session).await;
+    )
+    .await;
     let item = &evaluation.items[0];
     assert!((item.score() - (1.0 + 2.0 * 0.5) / 3.0).abs() < 1e-12);
     assert_eq!(
@@ -113,11 +118,10 @@ async fn metrics_combine_in_the_fixed_order_with_the_command_metric_last() {
 
 #[tokio::test]
 async fn a_command_string_runs_split_into_words_not_characters() {
-    let (_dir, config) = project(
+    let evaluation = evaluate_project(
         "harness: {type: subprocess, command: \"printf '%s|%s' 'two words' {input}\", input_via: arg}\n",
-    );
-    let session = Session::open(&config, SessionOptions::default()).unwrap();
-    let evaluation = evaluate_all(&session).await;
+    )
+    .await;
     assert_eq!(evaluation.items[0].rollout.output, "two words|input 0");
 }
 

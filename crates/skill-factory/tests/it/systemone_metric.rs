@@ -264,6 +264,19 @@ fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
 
+/// The echo skill and `dataset` (as `data.jsonl`) in a new temporary folder, kept as long as
+/// the handle.
+fn echo_run(dataset: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "skill.md",
+        "---\nname: s\ndescription: d\n---\nEcho.\n",
+    );
+    write(dir.path(), "data.jsonl", dataset);
+    dir
+}
+
 #[tokio::test]
 async fn a_config_wires_the_metric_to_the_http_host_and_its_cache_file() {
     let stub = SystemOneStub::start(|state, _id, question| {
@@ -278,15 +291,7 @@ async fn a_config_wires_the_metric_to_the_http_host_and_its_cache_file() {
     })
     .await
     .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "skill.md",
-        "---\nname: s\ndescription: d\n---\nEcho.\n",
-    );
-    write(
-        dir.path(),
-        "data.jsonl",
+    let dir = echo_run(
         "{\"id\": \"a\", \"input\": \"item 1 INTENT:bad\"}\n{\"id\": \"b\", \"input\": \"item 2 INTENT:good\"}\n",
     );
     write(
@@ -337,15 +342,7 @@ async fn system_one_goes_through_the_model_cache_and_the_budget_like_any_model()
     )
     .await
     .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "skill.md",
-        "---\nname: s\ndescription: d\n---\nEcho.\n",
-    );
-    write(
-        dir.path(),
-        "data.jsonl",
+    let dir = echo_run(
         "{\"id\": \"a\", \"input\": \"a good item\"}\n{\"id\": \"b\", \"input\": \"a bad item\"}\n",
     );
     let systemone = format!(
