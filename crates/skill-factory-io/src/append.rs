@@ -184,33 +184,33 @@ mod tests {
         serde_json::from_slice::<serde_json::Value>(line).is_ok()
     }
 
+    /// Asserts that the file at `path` holds `text`.
+    fn assert_file(path: &Path, text: &str) {
+        assert_eq!(std::fs::read_to_string(path).unwrap(), text);
+    }
+
+    /// Appends `bytes` to the file at `path` without a lock or a check: a writer that died
+    /// halfway through a line.
+    fn tear(path: &Path, bytes: &[u8]) {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .unwrap()
+            .write_all(bytes)
+            .unwrap();
+    }
+
     #[test]
     fn a_torn_last_line_is_cut_and_a_complete_one_gets_its_newline() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/log.jsonl");
         append_locked(&path, "{\"a\":1}\n", json).unwrap();
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"{\"torn\":")
-            .unwrap();
+        tear(&path, b"{\"torn\":");
         append_locked(&path, "{\"b\":2}\n", json).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"a\":1}\n{\"b\":2}\n"
-        );
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"{\"c\":3}")
-            .unwrap();
+        assert_file(&path, "{\"a\":1}\n{\"b\":2}\n");
+        tear(&path, b"{\"c\":3}");
         append_locked(&path, "{\"d\":4}\n", json).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n"
-        );
+        assert_file(&path, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n");
     }
 
     #[test]
@@ -221,10 +221,7 @@ mod tests {
         let log = Appender::owned(&path, json).unwrap();
         log.append("{\"b\":2}\n").unwrap();
         log.append("{\"c\":3}\n").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"
-        );
+        assert_file(&path, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
     }
 
     #[test]

@@ -19,39 +19,26 @@ pub struct Limit {
 
 const MIB: u64 = 1024 * 1024;
 
+/// The limit of a file of kind `what`: `max_bytes`.
+const fn limit(what: &'static str, max_bytes: u64) -> Limit {
+    Limit { what, max_bytes }
+}
+
 /// A run config: 1 MiB.
-pub const CONFIG: Limit = Limit {
-    what: "config file",
-    max_bytes: MIB,
-};
+pub const CONFIG: Limit = limit("config file", MIB);
 /// A SKILL.md: 1 MiB (the Agent Skills guidance is 500 lines).
-pub const SKILL: Limit = Limit {
-    what: "skill file",
-    max_bytes: MIB,
-};
+pub const SKILL: Limit = limit("skill file", MIB);
 /// A dataset: 256 MiB.
-pub const DATASET: Limit = Limit {
-    what: "dataset",
-    max_bytes: 256 * MIB,
-};
+pub const DATASET: Limit = limit("dataset", 256 * MIB);
 /// A file carried in a skill folder (`references/`, `scripts/`, ...): 16 MiB.
-pub const BUNDLED_FILE: Limit = Limit {
-    what: "skill folder file",
-    max_bytes: 16 * MIB,
-};
+pub const BUNDLED_FILE: Limit = limit("skill folder file", 16 * MIB);
 
 /// A file of a run folder the dashboard shows (`events.jsonl`, `result.json`, a candidate):
 /// 64 MiB. A run folder may come from anyone, so a planted FIFO or a huge file is refused
 /// instead of hanging or exhausting the server.
-pub const RUN_FILE: Limit = Limit {
-    what: "run folder file",
-    max_bytes: 64 * MIB,
-};
+pub const RUN_FILE: Limit = limit("run folder file", 64 * MIB);
 /// A run's `rollouts.jsonl` or `tasks.jsonl`, every rollout's whole output: 256 MiB.
-pub const ROLLOUTS: Limit = Limit {
-    what: "rollouts file",
-    max_bytes: 256 * MIB,
-};
+pub const ROLLOUTS: Limit = limit("rollouts file", 256 * MIB);
 
 /// Why a file the user named cannot be read.
 #[derive(Debug, thiserror::Error)]

@@ -64,6 +64,14 @@ fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
 mod tests {
     use super::*;
 
+    /// The names of the entries of the folder `dir`.
+    fn names_in(dir: &Path) -> Vec<std::ffi::OsString> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect()
+    }
+
     #[test]
     fn a_file_is_replaced_whole_and_no_temporary_is_left() {
         let dir = tempfile::tempdir().unwrap();
@@ -71,11 +79,7 @@ mod tests {
         write_atomic(&path, b"first, longer").unwrap();
         write_atomic(&path, b"second").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
-        let names: Vec<_> = std::fs::read_dir(dir.path().join("sub"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["result.json"]);
+        assert_eq!(names_in(&dir.path().join("sub")), ["result.json"]);
     }
 
     #[test]
@@ -86,11 +90,7 @@ mod tests {
         std::fs::create_dir(&path).unwrap();
         std::fs::write(path.join("inside"), "kept").unwrap();
         assert!(write_atomic(&path, b"new").is_err());
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["taken"]);
+        assert_eq!(names_in(dir.path()), ["taken"]);
     }
 
     #[test]
