@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use skill_factory_llm::systemone::{DecisionModel, Question, SystemOneClient, SystemOneSettings};
+use skill_factory_llm::systemone::{
+    Asked, DecisionModel, Question, SystemOneClient, SystemOneSettings,
+};
 use skill_factory_mock::{Fault, FaultPlan, MockConfig, MockServer, StubOptions, SystemOneStub};
 
 const KEY: &str = "ts_secret_0123";
@@ -36,6 +38,33 @@ fn questions() -> Vec<(String, Question)> {
             Question::new("Is it noisy?", "Yes: noisy", "No: quiet"),
         ),
     ]
+}
+
+/// A stub of [`responder`] whose next requests fail with `statuses`, in order.
+async fn stub_failing(statuses: &[u16]) -> SystemOneStub {
+    let stub = SystemOneStub::start(responder).await.unwrap();
+    stub.fail_next(statuses);
+    stub
+}
+
+/// [`questions`] about the state `s`, asked of `stub` with `api_key`.
+async fn ask_stub(stub: &SystemOneStub, api_key: Option<&str>) -> Asked {
+    client(&settings(&stub.url(), api_key))
+        .ask("s", &questions())
+        .await
+}
+
+/// A chat mock (not a System One stub) whose first requests fail with `faults`, and its chat
+/// completions URL.
+async fn chat_mock_failing(faults: Vec<Fault>) -> (MockServer, String) {
+    let server = MockServer::start(MockConfig {
+        fault_sequence: faults,
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let url = format!("{}/v1/chat/completions", server.base_url());
+    (server, url)
 }
 
 /// 0.9 for intent questions about a state with `INTENT:bad`, 0.1 otherwise.
@@ -75,33 +104,22 @@ async fn round_trip_sends_the_model_choice_questions_and_the_bearer_key() {
 #[tokio::test]
 async fn no_key_sends_no_authorization_header() {
     let stub = SystemOneStub::start(responder).await.unwrap();
-    client(&settings(&stub.url(), None))
-        .ask("s", &questions())
-        .await
-        .unwrap();
+    ask_stub(&stub, None).await.unwrap();
     assert_eq!(stub.received()[0].authorization, None);
 }
 
 #[tokio::test]
 async fn rate_limits_and_server_errors_are_retried() {
-    let stub = SystemOneStub::start(responder).await.unwrap();
-    stub.fail_next(&[429, 503]);
-    let answers = client(&settings(&stub.url(), Some(KEY)))
-        .ask("s", &questions())
-        .await
-        .unwrap();
+    let stub = stub_failing(&[429, 503]).await;
+    let answers = ask_stub(&stub, Some(KEY)).await.unwrap();
     assert_eq!(answers.probabilities.len(), 2);
     assert_eq!(stub.request_count(), 3);
 }
 
 #[tokio::test]
 async fn a_401_fails_at_once_without_leaking_the_key() {
-    let stub = SystemOneStub::start(responder).await.unwrap();
-    stub.fail_next(&[401, 401]);
-    let error = client(&settings(&stub.url(), Some(KEY)))
-        .ask("s", &questions())
-        .await
-        .unwrap_err();
+    let stub = stub_failing(&[401, 401]).await;
+    let error = ask_stub(&stub, Some(KEY)).await.unwrap_err();
     let text = error.to_string();
     assert_eq!(stub.request_count(), 1, "a 401 must not be retried");
     assert!(
@@ -114,12 +132,8 @@ async fn a_401_fails_at_once_without_leaking_the_key() {
 
 #[tokio::test]
 async fn other_client_errors_are_not_retried() {
-    let stub = SystemOneStub::start(responder).await.unwrap();
-    stub.fail_next(&[400, 400, 400]);
-    let error = client(&settings(&stub.url(), None))
-        .ask("s", &questions())
-        .await
-        .unwrap_err();
+    let stub = stub_failing(&[400, 400, 400]).await;
+    let error = ask_stub(&stub, None).await.unwrap_err();
     assert_eq!(stub.request_count(), 1);
     assert!(
         error.to_string().contains("HTTP 400: {\"error\":\"nope"),
@@ -140,13 +154,7 @@ async fn retries_stop_after_max_retries_more_attempts() {
 
 #[tokio::test]
 async fn a_body_that_is_not_json_is_retried_then_reported() {
-    let server = MockServer::start(MockConfig {
-        fault_sequence: vec![Fault::Malformed, Fault::Malformed],
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let url = format!("{}/v1/chat/completions", server.base_url());
+    let (server, url) = chat_mock_failing(vec![Fault::Malformed, Fault::Malformed]).await;
     let mut s = settings(&url, None);
     s.max_retries = 1;
     let error = client(&s).ask("s", &questions()).await.unwrap_err();
@@ -179,13 +187,8 @@ async fn a_body_cut_short_is_retried_like_a_lost_connection() {
 
 #[tokio::test]
 async fn a_host_that_does_not_answer_times_out_and_is_retried() {
-    let server = MockServer::start(MockConfig {
-        fault_sequence: vec![Fault::Hang, Fault::Hang],
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let mut s = settings(&format!("{}/v1/chat/completions", server.base_url()), None);
+    let (server, url) = chat_mock_failing(vec![Fault::Hang, Fault::Hang]).await;
+    let mut s = settings(&url, None);
     s.timeout = Duration::from_millis(200);
     s.max_retries = 1;
     let error = client(&s).ask("s", &questions()).await.unwrap_err();
