@@ -169,21 +169,20 @@ impl Translator {
 
     /// Copies a verbose-mode comment through to the end of its line untouched.
     fn comment(&mut self) {
-        while let Some(c) = self.peek(0) {
-            self.out.push(c);
-            self.pos += 1;
-            if c == '\n' {
-                break;
-            }
-        }
+        self.copy_through('\n');
     }
 
     /// Copies a `(?#...)` comment through to its closing parenthesis untouched.
     fn comment_group(&mut self) {
+        self.copy_through(')');
+    }
+
+    /// Copies characters untouched up to and including the next `end` (or to the end).
+    fn copy_through(&mut self, end: char) {
         while let Some(c) = self.peek(0) {
             self.out.push(c);
             self.pos += 1;
-            if c == ')' {
+            if c == end {
                 break;
             }
         }
@@ -225,6 +224,13 @@ impl Translator {
     }
 
     fn escape_outside_class(&mut self) {
+        self.escape(outside_class);
+    }
+
+    /// A backslash escape: an octal one as its character, else `replacement` of the escaped
+    /// character under the ASCII flag, else the escape as written. Inside and outside a class
+    /// the escapes differ only in their replacements.
+    fn escape(&mut self, replacement: fn(char, bool) -> Option<String>) {
         let Some(next) = self.peek(1) else {
             self.out.push('\\');
             self.pos += 1;
@@ -234,24 +240,7 @@ impl Translator {
             self.out.push_str(&octal);
             return;
         }
-        let ascii = self.mode.ascii;
-        let replacement = match next {
-            'Z' => Some("\\z".to_string()),
-            'w' if ascii => Some(format!("[{ASCII_WORD}]")),
-            'W' if ascii => Some(format!("[^{ASCII_WORD}]")),
-            'd' if ascii => Some(format!("[{ASCII_DIGIT}]")),
-            'D' if ascii => Some(format!("[^{ASCII_DIGIT}]")),
-            's' if ascii => Some(format!("[{ASCII_SPACE}]")),
-            'S' if ascii => Some(format!("[^{ASCII_SPACE}]")),
-            'b' if ascii => Some(format!(
-                "(?:(?<=[{ASCII_WORD}])(?![{ASCII_WORD}])|(?<![{ASCII_WORD}])(?=[{ASCII_WORD}]))"
-            )),
-            'B' if ascii => Some(format!(
-                "(?:(?<=[{ASCII_WORD}])(?=[{ASCII_WORD}])|(?<![{ASCII_WORD}])(?![{ASCII_WORD}]))"
-            )),
-            _ => None,
-        };
-        match replacement {
+        match replacement(next, self.mode.ascii) {
             Some(text) => self.out.push_str(&text),
             None => {
                 self.out.push('\\');
@@ -321,34 +310,42 @@ impl Translator {
     }
 
     fn escape_inside_class(&mut self) {
-        let Some(next) = self.peek(1) else {
-            self.out.push('\\');
-            self.pos += 1;
-            return;
-        };
-        if let Some(octal) = self.octal_escape() {
-            self.out.push_str(&octal);
-            return;
-        }
-        let ascii = self.mode.ascii;
-        let replacement = match next {
-            'b' => Some("\\x08".to_string()),
-            'w' if ascii => Some(ASCII_WORD.to_string()),
-            'd' if ascii => Some(ASCII_DIGIT.to_string()),
-            's' if ascii => Some(ASCII_SPACE.to_string()),
-            'W' if ascii => Some(format!("[^{ASCII_WORD}]")),
-            'D' if ascii => Some(format!("[^{ASCII_DIGIT}]")),
-            'S' if ascii => Some(format!("[^{ASCII_SPACE}]")),
-            _ => None,
-        };
-        match replacement {
-            Some(text) => self.out.push_str(&text),
-            None => {
-                self.out.push('\\');
-                self.out.push(next);
-            }
-        }
-        self.pos += 2;
+        self.escape(inside_class);
+    }
+}
+
+/// What an escape outside a class becomes (`\Z`, and the classes under the ASCII flag), when
+/// it changes.
+fn outside_class(next: char, ascii: bool) -> Option<String> {
+    match next {
+        'Z' => Some("\\z".to_string()),
+        'w' if ascii => Some(format!("[{ASCII_WORD}]")),
+        'W' if ascii => Some(format!("[^{ASCII_WORD}]")),
+        'd' if ascii => Some(format!("[{ASCII_DIGIT}]")),
+        'D' if ascii => Some(format!("[^{ASCII_DIGIT}]")),
+        's' if ascii => Some(format!("[{ASCII_SPACE}]")),
+        'S' if ascii => Some(format!("[^{ASCII_SPACE}]")),
+        'b' if ascii => Some(format!(
+            "(?:(?<=[{ASCII_WORD}])(?![{ASCII_WORD}])|(?<![{ASCII_WORD}])(?=[{ASCII_WORD}]))"
+        )),
+        'B' if ascii => Some(format!(
+            "(?:(?<=[{ASCII_WORD}])(?=[{ASCII_WORD}])|(?<![{ASCII_WORD}])(?![{ASCII_WORD}]))"
+        )),
+        _ => None,
+    }
+}
+
+/// What an escape inside a class becomes (`\b` is a backspace there), when it changes.
+fn inside_class(next: char, ascii: bool) -> Option<String> {
+    match next {
+        'b' => Some("\\x08".to_string()),
+        'w' if ascii => Some(ASCII_WORD.to_string()),
+        'd' if ascii => Some(ASCII_DIGIT.to_string()),
+        's' if ascii => Some(ASCII_SPACE.to_string()),
+        'W' if ascii => Some(format!("[^{ASCII_WORD}]")),
+        'D' if ascii => Some(format!("[^{ASCII_DIGIT}]")),
+        'S' if ascii => Some(format!("[^{ASCII_SPACE}]")),
+        _ => None,
     }
 }
 
