@@ -120,3 +120,87 @@ fn counts_beyond_what_the_run_has_are_clamped_and_said_once() {
     let parents = "optimizer.parents is 8, but the Pareto frontier offers 1 mutation";
     assert_eq!(lines_with(&ran.stderr, parents), 1, "{}", ran.stderr);
 }
+
+/// The seed of the invoice example with a `## Safety` section at its end.
+fn guard_the_seed(dir: &Path) {
+    let seed = dir.join("seed_skill.md");
+    let text = std::fs::read_to_string(&seed).unwrap();
+    std::fs::write(
+        &seed,
+        format!(
+            "{}\n\n## Safety\n\nNever reveal internal notes.\n",
+            text.trim_end()
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_protected_section_survives_every_optimizer_whatever_its_name_is_written_like() {
+    for (name, entry) in [
+        ("llm_loop", "\"## Safety\""),
+        ("llm_loop", "Safety"),
+        ("gepa", "Safety"),
+        ("skillopt", "\" ##  Safety\""),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = invoice(tmp.path(), |c| {
+            optimizer(
+                c,
+                name,
+                &format!("protected: [{entry}]\nmax_metric_calls: 60"),
+            )
+        });
+        guard_the_seed(tmp.path());
+        let runs = tmp.path().join("runs");
+        let ran = optimize(&[], &config, &runs);
+        assert_eq!(ran.code, Some(0), "{name} {entry}: {}", ran.stderr);
+        assert!(!ran.stderr.contains("protects nothing"), "{}", ran.stderr);
+        let best = std::fs::read_to_string(runs.join("latest/best_skill.md")).unwrap();
+        assert!(
+            best.contains("## Safety\n\nNever reveal internal notes."),
+            "{name} {entry}: {best}"
+        );
+    }
+    // The scripted rewrites of the whole body drop the section: each is refused, saying why.
+    let tmp = tempfile::tempdir().unwrap();
+    let config = invoice(tmp.path(), |c| {
+        optimizer(c, "llm_loop", "protected: [Safety]")
+    });
+    guard_the_seed(tmp.path());
+    let runs = tmp.path().join("runs");
+    let ran = optimize(&[], &config, &runs);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let events = std::fs::read_to_string(runs.join("latest/events.jsonl")).unwrap();
+    assert!(
+        events.contains("removes the protected section «## Safety»"),
+        "{events}"
+    );
+}
+
+#[test]
+fn a_protected_name_the_seed_lacks_is_said_once_and_one_naming_nothing_exits_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = invoice(tmp.path(), |c| {
+        optimizer(c, "skillopt", "protected: [Safety, \"## Output\"]")
+    });
+    let ran = optimize(&[], &config, &tmp.path().join("runs"));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    for name in ["## Safety", "## Output"] {
+        let said = format!("optimizer.protected names «{name}», which the seed has no section of");
+        assert_eq!(lines_with(&ran.stderr, &said), 1, "{}", ran.stderr);
+    }
+
+    let config = invoice(tmp.path(), |c| {
+        optimizer(c, "llm_loop", "protected: [Safety, \"##\"]")
+    });
+    let runs = tmp.path().join("refused");
+    let ran = optimize(&[], &config, &runs);
+    refused_at(
+        &ran,
+        &config,
+        line_of(&config, "protected:"),
+        &["optimizer.protected[1]", "names no section"],
+    );
+    assert!(!runs.exists());
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::schema::{
     Command, ExecutorType, HarnessType, InputVia, OptimizerConfig, OptimizerKind, RunConfig,
-    SkillMode,
+    SkillMode, protected_name,
 };
 use skill_factory_config::ConfigError;
 use skill_factory_config::locate::{Located, Locator, Step};
@@ -389,6 +389,15 @@ fn search(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             ),
             "the limit decays from max_patch_edits to min_patch_edits: make max the larger",
         ));
+    }
+    for (i, entry) in o.protected.iter().enumerate() {
+        if protected_name(entry).is_none() {
+            return Err(check.invalid(
+                at(&["optimizer", "protected"]).index(i),
+                format!("{entry:?} names no section"),
+                "write the heading of a section of the skill, with or without its `## ` (e.g. Safety), or a reference file's path (references/policy.md)",
+            ));
+        }
     }
     for (key, value) in [
         ("max_metric_calls", o.max_metric_calls),

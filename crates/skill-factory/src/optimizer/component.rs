@@ -9,8 +9,9 @@
 //! can be merged.
 //!
 //! A line is a section heading when it starts with exactly `## ` (not `###`, not indented)
-//! outside a fenced code block, so an example that shows Markdown headings inside ``` or ~~~
-//! fences stays part of its section.
+//! outside a fenced code block and outside an HTML comment, so an example that shows Markdown
+//! headings inside ``` or ~~~ fences stays part of its section, and a heading an edit wrapped
+//! in `<!--` ... `-->` (which hides it from a rendered page) is no section any more.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -199,25 +200,140 @@ impl Fence {
     }
 }
 
-/// The byte offset of each line of `body` that is a section heading, outside code fences.
+/// Where a body is, read line by line from its top: inside a fenced code block, inside an
+/// HTML comment, or in plain Markdown.
+#[derive(Default)]
+struct Blocks {
+    fence: Option<Fence>,
+    comment: bool,
+}
+
+impl Blocks {
+    /// Reads the next line; returns whether it is a section heading.
+    fn read(&mut self, line: &str) -> bool {
+        if let Some(open) = &self.fence {
+            if open.is_closed_by(line) {
+                self.fence = None;
+            }
+            return false;
+        }
+        if !self.comment {
+            self.fence = Fence::opened_by(line);
+            if self.fence.is_some() {
+                return false;
+            }
+        }
+        let heading = !self.comment && line.starts_with("## ");
+        self.comment = comment_after(line, self.comment);
+        heading
+    }
+}
+
+/// Whether an HTML comment is open after `line`, given whether one was open before it: every
+/// `<!--` outside an inline code span opens one, and the first `-->` after it closes it.
+fn comment_after(line: &str, mut inside: bool) -> bool {
+    let mut rest = line;
+    loop {
+        let (mark, found) = if inside {
+            ("-->", rest.find("-->"))
+        } else {
+            ("<!--", comment_opening(rest))
+        };
+        let Some(at) = found else {
+            return inside;
+        };
+        inside = !inside;
+        rest = &rest[at + mark.len()..];
+    }
+}
+
+/// Where the first `<!--` of `text` outside an inline code span starts: a skill that writes
+/// about comments in backticks opens none.
+fn comment_opening(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let run_at = |at: usize| bytes[at..].iter().take_while(|&&b| b == b'`').count();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at..].starts_with(b"<!--") {
+            return Some(at);
+        }
+        if bytes[at] != b'`' {
+            at += 1;
+            continue;
+        }
+        // A code span closes at the next run of exactly as many backticks; an unmatched run
+        // is text.
+        let run = run_at(at);
+        let mut next = at + run;
+        let mut close = None;
+        while next < bytes.len() {
+            if bytes[next] != b'`' {
+                next += 1;
+                continue;
+            }
+            let length = run_at(next);
+            if length == run {
+                close = Some(next + length);
+                break;
+            }
+            next += length;
+        }
+        at = close.unwrap_or(at + run);
+    }
+    None
+}
+
+/// The byte offset of each line of `body` that is a section heading, outside code fences and
+/// HTML comments.
 fn heading_starts(body: &str) -> Vec<usize> {
     let mut starts = Vec::new();
-    let mut fence: Option<Fence> = None;
+    let mut blocks = Blocks::default();
     let mut offset = 0;
     for line in body.split_inclusive('\n') {
-        match fence.as_ref().map(|open| open.is_closed_by(line)) {
-            Some(true) => fence = None,
-            Some(false) => {}
-            None => {
-                fence = Fence::opened_by(line);
-                if fence.is_none() && line.starts_with("## ") {
-                    starts.push(offset);
-                }
-            }
+        if blocks.read(line) {
+            starts.push(offset);
         }
         offset += line.len();
     }
     starts
+}
+
+/// A block a body leaves open at its end, so that everything after its opening is hidden
+/// from a reader (an HTML comment) or shown as code (a fence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unclosed {
+    /// `<!--` without its `-->`.
+    Comment,
+    /// A ``` or ~~~ fence without its closing line.
+    Fence,
+}
+
+impl std::fmt::Display for Unclosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unclosed::Comment => "an HTML comment (`<!--` without `-->`)",
+            Unclosed::Fence => "a code fence (``` or ~~~ without its closing line)",
+        })
+    }
+}
+
+/// The block `text` leaves open at its end, if any.
+pub fn unclosed(text: &str) -> Option<Unclosed> {
+    let mut blocks = Blocks::default();
+    for line in text.split_inclusive('\n') {
+        blocks.read(line);
+    }
+    if blocks.fence.is_some() {
+        Some(Unclosed::Fence)
+    } else {
+        blocks.comment.then_some(Unclosed::Comment)
+    }
+}
+
+/// The block `after` leaves open that `before` did not: what an edit opened and never
+/// closed. A block already open in `before` is not the edit's doing.
+pub fn newly_unclosed(before: &str, after: &str) -> Option<Unclosed> {
+    unclosed(after).filter(|open| unclosed(before) != Some(*open))
 }
 
 /// The part of `text[range]` from the start of its first non-blank line to the end of its
@@ -469,6 +585,58 @@ mod tests {
         assert_eq!(components.index_of("## Output"), Some(3));
         assert_eq!(components.index_of("## not a section"), None);
         assert_eq!(components.get(4), None);
+    }
+
+    #[test]
+    fn a_heading_inside_an_html_comment_is_not_a_section() {
+        let body = "Intro.\n\n<!--\n## Hidden\n\nText.\n-->\n\n## Shown <!-- note -->\n\nMore.\n\n\
+                    Write `<!--` to open a comment.\n\n## Last";
+        assert_eq!(
+            names(&skill(body)),
+            [
+                "description",
+                "preamble",
+                "## Shown <!-- note -->",
+                "## Last"
+            ]
+        );
+        // Inside a fence a comment mark is code; inside a comment a fence mark is text.
+        let code = "```\n<!--\n```\n## After code";
+        assert_eq!(names(&skill(code))[2..], ["## After code"]);
+        let text = "<!-- a fence: ```\n-->\n## After comment";
+        assert_eq!(names(&skill(text))[2..], ["## After comment"]);
+        let open = "Intro. <!-- never closed\n\n## Hidden";
+        assert_eq!(names(&skill(open)), ["description", "preamble"]);
+    }
+
+    #[test]
+    fn what_a_body_leaves_open_is_found_and_what_its_parent_left_open_is_not_new() {
+        assert_eq!(unclosed("Intro.\n\n## A\n\nText."), None);
+        assert_eq!(unclosed("Text <!-- hidden"), Some(Unclosed::Comment));
+        assert_eq!(unclosed("<!--\nx\n--> <!-- again"), Some(Unclosed::Comment));
+        assert_eq!(unclosed("<!-- one --> and <!-- two -->"), None);
+        assert_eq!(unclosed("```python\nprint()\n"), Some(Unclosed::Fence));
+        assert_eq!(unclosed("~~~~\n~~~\n"), Some(Unclosed::Fence));
+        assert_eq!(unclosed("```\ncode\n```\n"), None);
+        // Backticks make a code span: one a span holds, or an unmatched run, opens nothing.
+        assert_eq!(unclosed("Never write `<!--` or ``<!-- `x` -->``."), None);
+        assert_eq!(
+            unclosed("A lone ` then <!-- for real"),
+            Some(Unclosed::Comment)
+        );
+        assert_eq!(
+            newly_unclosed("Done.", "Done. <!-- todo"),
+            Some(Unclosed::Comment)
+        );
+        assert_eq!(newly_unclosed("Seed <!-- open", "Child <!-- open"), None);
+        assert_eq!(
+            newly_unclosed("Seed <!-- open", "Child\n```"),
+            Some(Unclosed::Fence)
+        );
+        assert_eq!(
+            Unclosed::Comment.to_string(),
+            "an HTML comment (`<!--` without `-->`)"
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ use tokio::sync::Semaphore;
 use super::StopReason;
 use super::event::{Event, EventSink, RolloutRecord};
 use super::honest::Honesty;
+use super::protect::Protected;
 use crate::cancel::CancelToken;
 use crate::evaluate::{EvalObserver, evaluate_shared};
 use crate::harness::Harness;
@@ -87,6 +88,8 @@ pub struct RunContext {
     /// The most tokens a candidate skill may have (`optimizer.max_skill_tokens`), so a search
     /// cannot win by bloating the skill.
     pub max_skill_tokens: Option<usize>,
+    /// The sections and files no candidate may change (`optimizer.protected`).
+    pub protected: Protected,
     /// The most rollouts the search may score (`optimizer.max_metric_calls`), for every
     /// optimizer; checked between steps, so a step under way finishes.
     pub max_metric_calls: Option<u64>,
@@ -119,6 +122,7 @@ impl RunContext {
             skill_files: Vec::new(),
             honesty: Honesty::default(),
             max_skill_tokens: None,
+            protected: Protected::default(),
             max_metric_calls: None,
             noise: Mutex::new(Noise::default()),
             metric_calls: AtomicU64::new(0),
@@ -160,6 +164,12 @@ impl RunContext {
     /// The same context refusing candidates over `limit` tokens.
     pub fn with_max_skill_tokens(mut self, limit: Option<usize>) -> Self {
         self.max_skill_tokens = limit;
+        self
+    }
+
+    /// The same context refusing candidates that change what `protected` names.
+    pub fn with_protected(mut self, protected: Protected) -> Self {
+        self.protected = protected;
         self
     }
 

@@ -274,20 +274,15 @@ impl Search<'_> {
     fn mutable(&self, components: &Components) -> Vec<usize> {
         let shows_description = self.context.harness.shows_description();
         let shows_files = self.context.harness.shows_files();
-        let protected: Vec<String> = self
-            .settings
-            .protected
-            .iter()
-            .map(|p| p.trim().to_string())
-            .collect();
+        let protected = &self.context.protected;
         components
             .iter()
             .enumerate()
             .filter(|(_, c)| match c.kind {
                 ComponentKind::Description => shows_description,
                 ComponentKind::Preamble => true,
-                ComponentKind::Section => !protected.contains(&c.name),
-                ComponentKind::Reference => shows_files && !protected.contains(&c.name),
+                ComponentKind::Section => !protected.covers(&c.name),
+                ComponentKind::Reference => shows_files && !protected.covers(&c.name),
             })
             .map(|(index, _)| index)
             .collect()
@@ -470,6 +465,7 @@ impl Search<'_> {
             limits: self.limits,
             component: None,
             one_part: start.component.is_none(),
+            protected: self.context.protected.names(),
         };
         let component = start
             .component

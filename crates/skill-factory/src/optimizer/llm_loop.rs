@@ -127,6 +127,7 @@ impl Search<'_> {
             limits,
             component: None,
             one_part: false,
+            protected: context.protected.names(),
         }
         .prompt_for(self.settings.reflection);
         let ask = Ask {

@@ -15,7 +15,8 @@
 //!   reference's bridge to an external command when `params.command` is set.
 //! * [`reflection`], [`round`]: the reflection prompt, and the asking, parsing, checking and
 //!   scoring of proposals that all three share; [`component`], [`pareto`] and [`patch`]: the
-//!   parts of a skill, the frontier of a pool, and edit patches.
+//!   parts of a skill, the frontier of a pool, and edit patches; [`protect`]: the sections no
+//!   candidate of any optimizer may change.
 //!
 //! A run builds its optimizer through an [`OptimizerPlan`]: the `optimizer` block resolved
 //! once into the settings every optimizer reads and those only the selected one reads.
@@ -37,6 +38,7 @@ pub mod pareto;
 pub mod patch;
 pub mod plan;
 pub mod progress;
+pub mod protect;
 pub mod reflection;
 pub mod round;
 pub mod skillopt;

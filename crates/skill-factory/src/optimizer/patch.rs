@@ -15,6 +15,9 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::component::{Unclosed, newly_unclosed};
+use super::protect::Protected;
+
 /// The reply's opening tag of the edit list (used by the prompt too).
 pub const EDITS_OPEN: &str = "<EDITS>";
 
@@ -171,7 +174,7 @@ pub struct Applied {
 /// * An edit that leaves the body unchanged is refused with `changes nothing`.
 ///
 /// The body never ends with more than one trailing newline.
-pub fn apply(body: &str, edits: &[Edit], protected: &[String]) -> Applied {
+pub fn apply(body: &str, edits: &[Edit], protected: &Protected) -> Applied {
     let mut current = settle(body.to_string());
     let mut applied = Vec::new();
     let mut rejected = Vec::new();
@@ -284,6 +287,10 @@ pub enum EditError {
     /// The edit would change a protected section.
     #[error("touches the protected section «{0}»")]
     Protected(String),
+    /// The edit opens an HTML comment or a code fence it does not close, which would hide
+    /// or turn into code the rest of the body.
+    #[error("leaves {0} open")]
+    LeavesOpen(Unclosed),
     /// The edit leaves the body as it was.
     #[error("changes nothing")]
     NoChange,
@@ -448,7 +455,7 @@ fn touches(heading: &str) -> EditError {
 }
 
 /// The body after one edit, or why the edit is refused.
-fn step(body: &str, edit: &Edit, protected: &[String]) -> Result<String, EditError> {
+fn step(body: &str, edit: &Edit, protected: &Protected) -> Result<String, EditError> {
     let action = Action::of(edit.op, edit.target.as_deref(), edit.text.as_deref())?;
     let sections = sections(body, protected);
     let next = settle(match action {
@@ -465,8 +472,11 @@ fn step(body: &str, edit: &Edit, protected: &[String]) -> Result<String, EditErr
     }
     // The target checks see only where an edit acts; this sees what it did, e.g. a replace
     // that swallows the line break before a protected heading and so unmakes the section.
-    if let Some(heading) = changed_protected(body, &next, protected) {
-        return Err(touches(heading));
+    if let Some(change) = protected.changed_body(body, &next) {
+        return Err(touches(&change.name));
+    }
+    if let Some(open) = newly_unclosed(body, &next) {
+        return Err(EditError::LeavesOpen(open));
     }
     Ok(next)
 }
@@ -607,7 +617,7 @@ struct Section<'a> {
 }
 
 /// The `## ` sections of `body` in order, each marked protected or not.
-fn sections<'a>(body: &'a str, protected: &[String]) -> Vec<Section<'a>> {
+fn sections<'a>(body: &'a str, protected: &Protected) -> Vec<Section<'a>> {
     let mut found: Vec<Section<'a>> = Vec::new();
     let mut fence: Option<Fence> = None;
     let mut start = 0;
@@ -625,7 +635,7 @@ fn sections<'a>(body: &'a str, protected: &[String]) -> Vec<Section<'a>> {
                     heading,
                     start,
                     end: body.len(),
-                    protected: protected.iter().any(|p| p.trim() == heading),
+                    protected: protected.covers(heading),
                 });
             }
             _ => {}
@@ -633,29 +643,6 @@ fn sections<'a>(body: &'a str, protected: &[String]) -> Vec<Section<'a>> {
         start += line.len();
     }
     found
-}
-
-/// The heading of the first protected section that `after` does not hold as `before` did.
-fn changed_protected<'a>(before: &'a str, after: &'a str, protected: &[String]) -> Option<&'a str> {
-    if protected.is_empty() {
-        return None;
-    }
-    let old = protected_texts(before, protected);
-    let new = protected_texts(after, protected);
-    (0..old.len().max(new.len()))
-        .find(|&i| old.get(i) != new.get(i))
-        .and_then(|i| old.get(i).or(new.get(i)))
-        .map(|&(heading, _)| heading)
-}
-
-/// Each protected section's heading and text; trailing blank lines are left out, since they
-/// separate the section from what follows rather than belong to it.
-fn protected_texts<'a>(body: &'a str, protected: &[String]) -> Vec<(&'a str, &'a str)> {
-    sections(body, protected)
-        .into_iter()
-        .filter(|s| s.protected)
-        .map(|s| (s.heading, body[s.start..s.end].trim_end()))
-        .collect()
 }
 
 /// A code fence line: its marker, how many of it, and whether nothing follows them (only
@@ -739,8 +726,9 @@ mod tests {
             .collect()
     }
 
-    fn protect(headings: &[&str]) -> Vec<String> {
-        headings.iter().map(|h| h.to_string()).collect()
+    fn protect(headings: &[&str]) -> Protected {
+        let headings: Vec<String> = headings.iter().map(|h| h.to_string()).collect();
+        Protected::new(&headings)
     }
 
     const BODY: &str =
@@ -944,7 +932,11 @@ mod tests {
 
     #[test]
     fn a_replace_puts_its_text_in_place_of_its_target() {
-        let applied = apply(BODY, &[replace("Intro line.", "Read the task first.")], &[]);
+        let applied = apply(
+            BODY,
+            &[replace("Intro line.", "Read the task first.")],
+            &Protected::default(),
+        );
         assert_eq!(applied.applied, vec![0]);
         assert!(
             applied
@@ -958,7 +950,11 @@ mod tests {
 
     #[test]
     fn an_insert_after_puts_its_text_on_a_new_line_after_the_line_the_target_ends_on() {
-        let applied = apply(BODY, &[insert_after("- o", "- one and a half\n")], &[]);
+        let applied = apply(
+            BODY,
+            &[insert_after("- o", "- one and a half\n")],
+            &Protected::default(),
+        );
         assert_eq!(applied.applied, vec![0]);
         assert!(
             applied.body.contains("- one\n- one and a half\n- two\n"),
@@ -969,51 +965,71 @@ mod tests {
 
     #[test]
     fn an_insert_after_a_target_ending_with_its_line_break_goes_on_the_next_line() {
-        let applied = apply("a\nb\n", &[insert_after("a\n", "x")], &[]);
+        let applied = apply("a\nb\n", &[insert_after("a\n", "x")], &Protected::default());
         assert_eq!(applied.body, "a\nx\nb\n");
-        let at_end = apply("a\nb", &[insert_after("b", "x")], &[]);
+        let at_end = apply("a\nb", &[insert_after("b", "x")], &Protected::default());
         assert_eq!(at_end.body, "a\nb\nx");
     }
 
     #[test]
     fn an_append_goes_at_the_end_after_one_blank_line() {
-        let applied = apply("Rules.\n\n\n", &[append("\nNew rule.\n")], &[]);
+        let applied = apply(
+            "Rules.\n\n\n",
+            &[append("\nNew rule.\n")],
+            &Protected::default(),
+        );
         assert_eq!(applied.body, "Rules.\n\nNew rule.\n");
         assert_eq!(
-            apply("Rules.", &[append("New rule.")], &[]).body,
+            apply("Rules.", &[append("New rule.")], &Protected::default()).body,
             "Rules.\n\nNew rule."
         );
     }
 
     #[test]
     fn a_delete_removes_its_target_and_collapses_the_blank_lines_left_behind() {
-        let applied = apply("First.\n\nSecond.\n\nThird.\n", &[delete("Second.")], &[]);
+        let applied = apply(
+            "First.\n\nSecond.\n\nThird.\n",
+            &[delete("Second.")],
+            &Protected::default(),
+        );
         assert_eq!(applied.body, "First.\n\nThird.\n");
         let with_break = apply(
             "First.\n\nSecond.\n\n\nThird.\n",
             &[delete("Second.\n")],
-            &[],
+            &Protected::default(),
         );
         assert_eq!(with_break.body, "First.\n\nThird.\n");
     }
 
     #[test]
     fn deleting_a_list_item_leaves_no_blank_line_in_the_list() {
-        let applied = apply("- a\n- b\n- c\n", &[delete("- b")], &[]);
+        let applied = apply("- a\n- b\n- c\n", &[delete("- b")], &Protected::default());
         assert_eq!(applied.body, "- a\n- c\n");
-        let first = apply("Intro.\n\nRest.\n", &[delete("Intro.")], &[]);
+        let first = apply(
+            "Intro.\n\nRest.\n",
+            &[delete("Intro.")],
+            &Protected::default(),
+        );
         assert_eq!(first.body, "Rest.\n", "no blank lines left at the top");
     }
 
     #[test]
     fn a_delete_inside_a_line_keeps_the_rest_of_it() {
-        let applied = apply("Be brief. Be kind.\nNext.\n", &[delete(" Be kind.")], &[]);
+        let applied = apply(
+            "Be brief. Be kind.\nNext.\n",
+            &[delete(" Be kind.")],
+            &Protected::default(),
+        );
         assert_eq!(applied.body, "Be brief.\nNext.\n");
     }
 
     #[test]
     fn a_replace_whose_target_is_missing_is_rejected_with_the_target() {
-        let applied = apply(BODY, &[replace("Handle all tasks.", "x")], &[]);
+        let applied = apply(
+            BODY,
+            &[replace("Handle all tasks.", "x")],
+            &Protected::default(),
+        );
         assert_eq!(applied.body, BODY);
         assert!(applied.applied.is_empty());
         assert_eq!(
@@ -1025,7 +1041,7 @@ mod tests {
     #[test]
     fn a_missing_target_is_quoted_cut_to_80_characters() {
         let long = "y".repeat(100);
-        let applied = apply(BODY, &[delete(&long)], &[]);
+        let applied = apply(BODY, &[delete(&long)], &Protected::default());
         let expected = format!("target text not found: «{}…»", "y".repeat(80));
         assert_eq!(refusals(&applied), vec![(0, expected)]);
     }
@@ -1035,7 +1051,7 @@ mod tests {
         let applied = apply(
             "Do it. Do it well. Do it now.\n",
             &[replace("Do it", "x")],
-            &[],
+            &Protected::default(),
         );
         assert_eq!(
             refusals(&applied),
@@ -1044,7 +1060,7 @@ mod tests {
                 "target text occurs 3 times; quote more of it so it is unique".to_string()
             )]
         );
-        let overlapping = apply("aaa\n", &[delete("aa")], &[]);
+        let overlapping = apply("aaa\n", &[delete("aa")], &Protected::default());
         assert_eq!(
             refusals(&overlapping),
             vec![(
@@ -1056,7 +1072,7 @@ mod tests {
 
     #[test]
     fn the_match_is_exact_and_case_sensitive() {
-        let applied = apply(BODY, &[replace("intro line.", "x")], &[]);
+        let applied = apply(BODY, &[replace("intro line.", "x")], &Protected::default());
         assert_eq!(applied.rejected.len(), 1);
         assert!(
             applied.rejected[0]
@@ -1150,6 +1166,41 @@ mod tests {
     }
 
     #[test]
+    fn an_edit_that_opens_a_comment_or_a_fence_it_does_not_close_is_refused() {
+        // Before a protected section, it hides that section: named with or without `## `.
+        for name in ["## Safety", "Safety"] {
+            let hidden = apply(BODY, &[insert_after("- two", "<!--")], &protect(&[name]));
+            assert_eq!(
+                refusals(&hidden),
+                vec![(0, "touches the protected section «## Safety»".to_string())]
+            );
+        }
+        let none = Protected::default();
+        let open = apply(BODY, &[append("More <!-- later")], &none);
+        assert_eq!(
+            refusals(&open),
+            vec![(
+                0,
+                "leaves an HTML comment (`<!--` without `-->`) open".to_string()
+            )]
+        );
+        let fence = apply(BODY, &[insert_after("- two", "```")], &none);
+        assert!(
+            fence.rejected[0]
+                .1
+                .to_string()
+                .starts_with("leaves a code fence"),
+            "{:?}",
+            refusals(&fence)
+        );
+        let closed = apply(BODY, &[append("More <!-- note -->")], &none);
+        assert_eq!(closed.applied, vec![0]);
+        // What the body already left open is not the edit's doing.
+        let already = apply("Rules. <!-- open", &[append("More.")], &none);
+        assert_eq!(already.applied, vec![0]);
+    }
+
+    #[test]
     fn an_append_goes_before_the_trailing_protected_sections() {
         let body = "Intro.\n\n## Steps\n\n- one\n\n## Safety\n\nKeep.\n\n## Legal\n\nMIT.\n";
         let applied = apply(
@@ -1208,13 +1259,21 @@ mod tests {
 
     #[test]
     fn an_edit_that_changes_nothing_is_rejected() {
-        let applied = apply(BODY, &[replace("Intro line.", "Intro line.")], &[]);
+        let applied = apply(
+            BODY,
+            &[replace("Intro line.", "Intro line.")],
+            &Protected::default(),
+        );
         assert_eq!(refusals(&applied), vec![(0, "changes nothing".to_string())]);
     }
 
     #[test]
     fn an_edit_missing_a_field_its_op_needs_is_rejected_when_applied() {
-        let applied = apply(BODY, &[edit(Op::Replace, None, Some("x"))], &[]);
+        let applied = apply(
+            BODY,
+            &[edit(Op::Replace, None, Some("x"))],
+            &Protected::default(),
+        );
         assert_eq!(
             refusals(&applied),
             vec![(0, "`replace` needs a non-empty `target`".to_string())]
@@ -1223,9 +1282,13 @@ mod tests {
 
     #[test]
     fn the_body_never_ends_with_more_than_one_newline() {
-        let applied = apply("Rules.\n\n\n", &[replace("Rules.", "Rules:\n\n\n")], &[]);
+        let applied = apply(
+            "Rules.\n\n\n",
+            &[replace("Rules.", "Rules:\n\n\n")],
+            &Protected::default(),
+        );
         assert_eq!(applied.body, "Rules:\n");
-        let deleted = apply("A\n\nB\n", &[delete("B")], &[]);
+        let deleted = apply("A\n\nB\n", &[delete("B")], &Protected::default());
         assert_eq!(deleted.body, "A\n");
     }
 

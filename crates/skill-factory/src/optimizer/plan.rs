@@ -4,8 +4,8 @@
 //! The block stays flat in the file, because the reference tool's configs set keys of every
 //! optimizer side by side. [`OptimizerPlan::from_config`] sorts it once, so each backend is
 //! built from its own settings and cannot come to depend on another's key. What the run
-//! enforces around any optimizer (`max_workers`, `max_skill_tokens`, `max_metric_calls` as a
-//! hard stop, `budget`) is not in the plan: the run and the session read it from the block,
+//! enforces around any optimizer (`max_workers`, `max_skill_tokens`, `protected`,
+//! `max_metric_calls` as a hard stop, `budget`) is not in the plan: the run and the session read it from the block,
 //! and the backends meet it through the [`RunContext`](super::RunContext). `lm` and
 //! `reflection_lm` are read by nothing (docs/compatibility.md).
 
@@ -74,8 +74,6 @@ pub struct GepaSettings {
     pub max_edits_per_round: usize,
     /// How proposals are asked for.
     pub reflection: ReflectionStyle,
-    /// `## ` headings of the sections no mutation may rewrite.
-    pub protected: Vec<String>,
     /// Parents mutated at once in a step.
     pub parents: usize,
     /// Whether frontier members that share an ancestor are merged.
@@ -140,8 +138,6 @@ pub struct SkillOptSettings {
     pub max_patch_edits: usize,
     /// Most edits of the last round.
     pub min_patch_edits: usize,
-    /// `## ` headings of the sections no edit may touch.
-    pub protected: Vec<String>,
     /// The external command that runs instead of the native search (`params.command`); the
     /// other settings are then unused.
     pub bridge: Option<Bridge>,
@@ -159,7 +155,6 @@ impl OptimizerPlan {
             OptimizerKind::Gepa => BackendSettings::Gepa(GepaSettings {
                 max_edits_per_round: config.max_edits_per_round,
                 reflection: config.reflection,
-                protected: config.protected.clone(),
                 parents: config.parents,
                 merge: config.merge,
                 max_merges: config.max_merges,
@@ -172,7 +167,6 @@ impl OptimizerPlan {
                 rounds: config.rounds,
                 max_patch_edits: config.max_patch_edits,
                 min_patch_edits: config.min_patch_edits,
-                protected: config.protected.clone(),
                 bridge: Bridge::configured(&config.params),
             }),
         };
@@ -230,13 +224,12 @@ mod tests {
             c.minibatch_size = 3;
             c.parents = 2;
             c.max_patch_edits = 9;
-            c.protected = vec!["## Safety".into()];
         });
         assert_eq!(gepa.shared.minibatch_size, 3);
         let BackendSettings::Gepa(settings) = gepa.backend else {
             panic!("{:?}", gepa.backend)
         };
-        assert_eq!((settings.parents, settings.protected.len()), (2, 1));
+        assert_eq!((settings.parents, settings.deepen), (2, 2));
 
         let skillopt = plan(|c| {
             c.name = "SkillOpt".into();

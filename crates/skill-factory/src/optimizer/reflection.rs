@@ -135,6 +135,9 @@ pub struct Reflection<'a> {
     /// Whether the model is to change one part of the body only, the one it blames for the
     /// failures (`gepa` with `component_selector: blamed`).
     pub one_part: bool,
+    /// The protected names (`optimizer.protected`, normalized): a prompt for a whole body
+    /// asks for their sections word for word, since a candidate that changes one is refused.
+    pub protected: &'a [String],
 }
 
 /// `text` trimmed, and cut to [`FIELD_CHARS`] characters plus a mark when longer.
@@ -275,6 +278,18 @@ impl Reflection<'_> {
         ]);
         if self.one_part {
             tail.push(ONE_PART_RULE.to_string());
+        }
+        let sections: Vec<&str> = self
+            .protected
+            .iter()
+            .map(String::as_str)
+            .filter(|name| name.starts_with("## "))
+            .collect();
+        if self.component.is_none() && !sections.is_empty() {
+            tail.push(format!(
+                "- Copy these protected sections word for word, heading included: {}",
+                sections.join(", ")
+            ));
         }
         tail.extend([
             "- Prefer clear, imperative instructions: add the rules, steps or output-format guidance that would have prevented these failures."
@@ -858,6 +873,7 @@ mod tests {
             limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
             component: None,
             one_part: false,
+            protected: &[],
         }
         .prompt();
         assert!(prompt.starts_with(
@@ -894,6 +910,7 @@ mod tests {
             limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
             component: None,
             one_part: false,
+            protected: &[],
         }
         .prompt();
         assert!(!prompt.contains("REJECTED"));
@@ -930,6 +947,7 @@ mod tests {
             limits: (MAX_BODY_CHARS, MAX_BODY_LINES),
             component: None,
             one_part: false,
+            protected: &[],
         }
         .prompt_for(ReflectionStyle::Compact);
         assert_eq!(

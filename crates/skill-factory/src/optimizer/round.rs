@@ -17,7 +17,7 @@ use skill_factory_llm::{ChatModel, ChatResponse, LlmError, TokenUsage};
 use skill_factory_package::spec;
 
 use super::StopReason;
-use super::component::{Components, changed};
+use super::component::{Components, changed, newly_unclosed};
 use super::context::{RunContext, Scored, identity};
 use super::event::Event;
 use super::gate::{self, Gate, Gated, Side};
@@ -185,8 +185,11 @@ fn one_part(parent: &Skill, part: Part<'_>, proposed: Proposed) -> Result<Propos
 
 /// The checks every candidate passes before it is scored, whichever optimizer made it: the
 /// Agent Skills rules against the seed folder's files, the description's rules when it
-/// changed from `parent`'s, the size budget (reference files included), then the honesty
-/// checks (of every reference file that changed, too).
+/// changed from `parent`'s, the size budget (reference files included), the honesty checks
+/// (of every reference file that changed, too), then, on the skill as it would be scored,
+/// the protected sections ([`super::protect`]) and the blocks an edit leaves open: an HTML
+/// comment or a code fence `parent` closed and the candidate does not, which hides or turns
+/// into code everything after it.
 pub fn check(
     context: &RunContext,
     parent: &Skill,
@@ -240,8 +243,29 @@ pub fn check(
         }
     }
     let checked = honest(checked, &context.honesty)?;
+    let skill = skill.with_body(checked.body);
+    let refuse = |reason: String| Rejected {
+        reason,
+        rationale: checked.rationale.clone(),
+    };
+    if let Some(change) = context.protected.changed(parent, &skill) {
+        return Err(refuse(change.to_string()));
+    }
+    let texts = std::iter::once(("the body", &parent.body, &skill.body)).chain(
+        skill
+            .files
+            .iter()
+            .map(|(path, text)| (path.as_str(), parent.files.get(path).unwrap_or(text), text)),
+    );
+    for (what, before, after) in texts {
+        if let Some(open) = newly_unclosed(before, after) {
+            return Err(refuse(format!(
+                "{what} leaves {open} open, which hides or turns into code everything after it"
+            )));
+        }
+    }
     Ok(Proposed {
-        skill: skill.with_body(checked.body),
+        skill,
         rationale: checked.rationale,
         warnings: checked.warnings,
     })

@@ -137,6 +137,7 @@ impl Search<'_> {
             limits: body_limits(&best.body),
             component: None,
             one_part: false,
+            protected: self.context.protected.names(),
         };
         let mut lines = vec![
             format!("GOAL: {}", self.goal),
@@ -148,10 +149,11 @@ impl Search<'_> {
             "</CURRENT_SKILL_BODY>".to_string(),
             String::new(),
         ];
-        if !self.settings.protected.is_empty() {
+        let protected = &self.context.protected;
+        if !protected.is_empty() {
             lines.push(format!(
                 "PROTECTED SECTIONS (never edit text inside them): {}",
-                self.settings.protected.join(", ")
+                protected.names().join(", ")
             ));
             lines.push(String::new());
         }
@@ -303,7 +305,7 @@ impl Search<'_> {
         }
         edits.truncate(limit);
         let rationale = rationales.join(" ");
-        let applied = patch::apply(&best.body, &edits, &self.settings.protected);
+        let applied = patch::apply(&best.body, &edits, &context.protected);
         self.edits.applied += applied.applied.len();
         self.edits.refused += applied.rejected.len();
         for (index, reason) in &applied.rejected {

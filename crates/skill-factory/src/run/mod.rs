@@ -57,6 +57,7 @@ use crate::harness::{self, Harness};
 use crate::metric::{self, Metric};
 use crate::optimizer::event::Fanout;
 use crate::optimizer::honest::{self, Honesty};
+use crate::optimizer::protect::Protected;
 use crate::optimizer::{
     BackendSettings, Event, EventSink, OptimizationResult, Optimizer, OptimizerPlan, RunContext,
     SkillOptSettings, identity,
@@ -281,6 +282,7 @@ fn open_folder(
     .with_skill_files(session.skill_files.clone())
     // The optimizer's tasks only: the held-out test split is never shown to the check either.
     .with_max_skill_tokens(session.config.config.optimizer.max_skill_tokens)
+    .with_protected(protected(session))
     .with_max_metric_calls(session.config.config.optimizer.max_metric_calls)
     .with_noise(session.noise())
     .with_honesty(Honesty::new(
@@ -299,6 +301,18 @@ fn open_folder(
         max_metric_calls: session.config.config.optimizer.max_metric_calls,
     });
     Ok((recorder, context))
+}
+
+/// The run's protected parts (`optimizer.protected`), after saying, once, which of them the
+/// seed has no section or file of: those protect nothing, most likely a misspelt heading.
+fn protected(session: &Session) -> Protected {
+    let protected = Protected::new(&session.config.config.optimizer.protected);
+    for name in protected.missing_from(&session.skill) {
+        tracing::warn!(
+            "optimizer.protected names «{name}», which the seed has no section of (a line starting with `## `, outside code fences and comments): it protects nothing"
+        );
+    }
+    protected
 }
 
 /// The `tasks.jsonl` of `split`: one line per task, with the split it is in first.

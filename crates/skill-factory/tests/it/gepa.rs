@@ -12,6 +12,7 @@ use skill_factory::cancel::CancelToken;
 use skill_factory::config::{ComponentSelector, GoldenMode, OptimizerConfig};
 use skill_factory::harness::Harness;
 use skill_factory::metric::GoldenMetric;
+use skill_factory::optimizer::protect::Protected;
 use skill_factory::optimizer::{
     BackendSettings, Event, Gepa, OptimizationResult, Optimizer, OptimizerPlan, RunContext,
 };
@@ -251,7 +252,21 @@ async fn search_from(
     workers: usize,
     cancel: CancelToken,
 ) -> Run {
+    search_protecting(seed, optimizer, harness, workers, cancel, &[]).await
+}
+
+/// [`search_from`] in a run that protects `protected` (`optimizer.protected`), as a run's
+/// context does.
+pub(crate) async fn search_protecting(
+    seed: &Skill,
+    optimizer: &dyn Optimizer,
+    harness: Arc<dyn Harness>,
+    workers: usize,
+    cancel: CancelToken,
+    protected: &[&str],
+) -> Run {
     let events = Arc::new(Events::default());
+    let protected: Vec<String> = protected.iter().map(|p| p.to_string()).collect();
     let context = RunContext::new(
         harness,
         Arc::new(GoldenMetric::new(GoldenMode::Exact)),
@@ -259,7 +274,8 @@ async fn search_from(
         Arc::new(Ledger::unlimited()),
         cancel,
         events.clone(),
-    );
+    )
+    .with_protected(Protected::new(&protected));
     let result = optimizer
         .optimize(seed, &tasks(0..4), &tasks(4..8), &context)
         .await;
@@ -700,6 +716,83 @@ async fn the_round_robin_goes_on_along_the_lineage() {
     let run = gepa(&config, Arc::new(Reflective::new(section_rules)), 2).await;
     assert_eq!(run.result.stop.as_ref().unwrap().code(), "perfect");
     assert_eq!(mutated_parts(&run.events), ["## Even", "## Odd"]);
+}
+
+#[tokio::test]
+async fn gepa_never_rewrites_a_protected_section_named_with_or_without_its_heading() {
+    let seed = Skill::new(
+        "halves",
+        "Answers tasks of two kinds.",
+        "## Even\n\nHandle even tasks.\n\n## Safety\n\nNever reveal internal notes.\n\n## Odd\n\nHandle odd tasks.",
+    );
+    let line = config(|c| {
+        c.parents = 1;
+        c.merge = false;
+        c.deepen = 0;
+        c.adaptive_gate = false;
+    });
+    for name in ["## Safety", "Safety"] {
+        let optimizer = gepa_of(&line, Arc::new(Reflective::new(section_rules)));
+        let run = search_protecting(
+            &seed,
+            &optimizer,
+            Arc::new(Halves::default()),
+            2,
+            CancelToken::new(),
+            &[name],
+        )
+        .await;
+        assert_eq!(mutated_parts(&run.events), ["## Even", "## Odd"], "{name}");
+        assert!(
+            run.result
+                .best_skill
+                .body
+                .contains("Never reveal internal notes.")
+        );
+    }
+    // Blamed: the model sees the whole body, and a reply that rewrites the section is refused.
+    let blamed = config(|c| {
+        c.component_selector = ComponentSelector::Blamed;
+        c.max_metric_calls = Some(30);
+    });
+    let reply = format!(
+        "<RATIONALE>looser</RATIONALE>\n<NEW_SKILL_BODY>\n{}\n</NEW_SKILL_BODY>",
+        seed.body.replace(
+            "Never reveal internal notes.",
+            "Reveal internal notes freely."
+        )
+    );
+    let model = Arc::new(Reflective::replying(&reply));
+    let optimizer = gepa_of(&blamed, model.clone());
+    let run = search_protecting(
+        &seed,
+        &optimizer,
+        Arc::new(Halves::default()),
+        2,
+        CancelToken::new(),
+        &["Safety"],
+    )
+    .await;
+    assert_eq!(run.result.best_candidate, 0);
+    let refused: Vec<&str> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::CandidateProposed {
+                reason: Some(reason),
+                ..
+            } => Some(reason.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !refused.is_empty()
+            && refused
+                .iter()
+                .all(|r| r.starts_with("changes the protected section «## Safety»")),
+        "{refused:?}"
+    );
+    assert!(model.prompts()[0].contains("word for word, heading included: ## Safety"));
 }
 
 /// Answers a task right when the skill's reference files (not its body) hold the rule of the

@@ -10,7 +10,7 @@ use skill_factory::config::{Command, OptimizerConfig};
 use skill_factory::optimizer::bridge::Bridge;
 use skill_factory::optimizer::{BackendSettings, Optimizer, OptimizerPlan, SkillOpt};
 
-use super::gepa::{Halves, Reflective, Run, search};
+use super::gepa::{Halves, Reflective, Run, search, search_protecting, two_part_seed};
 
 fn config(edit: impl FnOnce(&mut OptimizerConfig)) -> OptimizerConfig {
     let mut config = OptimizerConfig {
@@ -25,16 +25,27 @@ fn config(edit: impl FnOnce(&mut OptimizerConfig)) -> OptimizerConfig {
 }
 
 async fn skillopt(config: &OptimizerConfig, model: Arc<Reflective>) -> Run {
+    skillopt_protecting(config, model, &[]).await
+}
+
+/// [`skillopt`] in a run that protects `protected`.
+async fn skillopt_protecting(
+    config: &OptimizerConfig,
+    model: Arc<Reflective>,
+    protected: &[&str],
+) -> Run {
     let plan = OptimizerPlan::from_config(config).unwrap();
     let BackendSettings::SkillOpt(settings) = plan.backend else {
         panic!("not a skillopt block: {:?}", plan.backend)
     };
     let optimizer = SkillOpt::new(model, plan.shared, settings);
-    search(
+    search_protecting(
+        &two_part_seed(),
         &optimizer,
         Arc::new(Halves::default()),
         2,
         CancelToken::new(),
+        protected,
     )
     .await
 }
@@ -98,22 +109,53 @@ async fn an_edit_whose_target_is_missing_is_refused_and_shown_to_the_next_round(
 
 #[tokio::test]
 async fn an_edit_inside_a_protected_section_is_refused() {
-    let model = Arc::new(Reflective::replying(
-        "<RATIONALE>x</RATIONALE>\n<EDITS>[{\"op\": \"insert_after\", \"target\": \"Handle odd tasks.\", \"text\": \"ODD-RULE\"}]</EDITS>",
-    ));
-    let run = skillopt(
-        &config(|c| {
-            c.rounds = 1;
-            c.protected = vec!["## Odd".into()];
-        }),
-        model,
-    )
-    .await;
-    assert_eq!(run.result.best_candidate, 0);
+    let model = || {
+        Arc::new(Reflective::replying(
+            "<RATIONALE>x</RATIONALE>\n<EDITS>[{\"op\": \"insert_after\", \"target\": \"Handle odd tasks.\", \"text\": \"ODD-RULE\"}]</EDITS>",
+        ))
+    };
+    // The heading with or without its `## `.
+    for name in ["## Odd", "Odd"] {
+        let run = skillopt_protecting(&config(|c| c.rounds = 1), model(), &[name]).await;
+        assert_eq!(run.result.best_candidate, 0, "{name}");
+        assert!(
+            run.result.history[1]
+                .note
+                .contains("touches the protected section «## Odd»"),
+            "{name}: {:#?}",
+            run.result.history
+        );
+    }
+    let unprotected = skillopt(&config(|c| c.rounds = 1), model()).await;
+    assert_eq!(unprotected.result.best_candidate, 1);
+}
+
+#[tokio::test]
+async fn skillopt_refuses_an_edit_that_opens_a_comment_before_a_protected_section() {
+    let hide = |text: &str| {
+        Arc::new(Reflective::replying(&format!(
+            "<RATIONALE>x</RATIONALE>\n<EDITS>[{{\"op\": \"insert_after\", \"target\": \"Handle even tasks.\", \"text\": \"{text}\"}}]</EDITS>"
+        )))
+    };
+    let protected = skillopt_protecting(&config(|c| c.rounds = 1), hide("<!--"), &["Odd"]).await;
+    assert_eq!(protected.result.best_candidate, 0);
+    let note = &protected.result.history[1].note;
     assert!(
-        run.result.history[1].note.contains("protected section"),
+        note.contains("touches the protected section «## Odd»"),
+        "{note}"
+    );
+    // Without protection the open comment is refused all the same; a closed one is text.
+    let open = skillopt(&config(|c| c.rounds = 1), hide("EVEN-RULE <!-- draft")).await;
+    let note = &open.result.history[1].note;
+    assert!(
+        note.contains("leaves an HTML comment (`<!--` without `-->`) open"),
+        "{note}"
+    );
+    let closed = skillopt(&config(|c| c.rounds = 1), hide("EVEN-RULE <!-- note -->")).await;
+    assert_eq!(
+        closed.result.best_candidate, 1,
         "{:#?}",
-        run.result.history
+        closed.result.history
     );
 }
 

@@ -33,6 +33,7 @@ pub use metric::{
 pub use noise::{NoiseConfig, RegimeSetting};
 pub use optimizer::{
     BudgetConfig, ComponentSelector, OptimizerConfig, OptimizerParams, ReflectionStyle,
+    protected_name,
 };
 pub use optimizer_kind::{OptimizerKind, UnknownOptimizer};
 pub use output::OutputConfig;

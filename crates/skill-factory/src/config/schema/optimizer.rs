@@ -106,7 +106,9 @@ pub struct OptimizerConfig {
     /// `skillopt`: most edits of the last step (default 2).
     #[serde(default = "default_min_patch_edits")]
     pub min_patch_edits: usize,
-    /// `gepa` and `skillopt`: `##` section headings of the body no edit may touch.
+    /// Every optimizer: the `## ` sections of the body (each named by its heading, with or
+    /// without the `## `) and the reference files (by path, `references/...`) no candidate
+    /// may change ([`protected_name`]).
     #[serde(default)]
     pub protected: Vec<String>,
     /// Every optimizer: the most tokens a candidate skill may have (about 4 characters a
@@ -255,6 +257,19 @@ impl Default for OptimizerParams {
             cwd: None,
         }
     }
+}
+
+/// A `protected` entry as a run names it, read once: a reference file's path as written
+/// (trimmed), else a section heading with its `## ` and its words one space apart, whatever
+/// `#` marks and spaces the entry had (`Safety`, `## Safety` and `##  Safety` are `## Safety`);
+/// `None` when nothing is left (`""`, `##`).
+pub fn protected_name(entry: &str) -> Option<String> {
+    let entry = entry.trim();
+    if entry.starts_with("references/") {
+        return Some(entry.to_string());
+    }
+    let words: Vec<&str> = entry.trim_start_matches('#').split_whitespace().collect();
+    (!words.is_empty()).then(|| format!("## {}", words.join(" ")))
 }
 
 fn default_name() -> String {

@@ -257,6 +257,30 @@ fn absurd_counts_of_the_optimizer_are_refused_at_their_line_with_the_bound() {
 }
 
 #[test]
+fn a_protected_entry_that_names_nothing_is_refused_at_its_line() {
+    for entry in ["\"\"", "\"##\"", "\"  ## \""] {
+        let (e, m) = error_of(&format!(
+            "optimizer:\n  protected:\n    - Safety\n    - {entry}\n"
+        ));
+        assert_eq!(
+            e.key_path().as_deref(),
+            Some("optimizer.protected[1]"),
+            "{m}"
+        );
+        assert_mentions(
+            &m,
+            &["names no section", "line 6", "with or without its `## `"],
+        );
+    }
+    for fine in ["Safety", "\"## Safety\"", "references/policy.md"] {
+        assert!(
+            parse(&format!("{BASE}optimizer: {{protected: [{fine}]}}\n")).is_ok(),
+            "{fine}"
+        );
+    }
+}
+
+#[test]
 fn rollouts_in_flight_have_an_upper_bound_instead_of_a_crash() {
     for (extra, key) in [
         (
