@@ -433,8 +433,9 @@ pub enum LabAction {
         /// A note kept in seal.json.
         #[arg(long, default_value = "")]
         note: String,
-        /// Refreeze another pair after the sealed splits were opened (the seal is then marked
-        /// compromised in every later report).
+        /// Refreeze another pair after the sealed splits were opened, or under another split
+        /// assignment (the seal is then marked compromised in every later report), or freeze
+        /// the seed or baseline itself.
         #[arg(long)]
         force: bool,
     },

@@ -3,6 +3,8 @@
 //! The lab writes and reads them through these types, and the dashboard reads them, so the
 //! two cannot drift apart.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -78,6 +80,26 @@ pub struct FrozenRecord {
     /// The note given to `lab freeze`.
     #[serde(default)]
     pub note: String,
+    /// The split assignment frozen with it, so a later change of `splits:` or of the
+    /// dataset cannot move examples out of the sealed splits unseen. Absent in seals written
+    /// before it was recorded (and in the Python tool's): those are not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignment: Option<AssignmentRecord>,
+}
+
+/// Which example is in which split, as frozen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssignmentRecord {
+    /// The SHA-256 (hex) of the `(example id, split)` pairs sorted by id, one `id<TAB>split`
+    /// line each.
+    pub sha256: String,
+    /// Examples per split name.
+    #[serde(default)]
+    pub counts: BTreeMap<String, usize>,
+    /// The `splits:` settings that gave it (`salt`, `fractions`, the held-out lists,
+    /// `read_before_split`), so a change can be named and undone.
+    #[serde(default)]
+    pub settings: Map<String, Value>,
 }
 
 /// One logged opening of the sealed splits.
@@ -94,6 +116,10 @@ pub struct ViewRecord {
     /// The sealed splits opened, by name, sorted.
     #[serde(default)]
     pub splits: Vec<String>,
+    /// The `sha256` of the split assignment they were opened under (see
+    /// [`AssignmentRecord`]), when it was known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignment: Option<String>,
 }
 
 #[cfg(test)]
@@ -162,5 +188,26 @@ mod tests {
         let frozen: SealRecord =
             serde_json::from_str(r#"{"frozen": {"hash": "h"}, "views": []}"#).unwrap();
         assert_eq!(frozen.frozen.unwrap().hash, "h");
+    }
+
+    #[test]
+    fn a_seal_without_an_assignment_reads_and_writes_none() {
+        let reference = r#"{"frozen": {"hash": "h", "baseline": null, "at": "t", "note": ""},
+            "views": [{"hash": "h", "baseline": null, "at": "t", "splits": ["test"]}]}"#;
+        let seal: SealRecord = serde_json::from_str(reference).unwrap();
+        let frozen = seal.frozen.clone().unwrap();
+        assert_eq!(frozen.assignment, None);
+        let written = serde_json::to_value(&seal).unwrap();
+        assert!(written["frozen"].get("assignment").is_none(), "{written}");
+        assert!(written["views"][0].get("assignment").is_none(), "{written}");
+        let recorded: SealRecord = serde_json::from_str(
+            r#"{"frozen": {"hash": "h", "assignment": {"sha256": "ab", "counts": {"test": 3},
+                "settings": {"salt": "s"}}}, "views": [{"hash": "h", "assignment": "ab"}]}"#,
+        )
+        .unwrap();
+        let assignment = recorded.frozen.unwrap().assignment.unwrap();
+        assert_eq!(assignment.sha256, "ab");
+        assert_eq!(assignment.counts["test"], 3);
+        assert_eq!(recorded.views.unwrap()[0].assignment.as_deref(), Some("ab"));
     }
 }

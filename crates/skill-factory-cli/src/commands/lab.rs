@@ -11,7 +11,7 @@ use anyhow::bail;
 use skill_factory_lab::LabError;
 use skill_factory_lab::answers::lab::AskReport;
 use skill_factory_lab::answers::{drift, noise};
-use skill_factory_lab::data::seal::{Seal, refuse_sealed};
+use skill_factory_lab::data::seal::refuse_sealed;
 use skill_factory_lab::data::split::Split;
 use skill_factory_lab::lock::WorkspaceLock;
 use skill_factory_lab::measure::evaluate::{Policy, Reports};
@@ -457,8 +457,11 @@ fn freeze(
     let project = Project::load(config, None)?;
     let probeset = project.given_or_best(probeset.as_deref())?;
     let baseline = project.given_or_baseline(baseline.as_deref())?;
+    if !force {
+        project.refuse_unoptimized(&probeset, &baseline)?;
+    }
     let _lock = WorkspaceLock::acquire(project.dir(), "lab freeze", &waiting)?;
-    let mut seal = Seal::load(project.dir())?;
+    let mut seal = project.seal()?;
     seal.freeze(&probeset.sha256(), Some(&baseline.sha256()), note, force)?;
     seal.save()?;
     outln!(

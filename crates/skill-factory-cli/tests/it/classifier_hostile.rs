@@ -415,3 +415,159 @@ async fn a_command_waits_for_the_holder_of_the_workspace_and_a_killed_holder_lea
         assert!(stderr.contains(part), "{part}: {stderr}");
     }
 }
+
+/// `skill-factory lab <args> -c config.offline.yaml` in `dir`.
+fn lab_c(dir: &Path, items: &[&str]) -> common::Ran {
+    lab(dir, &[items, &["-c", "config.offline.yaml"]].concat())
+}
+
+#[test]
+fn changing_the_splits_after_a_freeze_is_refused_until_undone_or_refrozen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = optimized_example(dir);
+    assert_eq!(lab_c(dir, &["freeze"]).code, Some(0));
+    let report = lab_c(dir, &["report", "--ask"]);
+    assert_eq!(report.code, Some(0), "{}", report.stderr);
+    let dataset = std::fs::read_to_string(dir.join("dataset.jsonl")).unwrap();
+    type Change = (&'static str, fn(&Path, &Path), &'static str);
+    let changes: [Change; 4] = [
+        (
+            "another salt",
+            |_, config| edit(config, "salt: pr-11", "salt: pr-12"),
+            "splits.salt was \"pr-11\" and is now \"pr-12\"",
+        ),
+        (
+            "other fractions",
+            |_, config| edit(config, "{train: 0.5, val: 0.25}", "{train: 0.6, val: 0.2}"),
+            "splits.fractions was {\"train\":0.5,\"val\":0.25} and is now",
+        ),
+        (
+            "a held-out group",
+            |_, config| {
+                edit(
+                    config,
+                    "  salt: pr-11",
+                    "  salt: pr-11\n  held_out_groups: [access-change]",
+                )
+            },
+            "splits.held_out_groups was [] and is now [\"access-change\"]",
+        ),
+        (
+            "an example removed from the dataset",
+            |dir, _| {
+                let path = dir.join("dataset.jsonl");
+                let text = std::fs::read_to_string(&path).unwrap();
+                let kept: Vec<&str> = text.lines().skip(1).collect();
+                std::fs::write(&path, kept.join("\n") + "\n").unwrap();
+            },
+            "the dataset changed",
+        ),
+    ];
+    let original = std::fs::read_to_string(&config).unwrap();
+    for (what, change, said) in changes {
+        change(dir, &config);
+        for command in [
+            &["score"][..],
+            &["select"],
+            &["status"],
+            &["ask", "--dry-run"],
+            &["report", "--splits", "test"],
+            &["simulate"],
+        ] {
+            refused(
+                &lab_c(dir, command),
+                &[
+                    "the split assignment changed since `lab freeze`",
+                    said,
+                    "lab freeze -c config.offline.yaml --force",
+                ],
+            );
+        }
+        refused(
+            &sf_in(dir, &["optimize", "-c", "config.offline.yaml"]),
+            &[said],
+        );
+        refused(&lab_c(dir, &["freeze"]), &[said, "--force"]);
+        // Going back lifts it.
+        std::fs::write(&config, &original).unwrap();
+        std::fs::write(dir.join("dataset.jsonl"), &dataset).unwrap();
+        let back = lab_c(dir, &["score"]);
+        assert_eq!(back.code, Some(0), "{what}: {}", back.stderr);
+    }
+    // Refreezing under the new assignment, forced: the seal says it was opened under
+    // another.
+    edit(&config, "salt: pr-11", "salt: pr-12");
+    let forced = lab_c(dir, &["freeze", "--force"]);
+    assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    let score = lab_c(dir, &["score"]);
+    assert_eq!(score.code, Some(0), "{}", score.stderr);
+    let status = lab_c(dir, &["status"]);
+    has(
+        &status.stdout,
+        "WARNING: sealed splits were opened under an earlier",
+    );
+    let seal = common::read_json(&dir.join("ws/seal.json"));
+    assert!(
+        seal["frozen"]["assignment"]["settings"]["salt"] == "pr-12",
+        "{seal}"
+    );
+}
+
+#[test]
+fn a_misspelt_workspace_or_the_seed_itself_is_not_frozen_without_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = optimized_example(dir);
+    edit(&config, "workspace: ws", "workspace: wsx");
+    refused(
+        &lab_c(dir, &["freeze"]),
+        &[
+            "lab freeze: the probe set to freeze",
+            "is the baseline it would be compared with",
+            "it has no probeset.json: is `workspace:` in config.offline.yaml",
+            "skill-factory optimize -c config.offline.yaml",
+            "--force",
+        ],
+    );
+    assert!(!dir.join("wsx/seal.json").exists());
+    refused(&lab_c(dir, &["report", "--splits", "test"]), &["freeze"]);
+    edit(&config, "workspace: wsx", "workspace: ws");
+    // The config's seed, named explicitly, against the fitted baseline.
+    refused(
+        &lab_c(dir, &["freeze", "--probeset", "seed_probeset.json"]),
+        &["is the config's seed"],
+    );
+    let forced = lab_c(
+        dir,
+        &["freeze", "--probeset", "seed_probeset.json", "--force"],
+    );
+    assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    assert_eq!(lab_c(dir, &["freeze"]).code, Some(0));
+}
+
+#[test]
+fn a_seal_whose_openings_were_deleted_keeps_refusing_another_pair() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    optimized_example(dir);
+    assert_eq!(lab_c(dir, &["freeze"]).code, Some(0));
+    assert_eq!(lab_c(dir, &["report", "--ask"]).code, Some(0));
+    let path = dir.join("ws/seal.json");
+    let mut seal = common::read_json(&path);
+    seal.as_object_mut().unwrap().remove("views");
+    std::fs::write(&path, seal.to_string()).unwrap();
+    let mut other = common::read_json(&dir.join("ws/probeset.json"));
+    other["threshold"] = serde_json::json!(0.5);
+    other.as_object_mut().unwrap().remove("sha256");
+    std::fs::write(dir.join("other.json"), other.to_string()).unwrap();
+    refused(
+        &lab_c(dir, &["freeze", "--probeset", "other.json"]),
+        &["the log of openings was removed from seal.json", "--force"],
+    );
+    let status = lab_c(dir, &["status"]);
+    has(&status.stdout, "opened an unknown number of times");
+    let forced = lab_c(dir, &["freeze", "--probeset", "other.json", "--force"]);
+    assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    has(&lab_c(dir, &["status"]).stdout, "WARNING");
+}

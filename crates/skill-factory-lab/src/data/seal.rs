@@ -6,16 +6,26 @@
 //! after an opening needs `--force` and leaves the seal *contaminated*: the report then says
 //! that the sealed numbers were seen under an earlier configuration.
 //!
+//! The freeze also records the split assignment (which example is in which split, as a hash,
+//! with the counts and the `splits:` settings that gave it), and every command that reads
+//! splits refuses to run once the assignment differs ([`Seal::check_assignment`]): a new
+//! salt, other fractions or held-out lists, or an edited dataset would move former test
+//! examples into train and val, and give the next report another test set under the same
+//! seal. Going back to the frozen assignment, or refreezing with `--force`, lifts it.
+//!
 //! The file is a local, trust-based log (deleting it unseals everything); it guards the CLI's
 //! paths, not this library's API. Its layout is the reference's:
 //! `{"frozen": null | {hash, baseline, at, note}, "views": [{hash, baseline, at, splits}]}`,
-//! indented by one space, with a trailing newline. (The reference escapes non-ASCII characters
-//! of a note as `\uXXXX`; here they are written as they are, which reads back the same.)
+//! indented by one space, with a trailing newline, plus `assignment` in the freeze and in
+//! each view when known (the reference ignores keys it does not know). (The reference escapes
+//! non-ASCII characters of a note as `\uXXXX`; here they are written as they are, which reads
+//! back the same.)
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
 use skill_factory_pycompat::json as pyjson;
-use skill_factory_runfolder::workspace::{FrozenRecord, SealRecord, ViewRecord};
+use skill_factory_runfolder::workspace::{AssignmentRecord, FrozenRecord, SealRecord, ViewRecord};
 
 use crate::LabError;
 use crate::data::split::Split;
@@ -33,6 +43,12 @@ pub struct Seal {
     frozen: Option<FrozenRecord>,
     /// Every opening, oldest first; the split names are checked at load.
     views: Vec<ViewRecord>,
+    /// The file holds a freeze but no log of openings: the log was removed, so how often
+    /// the sealed splits were opened is unknown.
+    views_removed: bool,
+    /// The split assignment of the workspace now, and the config that gives it, when the
+    /// caller said ([`Seal::under`]).
+    current: Option<(AssignmentRecord, PathBuf)>,
 }
 
 impl Seal {
@@ -48,6 +64,8 @@ impl Seal {
                     path,
                     frozen: None,
                     views: Vec::new(),
+                    views_removed: false,
+                    current: None,
                 });
             }
             Err(skill_factory_io::input::InputError::NotUtf8 { .. }) => {
@@ -63,6 +81,7 @@ impl Seal {
         }
         let record: SealRecord =
             serde_json::from_value(value).map_err(|error| broken(&path, &error.to_string()))?;
+        let views_removed = record.frozen.is_some() && record.views.is_none();
         let views = record.views.unwrap_or_default();
         if let Some(name) = views
             .iter()
@@ -75,14 +94,114 @@ impl Seal {
             path,
             frozen: record.frozen,
             views,
+            views_removed,
+            current: None,
+        })
+    }
+
+    /// This seal, told the split assignment the workspace has now and the config that gives
+    /// it: a freeze records it, an opening logs it, and [`Seal::check_assignment`] compares it
+    /// with the frozen one.
+    pub fn under(mut self, assignment: AssignmentRecord, config: &Path) -> Seal {
+        self.current = Some((assignment, config.to_path_buf()));
+        self
+    }
+
+    /// Refuses when the split assignment differs from the one frozen: the message says what
+    /// changed (the `splits:` settings, or the dataset) and the two ways out.
+    pub fn check_assignment(&self) -> Result<(), LabError> {
+        match self.moved() {
+            None => Ok(()),
+            Some(Moved { what, undo, config }) => Err(LabError::Sealed(format!(
+                "{}: {what}. Former test examples may now be read by train and val, and a \
+                 report would use another test set under the same seal. To go back, {undo}; \
+                 or refreeze under the new assignment with `skill-factory lab freeze -c {} \
+                 --force` (once the sealed splits were opened under the old one, every later \
+                 report says so)",
+                config.display(),
+                config.display()
+            ))),
+        }
+    }
+
+    /// What changed since the freeze when the assignment now is not the frozen one; none
+    /// when either is unknown.
+    fn moved(&self) -> Option<Moved<'_>> {
+        let frozen = self.frozen.as_ref()?;
+        let then = frozen.assignment.as_ref()?;
+        let (now, config) = self.current.as_ref()?;
+        if then.sha256 == now.sha256 {
+            return None;
+        }
+        let mut keys: Vec<&String> = then.settings.keys().chain(now.settings.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        let shown =
+            |value: Option<&Value>| value.map_or_else(|| "unset".to_string(), Value::to_string);
+        let settings: Vec<String> = keys
+            .into_iter()
+            .filter(|key| then.settings.get(*key) != now.settings.get(*key))
+            .map(|key| {
+                format!(
+                    "splits.{key} was {} and is now {}",
+                    shown(then.settings.get(key)),
+                    shown(now.settings.get(key))
+                )
+            })
+            .collect();
+        let counts: Vec<String> = Split::ALL
+            .iter()
+            .filter_map(|split| {
+                let name = split.name();
+                let (before, after) = (then.counts.get(name), now.counts.get(name));
+                (before != after).then(|| {
+                    format!(
+                        "{name} had {} example(s), now {}",
+                        before.copied().unwrap_or(0),
+                        after.copied().unwrap_or(0)
+                    )
+                })
+            })
+            .collect();
+        let (what, undo) = if settings.is_empty() {
+            (
+                "the dataset changed (examples added or removed, or their group, source or \
+                 explicit split)"
+                    .to_string(),
+                "restore the dataset as it was at the freeze".to_string(),
+            )
+        } else {
+            (
+                settings.join(", "),
+                format!(
+                    "set `splits:` back to {}",
+                    Value::Object(then.settings.clone())
+                ),
+            )
+        };
+        let counts = if counts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", counts.join(", "))
+        };
+        Some(Moved {
+            what: format!(
+                "the split assignment changed since `lab freeze` ({}): {what}{counts}",
+                frozen.at
+            ),
+            undo,
+            config,
         })
     }
 
     /// Records `hash` (and `baseline`) as the pair to report on the sealed splits, and saves.
     ///
     /// Refreezing the same pair is always allowed. Freezing another pair once the sealed
-    /// splits have been opened is refused unless `force`: their numbers are then no longer
-    /// unseen, which [`Seal::contaminated`] reports from then on.
+    /// splits have been opened (or once their log of openings was removed from the file) is
+    /// refused unless `force`: their numbers are then no longer unseen, which
+    /// [`Seal::contaminated`] reports from then on. So is freezing under another split
+    /// assignment than the frozen one: examples the optimizer read would become test
+    /// examples. The assignment given to [`Seal::under`] is recorded.
     pub fn freeze(
         &mut self,
         hash: &str,
@@ -94,14 +213,31 @@ impl Seal {
             .frozen
             .as_ref()
             .is_some_and(|f| f.hash != hash || f.baseline.as_deref() != baseline);
-        if changed && !self.views.is_empty() && !force {
+        if changed && (!self.views.is_empty() || self.views_removed) && !force {
+            let opened = if self.views_removed {
+                "the log of openings was removed from seal.json, so the sealed splits may have \
+                 been opened"
+                    .to_string()
+            } else {
+                format!(
+                    "the sealed splits were already opened {} time(s)",
+                    self.views.len()
+                )
+            };
             return Err(LabError::Sealed(format!(
-                "the sealed splits were already opened {} time(s) under another configuration \
-                 (frozen {}); refreezing means their numbers are no longer unseen. Rerun \
-                 `skill-factory lab freeze -c <config>` with --force to refreeze anyway, and \
-                 every report will say so",
-                self.views.len(),
+                "{opened} under another configuration (frozen {}); refreezing means their \
+                 numbers are no longer unseen. Rerun `skill-factory lab freeze -c <config>` \
+                 with --force to refreeze anyway, and every report will say so",
                 self.frozen.as_ref().map_or("", |f| short(&f.hash))
+            )));
+        }
+        if !force && let Some(Moved { what, undo, config }) = self.moved() {
+            return Err(LabError::Sealed(format!(
+                "{}: {what}. Refreezing under it would turn examples the optimizer read into \
+                 test examples. To go back, {undo}; or rerun `skill-factory lab freeze -c {}` \
+                 with --force to refreeze anyway",
+                config.display(),
+                config.display()
             )));
         }
         self.frozen = Some(FrozenRecord {
@@ -109,6 +245,10 @@ impl Seal {
             baseline: baseline.map(str::to_string),
             at: now(),
             note: note.to_string(),
+            assignment: self
+                .current
+                .as_ref()
+                .map(|(assignment, _)| assignment.clone()),
         });
         self.save()
     }
@@ -125,6 +265,7 @@ impl Seal {
         splits: &[Split],
         baseline: Option<&str>,
     ) -> Result<usize, LabError> {
+        self.check_assignment()?;
         let mut wanted: Vec<Split> = splits.iter().copied().filter(|s| s.is_sealed()).collect();
         // The reference logs split names sorted as strings: `held-out` before `test`.
         wanted.sort_by_key(|s| s.name());
@@ -174,6 +315,10 @@ impl Seal {
             baseline: baseline.map(str::to_string),
             at: now(),
             splits: wanted.iter().map(|s| s.name().to_string()).collect(),
+            assignment: self
+                .current
+                .as_ref()
+                .map(|(assignment, _)| assignment.sha256.clone()),
         });
         self.save()?;
         Ok(self.views.len())
@@ -195,18 +340,24 @@ impl Seal {
     }
 
     /// Whether the sealed splits were opened under a configuration other than the frozen
-    /// one: a view of another probe set, or with a baseline that is neither the frozen hash
-    /// nor the frozen baseline.
+    /// one: a view of another probe set, with a baseline that is neither the frozen hash nor
+    /// the frozen baseline, or under another split assignment; or whether that cannot be told,
+    /// the log of openings having been removed.
     pub fn contaminated(&self) -> bool {
         let Some(frozen) = &self.frozen else {
             return false;
         };
-        self.views.iter().any(|view| {
-            view.hash != frozen.hash
-                || view.baseline.as_ref().is_some_and(|baseline| {
-                    *baseline != frozen.hash && Some(baseline) != frozen.baseline.as_ref()
-                })
-        })
+        let assignment = frozen.assignment.as_ref().map(|a| a.sha256.as_str());
+        self.views_removed
+            || self.views.iter().any(|view| {
+                view.hash != frozen.hash
+                    || view.baseline.as_ref().is_some_and(|baseline| {
+                        *baseline != frozen.hash && Some(baseline) != frozen.baseline.as_ref()
+                    })
+                    || (assignment.is_some()
+                        && view.assignment.is_some()
+                        && view.assignment.as_deref() != assignment)
+            })
     }
 
     /// One line for `lab status` and reports: `not frozen: test and held-out splits are
@@ -216,11 +367,15 @@ impl Seal {
         let Some(frozen) = &self.frozen else {
             return "not frozen: test and held-out splits are sealed".to_string();
         };
+        let opened = if self.views_removed && self.views.is_empty() {
+            "an unknown number of times (their log was removed from seal.json)".to_string()
+        } else {
+            format!("{} time(s)", self.views.len())
+        };
         let mut summary = format!(
-            "frozen {} as {}; sealed splits opened {} time(s)",
+            "frozen {} as {}; sealed splits opened {opened}",
             frozen.at,
             short(&frozen.hash),
-            self.views.len()
         );
         if self.contaminated() {
             summary.push_str("; WARNING: sealed splits were opened under an earlier configuration");
@@ -230,15 +385,28 @@ impl Seal {
 
     /// Writes `seal.json` atomically ([`Seal::freeze`] and [`Seal::open`] already do).
     pub fn save(&self) -> Result<(), LabError> {
+        // A removed log stays removed until an opening is logged: an empty one would say the
+        // sealed splits were never opened.
+        let removed = self.views_removed && self.views.is_empty();
         let record = SealRecord {
             frozen: self.frozen.clone(),
-            views: Some(self.views.clone()),
+            views: (!removed).then(|| self.views.clone()),
         };
         let value = serde_json::to_value(&record).expect("a seal is plain data");
         let mut text = pyjson::dumps_indent(&value, 1);
         text.push('\n');
         write_atomic(&self.path, &text)
     }
+}
+
+/// How the split assignment moved since the freeze.
+struct Moved<'a> {
+    /// What changed, with the examples per split then and now.
+    what: String,
+    /// How to go back to the frozen assignment.
+    undo: String,
+    /// The config that gives the assignment now.
+    config: &'a Path,
 }
 
 /// Refuses `splits` if any is sealed: for the commands (`what`, e.g. `lab ask`) that must
@@ -413,6 +581,141 @@ mod tests {
         fresh.save().unwrap();
         let empty = std::fs::read_to_string(dir.path().join("empty.json")).unwrap();
         assert_eq!(empty, "{\n \"frozen\": null,\n \"views\": []\n}\n");
+    }
+
+    /// An assignment with `salt` and `test` examples in test, the rest as given.
+    fn assignment(sha: &str, salt: &str, test: usize) -> AssignmentRecord {
+        AssignmentRecord {
+            sha256: sha.to_string(),
+            counts: [("train".to_string(), 10), ("test".to_string(), test)]
+                .into_iter()
+                .collect(),
+            settings: serde_json::json!({"salt": salt, "fractions": {"train": 0.5, "val": 0.25}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        }
+    }
+
+    #[test]
+    fn a_changed_split_assignment_is_refused_saying_what_changed_and_how_to_go_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Path::new("config.yaml");
+        let frozen_under = assignment("a1", "pr-11", 12);
+        let mut seal = Seal::load(dir.path())
+            .unwrap()
+            .under(frozen_under.clone(), config);
+        seal.freeze("h1", Some("h0"), "", false).unwrap();
+        let reloaded = Seal::load(dir.path()).unwrap();
+        assert_eq!(
+            reloaded.frozen().unwrap().assignment.as_ref(),
+            Some(&frozen_under)
+        );
+        // The same assignment, however the file was reread: nothing to say.
+        reloaded
+            .clone()
+            .under(frozen_under.clone(), config)
+            .check_assignment()
+            .unwrap();
+        // A seal that was never told the assignment (or one written before it was recorded)
+        // checks nothing.
+        reloaded.check_assignment().unwrap();
+
+        let salted = Seal::load(dir.path())
+            .unwrap()
+            .under(assignment("b2", "pr-12", 10), config);
+        let refused = sealed_message(salted.check_assignment());
+        for part in [
+            "config.yaml: the split assignment changed since `lab freeze`",
+            "splits.salt was \"pr-11\" and is now \"pr-12\"",
+            "set `splits:` back to {",
+            "test had 12 example(s), now 10",
+            "skill-factory lab freeze -c config.yaml --force",
+        ] {
+            assert!(refused.contains(part), "{part}: {refused}");
+        }
+        let mut opening = salted.clone();
+        assert!(sealed_message(opening.open("h1", &SEALED, Some("h0"))).contains("salt"));
+        let mut refreeze = salted.clone();
+        let not_forced = sealed_message(refreeze.freeze("h1", Some("h0"), "", false));
+        assert!(
+            not_forced.contains("the optimizer read") && not_forced.contains("--force"),
+            "{not_forced}"
+        );
+
+        // Same settings, another dataset.
+        let edited = Seal::load(dir.path())
+            .unwrap()
+            .under(assignment("c3", "pr-11", 12), config);
+        let dataset = sealed_message(edited.check_assignment());
+        assert!(dataset.contains("the dataset changed"), "{dataset}");
+        assert!(!dataset.contains("splits.salt"), "{dataset}");
+    }
+
+    #[test]
+    fn a_view_under_the_old_assignment_marks_a_forced_refreeze_contaminated() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Path::new("c.yaml");
+        let mut seal = Seal::load(dir.path())
+            .unwrap()
+            .under(assignment("a1", "s", 12), config);
+        seal.freeze("h1", None, "", false).unwrap();
+        seal.open("h1", &SEALED, None).unwrap();
+        assert_eq!(seal.views()[0].assignment.as_deref(), Some("a1"));
+        assert!(!seal.contaminated());
+        let mut moved = Seal::load(dir.path())
+            .unwrap()
+            .under(assignment("b2", "t", 12), config);
+        moved.freeze("h1", None, "refrozen", true).unwrap();
+        moved.check_assignment().unwrap();
+        let reloaded = Seal::load(dir.path()).unwrap();
+        assert!(reloaded.contaminated());
+        assert!(
+            reloaded.summary().contains("WARNING"),
+            "{}",
+            reloaded.summary()
+        );
+    }
+
+    #[test]
+    fn a_seal_whose_log_of_openings_was_removed_still_refuses_another_pair() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(
+            &path,
+            "{\"frozen\": {\"hash\": \"h1\", \"baseline\": \"h0\", \"at\": \"t\", \"note\": \"\"}}",
+        )
+        .unwrap();
+        let mut seal = Seal::load(dir.path()).unwrap();
+        assert!(seal.contaminated());
+        assert!(
+            seal.summary().contains("unknown number of times"),
+            "{}",
+            seal.summary()
+        );
+        let refused = sealed_message(seal.freeze("h2", Some("h0"), "", false));
+        assert!(
+            refused.contains("log of openings was removed") && refused.contains("--force"),
+            "{refused}"
+        );
+        // The same pair is no change; the log stays missing rather than empty.
+        seal.freeze("h1", Some("h0"), "", false).unwrap();
+        let kept = Seal::load(dir.path()).unwrap();
+        assert!(
+            kept.summary().contains("unknown number of times"),
+            "{}",
+            kept.summary()
+        );
+        assert!(
+            sealed_message(
+                Seal::load(dir.path())
+                    .unwrap()
+                    .freeze("h2", None, "", false)
+            )
+            .contains("--force")
+        );
+        seal.freeze("h2", Some("h0"), "forced", true).unwrap();
+        assert!(Seal::load(dir.path()).unwrap().contaminated());
     }
 
     #[test]

@@ -9,8 +9,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use skill_factory_pycompat::repr;
+use skill_factory_runfolder::workspace::AssignmentRecord;
 
 use crate::LabError;
 use crate::data::dataset::Example;
@@ -107,6 +109,23 @@ impl SplitPlan {
         })
     }
 
+    /// The settings as the seal records them: `salt`, `fractions`, `held_out_sources`,
+    /// `held_out_groups` and `read_before_split`, lists sorted.
+    pub fn to_json(&self) -> Map<String, Value> {
+        let list =
+            |items: &BTreeSet<String>| Value::from(items.iter().cloned().collect::<Vec<_>>());
+        let mut map = Map::new();
+        map.insert("salt".into(), Value::from(self.salt.clone()));
+        map.insert(
+            "fractions".into(),
+            json!({"train": self.train, "val": self.val}),
+        );
+        map.insert("held_out_sources".into(), list(&self.held_out_sources));
+        map.insert("held_out_groups".into(), list(&self.held_out_groups));
+        map.insert("read_before_split".into(), list(&self.read_before_split));
+        map
+    }
+
     /// Train, val or test by the group's hash.
     fn by_hash(&self, group: &str) -> Split {
         let u = group_hash(&self.salt, group);
@@ -161,6 +180,29 @@ impl Splits {
     /// The split of the example with this id, if there is one.
     pub fn split_of(&self, id: &str) -> Option<Split> {
         self.by_id.get(id).copied()
+    }
+
+    /// The assignment as the seal records it, made by `plan`: the SHA-256 of the (id, split)
+    /// pairs sorted by id (one `id<TAB>split` line each), so the same examples in the same
+    /// splits give the same hash in any file order, and the examples per split.
+    pub fn assignment(&self, plan: &SplitPlan) -> AssignmentRecord {
+        let mut pairs: Vec<(&String, &Split)> = self.by_id.iter().collect();
+        pairs.sort_unstable_by_key(|(id, _)| *id);
+        let mut hasher = Sha256::new();
+        for (id, split) in pairs {
+            hasher.update(id.as_bytes());
+            hasher.update(b"\t");
+            hasher.update(split.name().as_bytes());
+            hasher.update(b"\n");
+        }
+        AssignmentRecord {
+            sha256: hex::encode(hasher.finalize()),
+            counts: Split::ALL
+                .iter()
+                .map(|&split| (split.name().to_string(), self.get(split).len()))
+                .collect(),
+            settings: plan.to_json(),
+        }
     }
 
     /// The ids, in file order, that `read_before_split` put in train although an explicit

@@ -112,7 +112,7 @@ fn open_seal(
     after: &ProbeSet,
 ) -> Result<Seal, LabError> {
     let sealed: Vec<Split> = splits.iter().copied().filter(|s| s.is_sealed()).collect();
-    let mut seal = Seal::load(project.dir())?;
+    let mut seal = project.seal()?;
     if !sealed.is_empty() {
         seal.open(&after.sha256(), &sealed, Some(&before.sha256()))?;
     }

@@ -25,7 +25,6 @@ use crate::LabError;
 use crate::answers::lab::{Asked, Lab};
 use crate::answers::table::AnswerTable;
 use crate::data::dataset::Example;
-use crate::data::seal::Seal;
 use crate::data::split::Split;
 use crate::files::write_atomic;
 use crate::lock::WorkspaceLock;
@@ -77,13 +76,15 @@ pub fn environment(config: &Path) -> Result<impl Fn(&str) -> Option<String>, Lab
 }
 
 /// Opens the workspace of `config` (or `workspace`) and its lab, locked first when `access`
-/// is to change it.
+/// is to change it. Refused when the split assignment is not the one frozen in the seal
+/// ([`crate::data::seal::Seal::check_assignment`]): every command opened here reads splits.
 pub fn open(
     config: &Path,
     workspace: Option<&Path>,
     access: Access<'_>,
 ) -> Result<Opened, LabError> {
     let project = Project::load(config, workspace)?;
+    project.seal()?.check_assignment()?;
     let moved = project.splits.moved_by_read_before_split().to_vec();
     let lock = match access {
         Access::Read => None,
@@ -282,7 +283,7 @@ pub fn write_report(
     outcome: &Outcome,
     policy: &Policy,
 ) -> Result<(), LabError> {
-    let seal = Seal::load(project.dir())?;
+    let seal = project.seal()?;
     let objective = &project.config.objective;
     let train_val: Vec<&Example> = examples_of(project, &[Split::Train, Split::Val]);
     let input = ReportInput {

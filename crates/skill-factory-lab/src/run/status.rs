@@ -8,7 +8,6 @@ use skill_factory_pycompat::float::thousands;
 use super::report::{Coverage, coverage, coverage_table};
 use super::{Opened, examples_of};
 use crate::LabError;
-use crate::data::seal::Seal;
 use crate::data::split::Split;
 use crate::measure::metrics::pct;
 use crate::optimizer::objective::Objective;
@@ -66,7 +65,7 @@ pub fn status(opened: &Opened) -> Result<Status, LabError> {
         pass_usd: (pass(best.bank.len()), pass(pool)),
         pool,
         best,
-        seal: Seal::load(project.dir())?.summary(),
+        seal: project.seal()?.summary(),
         objective: project.config.objective.clone(),
     })
 }

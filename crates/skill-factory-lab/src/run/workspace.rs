@@ -23,11 +23,12 @@ use skill_factory_runfolder::names::{HISTORY_FILE, RESULT_FILE};
 use skill_factory_runfolder::result::{
     BestSkill, ClassifierRecord, HistoryRecord, Record, RunResult, Splits as RunSplits,
 };
-use skill_factory_runfolder::workspace::RoundRecord;
+use skill_factory_runfolder::workspace::{AssignmentRecord, RoundRecord};
 
 use crate::LabError;
 use crate::config::{self, ClassifierConfig, PROPOSALS_FILE};
 use crate::data::dataset::{Example, load_dataset};
+use crate::data::seal::Seal;
 use crate::data::split::Split;
 use crate::data::splits::{Splits, assign};
 use crate::files::write_atomic;
@@ -219,6 +220,52 @@ impl Project {
             outputs.check(&format!("the workspace's {name}"), &self.file(name), kind)?;
         }
         Ok(())
+    }
+
+    /// Which example is in which split now, as the seal records it.
+    pub fn assignment(&self) -> AssignmentRecord {
+        self.splits.assignment(&self.config.splits)
+    }
+
+    /// The seal of the workspace, told the split assignment now ([`Seal::under`]).
+    pub fn seal(&self) -> Result<Seal, LabError> {
+        Ok(Seal::load(self.dir())?.under(self.assignment(), &self.config.path))
+    }
+
+    /// Refuses to freeze `probeset` against `baseline` when it is that baseline or the seed:
+    /// nothing optimized would be frozen, and the sealed splits would open to the seed (what a
+    /// misspelt `workspace:`, which holds no `probeset.json`, leads to).
+    pub fn refuse_unoptimized(
+        &self,
+        probeset: &ProbeSet,
+        baseline: &ProbeSet,
+    ) -> Result<(), LabError> {
+        let hash = probeset.sha256();
+        let what = if hash == baseline.sha256() {
+            "the baseline it would be compared with"
+        } else if hash == self.seed.sha256() {
+            "the config's seed"
+        } else {
+            return Ok(());
+        };
+        let config = self.config.path.display();
+        let missing = if self.file("probeset.json").exists() {
+            String::new()
+        } else {
+            format!(
+                " (it has no probeset.json: is `workspace:` in {config} the folder `optimize` \
+                 wrote?)"
+            )
+        };
+        Err(LabError::invalid(format!(
+            "lab freeze: the probe set to freeze ({}, {}) is {what}: nothing optimized was \
+             found in the workspace {}{missing}, and freezing it would open the sealed splits \
+             to the seed. Run `skill-factory optimize -c {config}` first, or name the probe set \
+             with --probeset FILE; --force freezes it anyway",
+            probeset.name,
+            probeset.hash12(),
+            self.dir().display()
+        )))
     }
 
     /// The examples of `split`.
