@@ -204,3 +204,77 @@ fn a_protected_name_the_seed_lacks_is_said_once_and_one_naming_nothing_exits_2()
     );
     assert!(!runs.exists());
 }
+
+#[test]
+fn the_seeds_own_broken_link_is_said_before_the_run_and_held_against_no_child() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = invoice(tmp.path(), |c| {
+        optimizer(c, "gepa", "max_metric_calls: 80\nmerge: false")
+    });
+    // In a section of its own, which a rewrite of the preamble keeps.
+    let seed = tmp.path().join("seed_skill.md");
+    let text = std::fs::read_to_string(&seed).unwrap();
+    std::fs::write(
+        &seed,
+        format!(
+            "{}\n\n## Edge cases\n\nSee [the rules](references/rules.md).\n",
+            text.trim_end()
+        ),
+    )
+    .unwrap();
+    let runs = tmp.path().join("runs");
+    let ran = optimize(&[], &config, &runs);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert_eq!(
+        lines_with(&ran.stderr, "warning [broken-link]"),
+        1,
+        "{}",
+        ran.stderr
+    );
+    let events = std::fs::read_to_string(runs.join("latest/events.jsonl")).unwrap();
+    let refused: Vec<serde_json::Value> = events
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|e| e["event"] == "candidate_proposed" && e["valid"] == false)
+        .collect();
+    assert!(
+        refused.iter().all(|e| !e["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("broken-link")),
+        "{refused:?}"
+    );
+    // The children keep the link, and say so with their warnings.
+    assert!(
+        events.contains("references/rules.md, which the skill folder does not have. Fix: Add references/rules.md to the skill folder or fix the link. (its parent has it too)"),
+        "{events}"
+    );
+    let result = crate::common::read_json(&runs.join("latest/result.json"));
+    assert!(
+        result["best_score"].as_f64() > result["baseline_score"].as_f64(),
+        "{result}"
+    );
+    let best = std::fs::read_to_string(runs.join("latest/best_skill.md")).unwrap();
+    assert!(best.contains("(references/rules.md)"), "{best}");
+}
+
+#[test]
+fn a_size_budget_the_seed_already_breaks_exits_2_at_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = invoice(tmp.path(), |c| {
+        optimizer(c, "llm_loop", "max_skill_tokens: 5")
+    });
+    let runs = tmp.path().join("runs");
+    let ran = optimize(&[], &config, &runs);
+    refused_at(
+        &ran,
+        &config,
+        line_of(&config, "max_skill_tokens:"),
+        &[
+            "optimizer.max_skill_tokens",
+            "over the size budget of 5",
+            "raise max_skill_tokens",
+        ],
+    );
+    assert!(!runs.exists());
+}

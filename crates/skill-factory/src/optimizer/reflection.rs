@@ -21,7 +21,7 @@
 
 use skill_factory_core::{Evaluation, Task};
 use skill_factory_llm::{ChatRequest, ChatResponse, LlmError, StopReason};
-use skill_factory_package::spec;
+use skill_factory_package::spec::{self, Finding, Rule};
 use skill_factory_pycompat::repr::repr_str;
 
 use crate::config::ReflectionStyle;
@@ -606,22 +606,45 @@ fn check_body(body: &str, (max_chars, max_lines): (usize, usize)) -> Result<(), 
 }
 
 /// Checks a proposal against the Agent Skills rules a candidate must keep
-/// ([`spec::validate_candidate`]): an error rejects it with the rule and the fix,
-/// warnings are kept with it.
+/// ([`spec::validate_candidate`]), given the body of its parent: an error the proposal
+/// introduced rejects it with the rule and the fix; warnings, and the errors its parent has
+/// too (the seed's own broken link, say, which every child of a component rewrite keeps), are
+/// kept with it.
 pub fn keeps_the_spec(
     mut proposal: Proposal,
+    parent_body: &str,
     skill_files: &[String],
 ) -> Result<Proposal, Rejected> {
     let files: Vec<&str> = skill_files.iter().map(String::as_str).collect();
     let findings = spec::validate_candidate(&proposal.body, &files);
-    if let Some(error) = findings.iter().find(|finding| finding.is_error()) {
+    let inherited = spec::validate_candidate(parent_body, &files);
+    if let Some(error) = introduced(&findings, &inherited) {
         return Err(Rejected {
             reason: format!("the body breaks the Agent Skills spec: {error}"),
             rationale: proposal.rationale,
         });
     }
-    proposal.warnings = findings.iter().map(ToString::to_string).collect();
+    proposal.warnings = findings
+        .iter()
+        .map(|finding| match finding.is_error() {
+            true => format!("{finding} (its parent has it too)"),
+            false => finding.to_string(),
+        })
+        .collect();
     Ok(proposal)
+}
+
+/// The first error of `findings` that `inherited` (the parent's findings) does not have: a
+/// candidate is refused only for what it broke, never for its seed's own defects, which it
+/// could not help keeping and which were said before the run. A control character's finding
+/// names its line, which an edit elsewhere moves, so that rule is matched alone.
+pub fn introduced<'a>(findings: &'a [Finding], inherited: &[Finding]) -> Option<&'a Finding> {
+    findings.iter().filter(|f| f.is_error()).find(|finding| {
+        !inherited.iter().any(|old| {
+            old.rule == finding.rule
+                && (old.message == finding.message || finding.rule == Rule::ControlCharacters)
+        })
+    })
 }
 
 #[cfg(test)]
@@ -819,6 +842,43 @@ mod tests {
                 .reason
                 .contains("frontmatter")
         );
+    }
+
+    #[test]
+    fn a_proposal_is_refused_only_for_the_spec_errors_its_parent_does_not_have() {
+        let proposal = |body: &str| Proposal {
+            body: body.to_string(),
+            rationale: "r".into(),
+            warnings: Vec::new(),
+        };
+        let files = vec!["references/guide.md".to_string()];
+        let parent = "Read [the notes](references/notes.md).";
+        let kept =
+            keeps_the_spec(proposal(&format!("Be brief.\n\n{parent}")), parent, &files).unwrap();
+        assert_eq!(kept.warnings.len(), 1, "{:?}", kept.warnings);
+        assert!(
+            kept.warnings[0].starts_with("error [broken-link]")
+                && kept.warnings[0].ends_with("(its parent has it too)"),
+            "{:?}",
+            kept.warnings
+        );
+        let invented = format!("{parent} And [more](references/more.md).");
+        let refused = keeps_the_spec(proposal(&invented), parent, &files).unwrap_err();
+        assert!(
+            refused.reason.contains("references/more.md"),
+            "{}",
+            refused.reason
+        );
+        let outside = keeps_the_spec(proposal("See [x](../x.md)."), parent, &files).unwrap_err();
+        assert!(
+            outside.reason.contains("link-outside"),
+            "{}",
+            outside.reason
+        );
+        // A control character's finding names its line, which an edit above it moves.
+        let bell = "Intro.\n\nRing \u{7}.";
+        assert!(keeps_the_spec(proposal(&format!("New line.\n{bell}")), bell, &files).is_ok());
+        assert!(keeps_the_spec(proposal(bell), "Intro.", &files).is_err());
     }
 
     #[test]

@@ -23,8 +23,8 @@ use super::event::Event;
 use super::gate::{self, Gate, Gated, Side};
 use super::honest::{Honesty, REPEATS_REMOVED, without_repeated_paragraphs};
 use super::reflection::{
-    Proposal, Rejected, RejectedEdit, keeps_the_spec, proposal_request, proposal_temperature,
-    read_proposal,
+    Proposal, Rejected, RejectedEdit, introduced, keeps_the_spec, proposal_request,
+    proposal_temperature, read_proposal,
 };
 use crate::config::ReflectionStyle;
 use crate::metric::text::py_strip;
@@ -185,7 +185,8 @@ fn one_part(parent: &Skill, part: Part<'_>, proposed: Proposed) -> Result<Propos
 
 /// The checks every candidate passes before it is scored, whichever optimizer made it: the
 /// Agent Skills rules against the seed folder's files, the description's rules when it
-/// changed from `parent`'s, the size budget (reference files included), the honesty checks
+/// changed from `parent`'s (each refusing only what `parent` does not break already), the
+/// size budget (reference files included), the honesty checks
 /// (of every reference file that changed, too), then, on the skill as it would be scored,
 /// the protected sections ([`super::protect`]) and the blocks an edit leaves open: an HTML
 /// comment or a code fence `parent` closed and the candidate does not, which hides or turns
@@ -206,14 +207,15 @@ pub fn check(
             rationale,
             warnings,
         },
+        &parent.body,
         &context.skill_files,
     )?;
     let new_description = skill.description != parent.description;
-    if let Some(error) = new_description
-        .then(|| spec::validate_skill(&skill))
-        .into_iter()
-        .flatten()
-        .find(|finding| finding.is_error())
+    let findings =
+        new_description.then(|| (spec::validate_skill(&skill), spec::validate_skill(parent)));
+    if let Some(error) = findings
+        .as_ref()
+        .and_then(|(findings, inherited)| introduced(findings, inherited))
     {
         return Err(Rejected {
             reason: format!("the skill breaks the Agent Skills spec: {error}"),

@@ -165,6 +165,7 @@ impl RunParts {
         let mut split = session.split()?;
         let selection = selection::carve(&mut split, session.config.config.selection_fraction)
             .map_err(|detail| session.block_error("selection_fraction", detail))?;
+        check_seed_size(session)?;
         let harness = harness::from_config(session)?;
         let metric = metric::from_config(session)?;
         say_clamped_minibatch(&plan, split.train.len());
@@ -177,6 +178,26 @@ impl RunParts {
             optimizer,
         })
     }
+}
+
+/// Refuses a seed already over `optimizer.max_skill_tokens`: every candidate is held to the
+/// budget, so none could be kept and the run would pay for nothing. A seed's other defects
+/// are not held against its candidates ([`crate::optimizer::round::check`]); this one is the
+/// config contradicting the seed, which only the user can settle.
+fn check_seed_size(session: &Session) -> Result<(), EngineError> {
+    let Some(limit) = session.config.config.optimizer.max_skill_tokens else {
+        return Ok(());
+    };
+    let tokens = session.skill.estimate_tokens();
+    if tokens <= limit {
+        return Ok(());
+    }
+    Err(session.block_error(
+        "optimizer.max_skill_tokens",
+        format!(
+            "the seed skill is already about {tokens} tokens, over the size budget of {limit}, so every candidate would be refused; raise max_skill_tokens to {tokens} or more, or remove it"
+        ),
+    ))
 }
 
 /// Says, once before the search, that a `minibatch_size` over the train split is read as

@@ -795,6 +795,100 @@ async fn gepa_never_rewrites_a_protected_section_named_with_or_without_its_headi
     assert!(model.prompts()[0].contains("word for word, heading included: ## Safety"));
 }
 
+/// The reasons of every refused proposal of a run.
+fn refusals(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::CandidateProposed {
+                reason: Some(reason),
+                ..
+            } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn gepa_does_not_hold_the_seeds_broken_link_against_its_children() {
+    // The link is in `## Odd`; rewriting `## Even` keeps it, as every child must.
+    let seed = Skill::new(
+        "halves",
+        "Answers tasks of two kinds.",
+        "## Even\n\nHandle even tasks.\n\n## Odd\n\nHandle odd tasks. See [notes](references/notes.md).",
+    );
+    let line = config(|c| {
+        c.parents = 1;
+        c.merge = false;
+        c.deepen = 0;
+        c.adaptive_gate = false;
+    });
+    let optimizer = gepa_of(&line, Arc::new(Reflective::new(section_rules)));
+    let run = search_from(
+        &seed,
+        &optimizer,
+        Arc::new(Halves::default()),
+        2,
+        CancelToken::new(),
+    )
+    .await;
+    assert_eq!(refusals(&run.events), Vec::<String>::new());
+    assert_eq!(run.result.stop.as_ref().unwrap().code(), "perfect");
+    assert!(run.result.best_skill.body.contains("(references/notes.md)"));
+    // A link of the child's own making is still refused.
+    let invents = |part: &str, failing: &[u32]| {
+        section_rules(part, failing).map(|rule| format!("{rule} See [more](references/more.md)."))
+    };
+    let optimizer = gepa_of(&line, Arc::new(Reflective::new(invents)));
+    let run = search_from(
+        &seed,
+        &optimizer,
+        Arc::new(Halves::default()),
+        2,
+        CancelToken::new(),
+    )
+    .await;
+    let refused = refusals(&run.events);
+    assert!(
+        !refused.is_empty()
+            && refused.iter().all(|r| r.contains("broken-link")
+                && r.contains("references/more.md")
+                && !r.contains("references/notes.md")),
+        "{refused:?}"
+    );
+    assert_eq!(run.result.best_candidate, 0);
+}
+
+#[test]
+fn a_description_rewrite_is_not_refused_for_the_seeds_own_frontmatter_defect() {
+    use skill_factory::optimizer::round::{self, Proposed};
+    // `Invoice Extractor` breaks the name rules: an error of the seed's, not of its children.
+    let seed = Skill::new("Invoice Extractor", "Reads invoices.", "Answer.");
+    let context = RunContext::new(
+        Arc::new(Halves::default()),
+        Arc::new(GoldenMetric::new(GoldenMode::Exact)),
+        1,
+        Arc::new(Ledger::unlimited()),
+        CancelToken::new(),
+        Arc::new(Events::default()),
+    );
+    let described = |description: &str| Proposed {
+        skill: Skill {
+            description: description.to_string(),
+            ..seed.clone()
+        },
+        rationale: "r".into(),
+        warnings: Vec::new(),
+    };
+    assert!(round::check(&context, &seed, described("Reads invoices and receipts.")).is_ok());
+    let refused = round::check(&context, &seed, described("Reads <b>invoices</b>.")).unwrap_err();
+    assert!(
+        refused.reason.contains("description-angle-brackets"),
+        "{}",
+        refused.reason
+    );
+}
+
 /// Answers a task right when the skill's reference files (not its body) hold the rule of the
 /// task's half, `EVEN-RULE` or `ODD-RULE`; it shows the agent a skill folder.
 struct FromReferences;
