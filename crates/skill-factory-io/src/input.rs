@@ -150,8 +150,9 @@ pub fn read_text(path: &Path, limit: Limit) -> Result<String, InputError> {
     })
 }
 
-/// What a path that is not a regular file is.
-fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
+/// What a path that is not a regular file is (`a folder`, `a FIFO`, `a device`, `a
+/// socket`), for a message that refuses it.
+pub fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let kind = metadata.file_type();
     if kind.is_dir() {

@@ -10,6 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
+use skill_factory_io::input::kind_of;
+
 use crate::LabError;
 use crate::files::WORKSPACE_FILE;
 
@@ -145,7 +147,7 @@ impl Outputs {
             return Err(LabError::invalid(format!(
                 "{flag} {shown} is {}, not a regular file: nothing is written over it; give the \
                  path of a file",
-                irregular(&metadata)
+                kind_of(&metadata)
             )));
         }
         if let Some((input, role)) = self.read_by_the_run(&metadata) {
@@ -184,7 +186,7 @@ impl Outputs {
                 if metadata.is_file() {
                     "a file"
                 } else {
-                    irregular(&metadata)
+                    kind_of(&metadata)
                 }
             ))),
             _ => Ok(()),
@@ -199,21 +201,6 @@ impl Outputs {
             std::fs::metadata(input)
                 .is_ok_and(|m| m.dev() == metadata.dev() && m.ino() == metadata.ino())
         })
-    }
-}
-
-/// What a file that is not a regular one is: `a FIFO`, `a device`, ...
-fn irregular(metadata: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let kind = metadata.file_type();
-    if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
     }
 }
 

@@ -418,6 +418,9 @@ fn score(
         errln!("WARNING: {warning}");
     }
     outln!("{scored}");
+    if let Some(note) = &scored.note {
+        errln!("note: {note}");
+    }
     if let Some(table) = scored.questions()? {
         outln!("\n{table}");
     }
@@ -440,6 +443,9 @@ fn select(
     }
     let selected = select::select(&opened, SelectRequest { fpr, max_questions })?;
     outln!("{selected}");
+    if let Some(note) = &selected.note {
+        errln!("note: {note}");
+    }
     if let Some(path) = out {
         let name = selected.write_top(&path)?;
         outln!("wrote {} ({name})", path.display());

@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use crate::classifier::{args, edit, has, optimized_example, responder, sf, workspace};
+use crate::classifier::{
+    args, edit, has, offline_example, optimized_example, responder, sf, workspace,
+};
 use crate::classifier_exports::{copy, fixtures, lab};
 use crate::common::{self, bin};
 
@@ -570,4 +572,71 @@ fn a_seal_whose_openings_were_deleted_keeps_refusing_another_pair() {
     let forced = lab_c(dir, &["freeze", "--probeset", "other.json", "--force"]);
     assert_eq!(forced.code, Some(0), "{}", forced.stderr);
     has(&lab_c(dir, &["status"]).stdout, "WARNING");
+}
+
+#[test]
+fn an_empty_answer_cache_is_said_with_the_command_that_fills_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    offline_example(dir);
+    let score = lab_c(dir, &["score"]);
+    assert_eq!(score.code, Some(0), "{}", score.stderr);
+    for part in [
+        "note: no answers are cached for the probe set's questions on train, val",
+        "the rates above say nothing yet",
+        "skill-factory lab ask -c config.offline.yaml",
+    ] {
+        has(&score.stderr, part);
+    }
+    let select = lab_c(dir, &["select"]);
+    assert_eq!(select.code, Some(0), "{}", select.stderr);
+    has(
+        &select.stderr,
+        "no answers are cached for the pool's questions on train",
+    );
+    has(&select.stderr, "no candidate can be fitted");
+    // Train bought, val not: the note counts what is missing.
+    assert_eq!(lab_c(dir, &["ask", "--splits", "train"]).code, Some(0));
+    let half = lab_c(dir, &["score"]);
+    has(
+        &half.stderr,
+        "10 of 32 judged example(s) have no cached answers for the probe set's questions",
+    );
+    assert!(
+        !lab_c(dir, &["select"]).stderr.contains("note:"),
+        "train is answered"
+    );
+    assert_eq!(lab_c(dir, &["ask"]).code, Some(0));
+    let whole = lab_c(dir, &["score"]);
+    assert!(!whole.stderr.contains("note:"), "{}", whole.stderr);
+}
+
+#[test]
+fn a_fifo_or_a_folder_as_the_answer_cache_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    offline_example(dir);
+    std::fs::create_dir(dir.join("ws")).unwrap();
+    let cache = dir.join("ws/answers.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&cache)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for command in [&["score"][..], &["select"], &["status"], &["ask"]] {
+        refused(
+            &lab_c(dir, command),
+            &[
+                "ws/answers.jsonl is a FIFO, not a regular file",
+                "Move it away",
+            ],
+        );
+    }
+    refused(
+        &sf_in(dir, &["optimize", "-c", "config.offline.yaml"]),
+        &["is a FIFO"],
+    );
+    std::fs::remove_file(&cache).unwrap();
+    std::fs::create_dir(&cache).unwrap();
+    refused(&lab_c(dir, &["score"]), &["ws/answers.jsonl is a folder"]);
 }

@@ -10,11 +10,13 @@ use std::path::{Path, PathBuf};
 use super::report::before_after_table;
 use super::svg::splits_svg;
 use super::workspace::Project;
-use super::{Opened, asked_of, examples_of, policy_held, reports_of, svg_rows, table_rows};
+use super::{
+    Opened, asked_of, examples_of, policy_held, reports_of, svg_rows, table_rows, unanswered,
+};
 use crate::LabError;
 use crate::answers::lab::AskReport;
 use crate::answers::table::AnswerTable;
-use crate::data::dataset::{Example, Status};
+use crate::data::dataset::Example;
 use crate::data::seal::Seal;
 use crate::data::split::Split;
 use crate::measure::evaluate::Reports;
@@ -75,7 +77,7 @@ pub async fn compare(
     let mut spend = request.ask.then(AskReport::default);
     let before_answers = answers(opened, &examples, &before, spend.as_mut(), progress).await?;
     let after_answers = answers(opened, &examples, &after, spend.as_mut(), progress).await?;
-    let note = match unanswered(&examples, &after, &after_answers) {
+    let note = match unanswered(&examples, after.state_budget, &after_answers).1 {
         n if n > 0 && !request.ask => Some(format!(
             "{n} judged example(s) have no cached answers and count as misses; rerun with --ask to buy them"
         )),
@@ -139,16 +141,6 @@ async fn answers(
         );
     }
     Ok(opened.lab.table(examples, &asked, budget, 0))
-}
-
-/// Judged examples of `probeset` without any cached answer.
-fn unanswered(examples: &[&Example], probeset: &ProbeSet, answers: &AnswerTable) -> usize {
-    examples
-        .iter()
-        .filter(|e| {
-            e.status(probeset.state_budget) == Status::Judged && answers.answers(&e.id).is_empty()
-        })
-        .count()
 }
 
 impl Compared {

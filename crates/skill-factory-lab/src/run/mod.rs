@@ -24,7 +24,7 @@ use std::path::Path;
 use crate::LabError;
 use crate::answers::lab::{Asked, Lab};
 use crate::answers::table::AnswerTable;
-use crate::data::dataset::Example;
+use crate::data::dataset::{Example, Status};
 use crate::data::split::Split;
 use crate::files::write_atomic;
 use crate::lock::WorkspaceLock;
@@ -167,6 +167,62 @@ pub fn svg_rows(before: Option<&Reports>, after: &Reports, level: Option<&str>) 
             })
         })
         .collect()
+}
+
+/// How many of `examples` are judged at `budget` (neither skipped nor over it), and how many
+/// of those have no answer at all in `table`: they count as misses.
+pub fn unanswered(examples: &[&Example], budget: usize, table: &AnswerTable) -> (usize, usize) {
+    let judged: Vec<&&Example> = examples
+        .iter()
+        .filter(|e| e.status(budget) == Status::Judged)
+        .collect();
+    let without = judged
+        .iter()
+        .filter(|e| table.answers(&e.id).is_empty())
+        .count();
+    (judged.len(), without)
+}
+
+/// What a measure from the cache alone is of, for [`missing_answers`].
+pub struct Measured<'a> {
+    /// The questions and splits: "the probe set's questions on train, val".
+    pub what: &'a str,
+    /// What no answer at all means for it: "the rates above say nothing yet".
+    pub when_none: &'a str,
+    /// The config whose `lab ask` buys the answers.
+    pub config: &'a Path,
+}
+
+/// A note for a measure of `examples` from the cache alone when judged ones have no cached
+/// answer: they count as misses, and `lab ask` buys them. None when every judged example has
+/// an answer.
+pub fn missing_answers(
+    examples: &[&Example],
+    budget: usize,
+    table: &AnswerTable,
+    measured: &Measured<'_>,
+) -> Option<String> {
+    let (judged, without) = unanswered(examples, budget, table);
+    let Measured {
+        what,
+        when_none,
+        config,
+    } = measured;
+    let config = config.display();
+    let ask = format!("skill-factory lab ask -c {config}");
+    if without == 0 {
+        None
+    } else if without == judged {
+        Some(format!(
+            "no answers are cached for {what}: every example counts as a miss, so {when_none}. \
+             Buy them with `{ask}` (or `skill-factory optimize -c {config}`)"
+        ))
+    } else {
+        Some(format!(
+            "{without} of {judged} judged example(s) have no cached answers for {what} and \
+             count as misses; `{ask}` buys them"
+        ))
+    }
 }
 
 /// An error when `policy` (a command) failed while it was asked: its verdicts mean nothing.

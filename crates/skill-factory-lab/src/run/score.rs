@@ -9,7 +9,9 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::report::before_after_table;
-use super::{Opened, asked_of, examples_of, policy_held, reports_of, table_rows};
+use super::{
+    Measured, Opened, asked_of, examples_of, missing_answers, policy_held, reports_of, table_rows,
+};
 use crate::LabError;
 use crate::answers::table::AnswerTable;
 use crate::data::seal::refuse_sealed;
@@ -75,6 +77,9 @@ pub struct Scored<'a> {
     pub table: String,
     /// Answers came from another model version than the threshold is pinned to.
     pub drift: Option<String>,
+    /// Judged examples have no cached answer (none at all, on an empty cache): they count
+    /// as misses, and the note says which command buys them.
+    pub note: Option<String>,
 }
 
 /// Measures what `request` names in the workspace of `opened`.
@@ -87,6 +92,17 @@ pub fn score(opened: &Opened, request: ScoreRequest) -> Result<Scored<'_>, LabEr
         .lab
         .table(&examples, &asked, probeset.state_budget, 0);
     let drift = drift_warning(&probeset, &answers);
+    let names: Vec<&str> = request.splits.iter().map(|s| s.name()).collect();
+    let note = missing_answers(
+        &examples,
+        probeset.state_budget,
+        &answers,
+        &Measured {
+            what: &format!("the probe set's questions on {}", names.join(", ")),
+            when_none: "the rates above say nothing yet",
+            config: &project.config.path,
+        },
+    );
     let (policy, _) = project.policy()?;
     let reports = reports_of(project, &request.splits, &answers, &probeset, &policy);
     policy_held(&policy)?;
@@ -103,6 +119,7 @@ pub fn score(opened: &Opened, request: ScoreRequest) -> Result<Scored<'_>, LabEr
         reports,
         table,
         drift,
+        note,
     })
 }
 

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::{Opened, asked_of, check_rate, examples_of};
+use super::{Measured, Opened, asked_of, check_rate, examples_of, missing_answers};
 use crate::LabError;
 use crate::data::dataset::Example;
 use crate::data::split::Split;
@@ -36,6 +36,9 @@ pub struct Selected {
     /// The candidates no other beats on every one of train recall, false positives and
     /// question count.
     pub front: Vec<Candidate>,
+    /// Judged train examples have no cached answer to any pool question (none at all, on an
+    /// empty cache): the note says which command buys them.
+    pub note: Option<String>,
     /// The top candidate as a probe set, to write.
     top: Option<ProbeSet>,
     /// The config, for the command that fills an empty pool.
@@ -56,6 +59,16 @@ pub fn select(opened: &Opened, request: SelectRequest) -> Result<Selected, LabEr
     let train_val = examples_of(project, &[Split::Train, Split::Val]);
     let answers = lab.table(&train_val, &asked, best.state_budget, 0);
     let train: Vec<&Example> = project.split(Split::Train).iter().collect();
+    let note = missing_answers(
+        &train,
+        best.state_budget,
+        &answers,
+        &Measured {
+            what: "the pool's questions on train",
+            when_none: "no candidate can be fitted",
+            config: &project.config.path,
+        },
+    );
     let mut candidates =
         Selection::new(&pool.ids(), &train, &answers).candidates(budget, request.max_questions)?;
     candidates.sort_by_key(|c| std::cmp::Reverse(c.rank_key()));
@@ -83,6 +96,7 @@ pub fn select(opened: &Opened, request: SelectRequest) -> Result<Selected, LabEr
         front: pareto(&candidates),
         candidates,
         val,
+        note,
         top: shown.into_iter().next(),
         config: project.config.path.clone(),
     })

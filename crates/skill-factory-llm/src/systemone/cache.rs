@@ -312,12 +312,22 @@ impl AnswerCache {
     /// answer). A half-written last line is cut off the file; any other bad line is an error.
     ///
     /// The file is read under an exclusive lock, so a line another process is writing at
-    /// that moment is never mistaken for a crash casualty and cut.
+    /// that moment is never mistaken for a crash casualty and cut. A FIFO, a device or a
+    /// folder there is refused before it is opened (reading a FIFO would wait for a writer,
+    /// or read as an empty cache).
     pub fn open(path: &Path) -> Result<Self, SystemOneError> {
         let io_error = |e: std::io::Error| SystemOneError::CacheIo {
             path: path.to_path_buf(),
             source: Arc::new(e),
         };
+        if let Ok(metadata) = std::fs::metadata(path)
+            && !metadata.is_file()
+        {
+            return Err(SystemOneError::CacheNotAFile {
+                path: path.to_path_buf(),
+                kind: skill_factory_io::input::kind_of(&metadata),
+            });
+        }
         let file = match OpenOptions::new().read(true).write(true).open(path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -328,12 +338,6 @@ impl AnswerCache {
             }
             Err(e) => return Err(io_error(e)),
         };
-        if !file.metadata().map_err(io_error)?.is_file() {
-            return Err(io_error(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "not a regular file; remove it, and answers are asked again",
-            )));
-        }
         file.lock().map_err(io_error)?;
         let size = file.metadata().map_err(io_error)?.len();
         let (store, torn) = parse_file(&file, size).map_err(|failure| match failure {
@@ -1004,6 +1008,28 @@ mod tests {
         let text = fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 2, "{text}");
         assert_eq!(AnswerCache::open(&path).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_fifo_or_a_folder_in_the_caches_place_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("answers.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let refused = |path: &Path| match AnswerCache::open(path) {
+            Err(error) => error.to_string(),
+            Ok(_) => panic!("{} was read as a cache", path.display()),
+        };
+        let message = refused(&fifo);
+        assert!(
+            message.contains("answers.jsonl is a FIFO, not a regular file")
+                && message.contains("Move it away"),
+            "{message}"
+        );
+        assert!(refused(dir.path()).contains("is a folder"));
     }
 
     #[test]

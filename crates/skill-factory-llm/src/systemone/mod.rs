@@ -73,6 +73,19 @@ pub enum SystemOneError {
         /// What is wrong with it.
         detail: String,
     },
+    /// The answer cache's path holds a FIFO, a device or a folder, not a file of answers.
+    #[error(
+        "answer cache {} is {kind}, not a regular file: no answer can be read from it or \
+         written to it. Move it away (the cache then starts empty, and the answers are bought \
+         again) or point the workspace at the folder that holds the answers file",
+        path.display()
+    )]
+    CacheNotAFile {
+        /// The cache file's path.
+        path: PathBuf,
+        /// What is there instead (`a FIFO`, ...).
+        kind: &'static str,
+    },
     /// The answer cache file could not be read or written.
     #[error(
         "answer cache {}: {source}; {}, or move the workspace elsewhere",
