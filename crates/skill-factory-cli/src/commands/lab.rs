@@ -361,6 +361,13 @@ fn import_scanner(
     if let Some(pool) = &imported.pool {
         outln!("  pool     {}", pool.display());
     }
+    if !imported.renamed.is_empty() {
+        errln!(
+            "note: {} bundle(s) share a skill folder with an earlier one; each got an id of its own in the folder's group (so they stay in one split): {}",
+            imported.renamed.len(),
+            imported.renamed.join("; ")
+        );
+    }
     outln!(
         "Write a config with `kind: classifier`, `dataset`, `probeset` and `workspace: .` to use it."
     );

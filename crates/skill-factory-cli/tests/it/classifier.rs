@@ -447,8 +447,8 @@ fn bad_input_exits_2_naming_the_file_and_line_and_writes_nothing() {
             |dir| {
                 edit(
                     &dir.join("seed_probeset.json"),
-                    "\"score\": {",
-                    "\"score\": {\"mean\": [\"nope\"]}, \"unused\": {",
+                    "\"max\": [",
+                    "\"max\": [\"nope\",",
                 )
             },
             "seed_probeset.json: score reads questions not in the probe set: ['nope']",

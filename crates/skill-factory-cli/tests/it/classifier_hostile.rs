@@ -640,3 +640,79 @@ fn a_fifo_or_a_folder_as_the_answer_cache_is_an_error_naming_it() {
     std::fs::create_dir(&cache).unwrap();
     refused(&lab_c(dir, &["score"]), &["ws/answers.jsonl is a folder"]);
 }
+
+#[test]
+fn a_misspelt_probe_set_key_is_refused_with_the_closest_valid_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    optimized_example(dir);
+    let mut set = common::read_json(&dir.join("ws/probeset.json"));
+    let threshold = set.as_object_mut().unwrap().remove("threshold").unwrap();
+    set["thresold"] = threshold;
+    set.as_object_mut().unwrap().remove("sha256");
+    std::fs::write(dir.join("typo.json"), set.to_string()).unwrap();
+    for command in [
+        &["score", "--probeset", "typo.json"][..],
+        &["freeze", "--probeset", "typo.json"],
+        &["simulate", "--probeset", "typo.json"],
+    ] {
+        refused(
+            &lab_c(dir, command),
+            &["typo.json: unknown key 'thresold' (did you mean 'threshold'?)"],
+        );
+    }
+    refused(
+        &lab(dir, &["export", "--probeset", "typo.json", "-o", "p.ts"]),
+        &["unknown key 'thresold'"],
+    );
+    // The config's seed too, before anything runs.
+    let mut seed = common::read_json(&dir.join("seed_probeset.json"));
+    seed["state_budgt"] = serde_json::json!(4000);
+    std::fs::write(dir.join("seed_probeset.json"), seed.to_string()).unwrap();
+    refused(
+        &sf_in(dir, &["optimize", "-c", "config.offline.yaml"]),
+        &["seed_probeset.json: unknown key 'state_budgt' (did you mean 'state_budget'?)"],
+    );
+}
+
+#[test]
+fn scanner_bundles_sharing_a_folder_import_with_ids_the_lab_accepts() {
+    let tmp = scanner_lab();
+    let dir = tmp.path();
+    let bundles = dir.join("lab/bundles-96000.jsonl");
+    let text = std::fs::read_to_string(&bundles).unwrap();
+    let first = text.lines().next().unwrap();
+    let twin = first.replace("be904898daad66e448e82c06", "0123456789abcdef01234567");
+    std::fs::write(&bundles, format!("{text}{twin}\n")).unwrap();
+    let ran = lab(
+        dir,
+        &[
+            "import-scanner",
+            "lab",
+            "-o",
+            ".",
+            "--questions",
+            "questions.json",
+        ],
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    has(&ran.stdout, "imported 7 examples");
+    has(
+        &ran.stderr,
+        "1 bundle(s) share a skill folder with an earlier one",
+    );
+    has(&ran.stderr, "as 'malicious/evil-a#2'");
+    let status = lab(dir, &["status", "-c", "config.yaml"]);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    has(&status.stdout, "splits: train 2+/1-");
+    // Bundles of one folder in two splits cannot be imported: the lab names them.
+    let split = twin.replace("\"split\":\"train\"", "\"split\":\"test\"");
+    std::fs::write(&bundles, format!("{text}{split}\n")).unwrap();
+    refused(
+        &lab(dir, &["import-scanner", "lab", "-o", "other"]),
+        &[
+            "lab/bundles-96000.jsonl:7: this bundle's folder /corpora/malicious/evil-a is also the bundle of",
+            "split test here and train there",
+        ],
+    );
+}

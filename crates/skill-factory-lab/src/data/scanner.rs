@@ -9,6 +9,7 @@
 //! and one skipped for being over the lab's budget keeps only its size, so the workspace's own
 //! state budget decides whether it is judged.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -34,6 +35,9 @@ pub struct Imported {
     pub answers: PathBuf,
     /// The pool, when a question bank was given.
     pub pool: Option<PathBuf>,
+    /// Bundles whose folder an earlier bundle already had, each with the unique id it was
+    /// given (`line (the folder of line) as 'id#2'`): same group, so they share a split.
+    pub renamed: Vec<String>,
 }
 
 /// The size an over-budget message gives: `skill text is N characters, over the judge's M
@@ -122,14 +126,26 @@ pub fn import(
         negative: "benign".into(),
     };
     let mut examples = Vec::with_capacity(rows.len());
-    for (at, dir, row) in rows {
-        let id = dir
-            .strip_prefix(&common)
-            .unwrap_or(&dir)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+    // Per folder, where its first bundle was and its split: a second bundle of the folder
+    // gets an id of its own in the same group.
+    let mut first: HashMap<String, (String, Option<Split>)> = HashMap::new();
+    let rows: Vec<(String, PathBuf, String, Map<String, Value>)> = rows
+        .into_iter()
+        .map(|(at, dir, row)| {
+            let group = dir
+                .strip_prefix(&common)
+                .unwrap_or(&dir)
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            (at, dir, group, row)
+        })
+        .collect();
+    // A made-up id must be no folder's id either.
+    let mut taken: HashSet<String> = rows.iter().map(|(_, _, group, _)| group.clone()).collect();
+    let mut renamed = Vec::new();
+    for (at, dir, group, row) in rows {
         let text_of = |key: &str| row.get(key).and_then(Value::as_str).map(str::to_string);
         let split = match text_of("split") {
             Some(name) => Some(Split::parse(&name).ok_or_else(|| {
@@ -139,6 +155,33 @@ pub fn import(
             })?),
             None => None,
         };
+        let id = match first.get(&group) {
+            None => {
+                first.insert(group.clone(), (at.clone(), split));
+                group.clone()
+            }
+            Some((earlier, earlier_split)) if *earlier_split != split => {
+                let name = |split: &Option<Split>| split.map_or("none", Split::name);
+                return Err(LabError::invalid(format!(
+                    "{at}: this bundle's folder {} is also the bundle of {earlier}, with split \
+                     {} here and {} there: one skill folder cannot be in two splits (its \
+                     bundles would leak from one into the other); give both the same split in \
+                     the lab's bundles file",
+                    dir.display(),
+                    name(&split),
+                    name(earlier_split)
+                )));
+            }
+            Some((earlier, _)) => {
+                let unique = (2..)
+                    .map(|n| format!("{group}#{n}"))
+                    .find(|id| !taken.contains(id))
+                    .expect("some suffix is free");
+                renamed.push(format!("{at} (the folder of {earlier}) as '{unique}'"));
+                unique
+            }
+        };
+        taken.insert(id.clone());
         let state_hash = text_of("stateHash");
         let mut chars = row.get("chars").and_then(Value::as_u64).map(|n| n as usize);
         let mut skipped = text_of("skipped").filter(|r| !r.is_empty());
@@ -161,7 +204,7 @@ pub fn import(
             row.get("kind").cloned().unwrap_or(Value::Null),
         );
         examples.push(Example {
-            group: id.clone(),
+            group,
             id,
             label: text_of("label").as_deref() == Some("malicious"),
             state: None,
@@ -212,6 +255,7 @@ pub fn import(
         dataset,
         answers: copied,
         pool,
+        renamed,
     })
 }
 
@@ -241,5 +285,81 @@ mod tests {
             PathBuf::from("/c")
         );
         assert_eq!(common_folder(&paths(&["/c/a/x"])), PathBuf::from("/c/a"));
+    }
+
+    #[test]
+    fn bundles_of_one_folder_get_ids_of_their_own_in_one_group_or_are_refused_across_splits() {
+        let dir = tempfile::tempdir().unwrap();
+        let lab = dir.path().join("lab");
+        std::fs::create_dir(&lab).unwrap();
+        std::fs::write(lab.join("answers.jsonl"), "").unwrap();
+        let bundle = |dir: &str, split: &str| {
+            format!(
+                "{{\"dir\": \"/c/{dir}\", \"label\": \"benign\", \"split\": \"{split}\", \"stateHash\": \"h{dir}\"}}\n"
+            )
+        };
+        let bundles = lab.join(format!("bundles-{DEFAULT_BUDGET}.jsonl"));
+        std::fs::write(
+            &bundles,
+            [
+                bundle("a", "train"),
+                bundle("a", "train"),
+                bundle("a#2", "val"),
+                bundle("b", "test"),
+            ]
+            .concat(),
+        )
+        .unwrap();
+        let out = dir.path().join("out");
+        let imported = import(&lab, &out, DEFAULT_BUDGET, None, false, &|_| {}).unwrap();
+        assert_eq!(imported.examples, 4);
+        assert_eq!(imported.renamed.len(), 1, "{:?}", imported.renamed);
+        assert!(
+            imported.renamed[0].contains(":2 (the folder of "),
+            "{:?}",
+            imported.renamed
+        );
+        assert!(
+            imported.renamed[0].ends_with("as 'a#3'"),
+            "{:?}",
+            imported.renamed
+        );
+        let labels = Labels {
+            positive: "malicious".into(),
+            negative: "benign".into(),
+        };
+        let examples = crate::data::dataset::load_dataset(&imported.dataset, &labels).unwrap();
+        let ids: Vec<(&str, &str)> = examples
+            .iter()
+            .map(|e| (e.id.as_str(), e.group.as_str()))
+            .collect();
+        assert_eq!(ids, [("a", "a"), ("a#3", "a"), ("a#2", "a#2"), ("b", "b")]);
+
+        std::fs::write(
+            &bundles,
+            [bundle("a", "train"), bundle("a", "val")].concat(),
+        )
+        .unwrap();
+        let refused = import(
+            &lab,
+            &dir.path().join("out2"),
+            DEFAULT_BUDGET,
+            None,
+            false,
+            &|_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            refused.contains(&format!(
+                "{}:2: this bundle's folder /c/a is also the bundle of",
+                bundles.display()
+            )) && refused.contains("split val here and train there"),
+            "{refused}"
+        );
+        assert!(
+            !dir.path().join("out2").exists(),
+            "a refused import wrote its folder"
+        );
     }
 }

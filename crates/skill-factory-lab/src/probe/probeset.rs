@@ -32,6 +32,20 @@ pub const DEFAULT_STATE_BUDGET: usize = 96_000;
 /// The name of a probe set whose file gives none.
 pub const DEFAULT_NAME: &str = "probeset";
 
+/// Every key of a probe set file, in the order it is saved.
+const KEYS: &[&str] = &[
+    "name",
+    "model",
+    "pinned_version",
+    "state_budget",
+    "frames",
+    "questions",
+    "score",
+    "threshold",
+    "calibration",
+    "sha256",
+];
+
 /// Questions, a score over their answers, a threshold, and the settings they were measured
 /// with. Build one with [`ProbeSet::new`] or [`ProbeSet::from_json`]; after changing fields
 /// by hand, [`ProbeSet::validate`] checks it again.
@@ -180,7 +194,9 @@ impl ProbeSet {
     /// `questions` and `score` are required; `name` defaults to `probeset`, `model` to
     /// `jev-latest`, `state_budget` to 96,000, `threshold` and `pinned_version` to null and
     /// `calibration` to `{}`. A non-empty `sha256` must equal the recomputed hash: otherwise
-    /// the file was edited after it was measured, and is refused.
+    /// the file was edited after it was measured, and is refused. Any other key is an error
+    /// naming the closest valid one: the reference drops it, so a misspelt `threshold` would
+    /// silently leave the threshold to be fitted again.
     pub fn from_json(value: &Value, origin: &str) -> Result<ProbeSet, LabError> {
         let fail = |message: String| LabError::invalid(format!("{origin}: {message}"));
         let Value::Object(data) = value else {
@@ -189,6 +205,16 @@ impl ProbeSet {
                 shown(value)
             )));
         };
+        if let Some(key) = data.keys().find(|key| !KEYS.contains(&key.as_str())) {
+            let hint = match skill_factory_config::closest(key, KEYS) {
+                Some(near) => format!("did you mean '{near}'?"),
+                None => format!("a probe set has {}", KEYS.join(", ")),
+            };
+            return Err(fail(format!(
+                "unknown key '{key}' ({hint}): a misspelt key would be dropped silently (a \
+                 misspelt threshold would be fitted again), so fix or remove it"
+            )));
+        }
         for key in ["questions", "score"] {
             if !data.contains_key(key) {
                 return Err(fail(format!(
@@ -659,5 +685,43 @@ mod tests {
             ProbeSet::load(&path).expect("reloads").sha256(),
             seed.sha256()
         );
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_with_the_closest_valid_one() {
+        let mut value = seed().to_json();
+        value["thresold"] = json!(0.5);
+        let message = ProbeSet::from_json(&value, "p.json")
+            .expect_err("thresold")
+            .to_string();
+        assert!(
+            message.starts_with("p.json: unknown key 'thresold' (did you mean 'threshold'?)"),
+            "{message}"
+        );
+        let mut value = seed().to_json();
+        value["zzz"] = json!(1);
+        let message = ProbeSet::from_json(&value, "p.json")
+            .expect_err("zzz")
+            .to_string();
+        assert!(
+            message.contains("unknown key 'zzz' (a probe set has name, model,"),
+            "{message}"
+        );
+        for key in ["Score", "state-budget"] {
+            let mut value = seed().to_json();
+            let moved = value
+                .as_object_mut()
+                .unwrap()
+                .remove(&key.to_lowercase().replace('-', "_"))
+                .unwrap();
+            value[key] = moved;
+            let message = ProbeSet::from_json(&value, "p.json")
+                .expect_err(key)
+                .to_string();
+            assert!(
+                message.contains(&format!("unknown key '{key}'")),
+                "{message}"
+            );
+        }
     }
 }
