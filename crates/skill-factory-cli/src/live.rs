@@ -15,11 +15,24 @@ use crate::output::{errln, outln};
 
 #[derive(Default)]
 struct State {
+    /// The search's most rounds; 0 when it has no round limit (`gepa`).
     rounds: usize,
     round: usize,
     proposals: usize,
     baseline: Option<f64>,
     best: Option<f64>,
+}
+
+impl State {
+    /// `round` against the search's most rounds (`2/6`), or alone when the search has no
+    /// round limit or, against the limit, the round would read past it.
+    fn round_of(&self, round: usize) -> String {
+        if self.rounds == 0 || round > self.rounds {
+            round.to_string()
+        } else {
+            format!("{round}/{}", self.rounds)
+        }
+    }
 }
 
 /// Draws the progress of one optimization.
@@ -101,9 +114,8 @@ impl LiveDisplay {
             _ => "scoring the seed".to_string(),
         };
         bar.set_message(format!(
-            "round {}/{} · {} proposals · {best} · {}",
-            state.round,
-            state.rounds,
+            "round {} · {} proposals · {best} · {}",
+            state.round_of(state.round),
             state.proposals,
             self.spent()
         ));
@@ -132,7 +144,10 @@ impl EventSink for LiveDisplay {
                 match &self.bar {
                     Some(bar) => {
                         bar.suspend(|| outln!("{}", self.heading));
-                        bar.set_length(*rounds as u64);
+                        match rounds {
+                            0 => bar.unset_length(),
+                            _ => bar.set_length(*rounds as u64),
+                        }
                     }
                     None => outln!("{}", self.heading),
                 }
@@ -173,8 +188,8 @@ impl EventSink for LiveDisplay {
                 let verdict = if *accepted { "accepted" } else { "rejected" };
                 let note: String = note.chars().take(100).collect();
                 self.line(format!(
-                    "Round {round}/{}: {who}, {verdict} ({note}) · {}",
-                    state.rounds,
+                    "Round {}: {who}, {verdict} ({note}) · {}",
+                    state.round_of(*round),
                     self.spent()
                 ));
             }
@@ -207,5 +222,24 @@ impl EventSink for LiveDisplay {
             _ => {}
         }
         self.redraw(&state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::State;
+
+    #[test]
+    fn a_round_is_never_shown_past_its_total() {
+        let limited = State {
+            rounds: 4,
+            ..State::default()
+        };
+        assert_eq!(limited.round_of(2), "2/4");
+        assert_eq!(limited.round_of(4), "4/4");
+        assert_eq!(limited.round_of(5), "5");
+        // `gepa` has no round limit: its metric-call budget ends the search.
+        let unlimited = State::default();
+        assert_eq!(unlimited.round_of(2), "2");
     }
 }

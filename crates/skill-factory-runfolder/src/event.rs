@@ -114,7 +114,8 @@ pub enum Event {
         val: usize,
         /// Held-out test tasks (0: none).
         test: usize,
-        /// Most rounds.
+        /// Most rounds; 0 when the search has no round limit (`gepa`, whose metric-call
+        /// budget ends it).
         rounds: usize,
         /// Model calls allowed in flight at once.
         max_workers: usize,

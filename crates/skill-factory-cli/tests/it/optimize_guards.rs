@@ -278,3 +278,117 @@ fn a_size_budget_the_seed_already_breaks_exits_2_at_its_line() {
     );
     assert!(!runs.exists());
 }
+
+/// The `Round N...:` lines of a run's stderr, as `(N, total)`: the total `None` where the
+/// line gives none.
+fn rounds_said(stderr: &str) -> Vec<(usize, Option<usize>)> {
+    stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("Round "))
+        .filter_map(|rest| rest.split_once(':'))
+        .map(|(round, _)| match round.split_once('/') {
+            Some((n, total)) => (n.parse().unwrap(), Some(total.parse().unwrap())),
+            None => (round.parse().unwrap(), None),
+        })
+        .collect()
+}
+
+#[test]
+fn a_progress_line_never_reads_past_its_total() {
+    // `gepa` ignores `rounds` (its metric-call budget ends it): its steps have no total.
+    let tmp = tempfile::tempdir().unwrap();
+    let config = invoice(tmp.path(), |c| {
+        optimizer(c, "gepa", "rounds: 1\ndeepen: 0\nmax_metric_calls: 120")
+    });
+    let ran = optimize(&[], &config, &tmp.path().join("runs"));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let said = rounds_said(&ran.stderr);
+    assert!(said.iter().any(|(n, _)| *n >= 2), "{}", ran.stderr);
+    assert!(
+        said.iter().all(|(_, total)| total.is_none()),
+        "{}",
+        ran.stderr
+    );
+    let events = std::fs::read_to_string(tmp.path().join("runs/latest/events.jsonl")).unwrap();
+    assert!(events.contains(r#""event":"run_started""#) && events.contains(r#""rounds":0,"#));
+    // The searches that count rounds say them against their total, never past it.
+    for name in ["llm_loop", "skillopt"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = invoice(tmp.path(), |c| optimizer(c, name, "rounds: 2\npatience: 5"));
+        let ran = optimize(&[], &config, &tmp.path().join("runs"));
+        assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+        let said = rounds_said(&ran.stderr);
+        assert!(!said.is_empty(), "{name}: {}", ran.stderr);
+        assert!(
+            said.iter().all(|(n, total)| *total == Some(2) && *n <= 2),
+            "{name}: {}",
+            ran.stderr
+        );
+    }
+}
+
+/// A server on 127.0.0.1 that answers every request with a large HTML page (a web server
+/// where a Ray dashboard was expected); returns its port.
+fn not_ray() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let page = format!(
+            "<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body>{}</body></html>",
+            "<p>If you see this page, the web server works.</p>".repeat(2_000)
+        );
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            // The request is read as far as the server cares; the answer is the page.
+            let mut head = [0; 4096];
+            let _ = stream.read(&mut head);
+            let _ = stream.write_all(
+                format!(
+                    "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn a_ray_executor_pointed_at_another_server_says_so_in_a_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("skill.md"),
+        "---\nname: s\ndescription: d\n---\nbody\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("data.jsonl"),
+        "{\"id\": \"a\", \"input\": \"x\", \"expected\": \"x\"}\n{\"id\": \"b\", \"input\": \"y\", \"expected\": \"y\"}\n",
+    )
+    .unwrap();
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "skill: skill.md\ndataset: data.jsonl\nmetric: {{golden: {{mode: exact}}}}\n\
+             harness:\n  type: subprocess\n  command: [cat]\n  executor: {{type: ray, address: \"http://127.0.0.1:{}/\"}}\n",
+            not_ray()
+        ),
+    )
+    .unwrap();
+    let ran = crate::common::evaluate(&config);
+    assert_eq!(ran.code, Some(3), "{}{}", ran.stdout, ran.stderr);
+    let printed = format!("{}{}", ran.stdout, ran.stderr);
+    assert!(printed.contains("not a Ray dashboard: "), "{printed}");
+    assert!(
+        printed.contains("with HTTP 404 and an HTML page titled «Welcome to nginx!»"),
+        "{printed}"
+    );
+    assert!(
+        !printed.contains("//api") && !printed.contains("the web server works"),
+        "{printed}"
+    );
+    assert!(printed.len() < 4_000, "{} bytes: {printed}", printed.len());
+}

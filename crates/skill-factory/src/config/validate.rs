@@ -572,6 +572,14 @@ fn executor(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
                     "add 'address: http://127.0.0.1:8265' (the dashboard of `ray start --head`; its Job Submission API takes the jobs)",
                 ));
             }
+            if let Err(problem) = reqwest::Url::parse(address) {
+                return Err(check.invalid(
+                    at(&["harness", "executor", "address"]),
+                    // Not quoted: an address may carry credentials.
+                    format!("the address is not a URL ({problem})"),
+                    "write the dashboard's address as http://HOST:PORT, e.g. http://127.0.0.1:8265",
+                ));
+            }
             if let Some(workers) = e.max_workers {
                 check.workers(at(&["harness", "executor", "max_workers"]), workers)?;
             }

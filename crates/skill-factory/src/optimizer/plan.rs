@@ -182,6 +182,21 @@ impl OptimizerPlan {
         })
     }
 
+    /// The most rounds the search runs: `rounds` for `llm_loop` and the native `skillopt`, 0
+    /// for a search with no round limit (`gepa`, whose metric-call budget ends it, and the
+    /// bridge, which runs one command).
+    pub fn rounds(&self) -> usize {
+        match &self.backend {
+            BackendSettings::LlmLoop(settings) => settings.rounds,
+            BackendSettings::SkillOpt(SkillOptSettings {
+                rounds,
+                bridge: None,
+                ..
+            }) => *rounds,
+            BackendSettings::SkillOpt(_) | BackendSettings::Gepa(_) => 0,
+        }
+    }
+
     /// The optimizer, proposing edits with the model `client` gives. The bridge runs a
     /// command, not a model, so `client` is only called when a search needs one: a bridged
     /// run asks for no API key.
@@ -241,6 +256,22 @@ mod tests {
         };
         assert_eq!((settings.rounds, settings.max_patch_edits), (5, 9));
         assert!(settings.bridge.is_none());
+    }
+
+    #[test]
+    fn only_the_searches_that_count_rounds_have_a_round_limit() {
+        let rounds = |name: &str, command: Option<Command>| {
+            plan(|c| {
+                c.name = name.into();
+                c.rounds = 3;
+                c.params.command = command;
+            })
+            .rounds()
+        };
+        assert_eq!(rounds("llm_loop", None), 3);
+        assert_eq!(rounds("skillopt", None), 3);
+        assert_eq!(rounds("gepa", None), 0, "its metric-call budget ends it");
+        assert_eq!(rounds("skillopt", Some(Command::Line("true".into()))), 0);
     }
 
     #[test]

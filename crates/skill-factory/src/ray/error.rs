@@ -30,31 +30,40 @@ pub enum RayError {
         /// What the connection said, redacted.
         cause: String,
     },
-    /// The dashboard refused the request.
-    #[error("the Ray dashboard at {address} answered HTTP {status}: {body}")]
+    /// The dashboard refused the request, with a short excerpt of its answer.
+    #[error("the Ray dashboard at {address} answered {request} with HTTP {status}: {body}")]
     Refused {
         /// The dashboard, as shown.
         address: String,
+        /// The method and route asked (`POST /api/jobs/`).
+        request: String,
         /// The HTTP status code.
         status: u16,
-        /// The start of its answer, redacted.
+        /// What it answered, cut short and redacted.
         body: String,
     },
-    /// A job's status came back as something other than JSON.
-    #[error("the status of job {id} is not JSON ({source})")]
-    StatusNotJson {
-        /// The job.
-        id: String,
-        /// What the parser said.
-        source: serde_json::Error,
+    /// Another server answers at the address: a route that answers JSON on a dashboard
+    /// answered something else, or an error came as an HTML page.
+    #[error(
+        "not a Ray dashboard: {address} answered {request} with HTTP {status} and {answer}, where Ray's Job Submission API answers JSON; point harness.executor.address at the dashboard of `ray start --head` (port 8265 unless set otherwise)"
+    )]
+    NotRay {
+        /// The address, as shown.
+        address: String,
+        /// The method and route asked (`GET /api/jobs/ID`).
+        request: String,
+        /// The HTTP status code.
+        status: u16,
+        /// What it answered: an HTML page's title, or the answer's start, cut short and
+        /// redacted.
+        answer: String,
     },
-    /// A job's logs came back as something other than JSON.
-    #[error("the logs of job {id} are not JSON ({source})")]
-    LogsNotJson {
-        /// The job.
-        id: String,
-        /// What the parser said.
-        source: serde_json::Error,
+    /// The address is not a URL (the config's check lets only `http://` and `https://` ones
+    /// through; one can still fail to parse).
+    #[error("harness.executor.address is not a URL ({problem}): write it as http://HOST:PORT")]
+    Address {
+        /// What the parser said (the address is not quoted: it may carry credentials).
+        problem: String,
     },
     /// A file or folder to ship cannot be read.
     #[error("cannot read {}: {source}", path.display())]

@@ -155,6 +155,8 @@ struct RunParts {
     harness: Arc<dyn Harness>,
     metric: Arc<dyn Metric>,
     optimizer: Box<dyn Optimizer>,
+    /// The search's most rounds, 0 for none ([`OptimizerPlan::rounds`]).
+    rounds: usize,
 }
 
 impl RunParts {
@@ -169,6 +171,7 @@ impl RunParts {
         let harness = harness::from_config(session)?;
         let metric = metric::from_config(session)?;
         say_clamped_minibatch(&plan, split.train.len());
+        let rounds = plan.rounds();
         let optimizer = plan.build(|| session.client(Role::Optimizer))?;
         Ok(RunParts {
             split,
@@ -176,6 +179,7 @@ impl RunParts {
             harness,
             metric,
             optimizer,
+            rounds,
         })
     }
 }
@@ -316,7 +320,7 @@ fn open_folder(
         train: split.train.len(),
         val: split.val.len(),
         test: split.test.len(),
-        rounds: session.config.config.optimizer.rounds,
+        rounds: parts.rounds,
         max_workers: workers,
         budget: session.config.config.optimizer.budget.recorded(),
         max_metric_calls: session.config.config.optimizer.max_metric_calls,

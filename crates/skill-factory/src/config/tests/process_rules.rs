@@ -153,6 +153,14 @@ fn a_ray_executor_needs_a_process_harness_and_the_dashboard_address() {
         Some("harness.executor.address"),
         "{m}"
     );
+    let (e, m) = error_of(&ray(", address: \"http://user:pw@exa mple:8265\""));
+    assert_eq!(
+        e.key_path().as_deref(),
+        Some("harness.executor.address"),
+        "{m}"
+    );
+    assert_mentions(&m, &["is not a URL", "http://HOST:PORT"]);
+    assert!(!m.contains("pw@"), "credentials are not quoted: {m}");
     let (e, m) = error_of(&ray(", address: \"http://h:8265\", num_cpus: -1"));
     assert_eq!(
         e.key_path().as_deref(),
