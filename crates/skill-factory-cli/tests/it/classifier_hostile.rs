@@ -716,3 +716,52 @@ fn scanner_bundles_sharing_a_folder_import_with_ids_the_lab_accepts() {
         ],
     );
 }
+
+#[test]
+fn a_command_policys_deadline_is_its_timeout_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = optimized_example(dir);
+    let policy = |timeout: &str| {
+        format!(
+            "name: slow\nlevels: [pass, flag]\ncommand: [sh, -c, 'while read line; do sleep 5; echo pass; done']\n{timeout}"
+        )
+    };
+    std::fs::write(dir.join("slow.yaml"), policy("timeout: 0.3\n")).unwrap();
+    let started = std::time::Instant::now();
+    refused(
+        &lab_c(dir, &["simulate", "--policy", "slow.yaml"]),
+        &[
+            "the policy command `sh -c while read line; do sleep 5; echo pass; done` gave no answer within 0.3 s",
+            "the policy's `timeout`",
+        ],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(4));
+    for (timeout, said) in [
+        (
+            "timeout: 0\n",
+            "slow.yaml.timeout: is a number of seconds above 0",
+        ),
+        (
+            "timeout: soon\n",
+            "slow.yaml.timeout: is a number of seconds above 0",
+        ),
+        (
+            "timout: 5\n",
+            "unknown key 'timout' (did you mean 'timeout'?)",
+        ),
+    ] {
+        std::fs::write(dir.join("slow.yaml"), policy(timeout)).unwrap();
+        refused(&lab_c(dir, &["simulate", "--policy", "slow.yaml"]), &[said]);
+    }
+    // In the config: the same key, read before anything runs.
+    edit(
+        &config,
+        "policy: policy.yaml",
+        "policy: {levels: [pass, flag], rules: [], timeout: 5}",
+    );
+    refused(
+        &sf_in(dir, &["optimize", "-c", "config.offline.yaml"]),
+        &["policy.timeout: is how long a `command` may take to answer"],
+    );
+}

@@ -21,9 +21,9 @@
 //! program once and asks it about every example: one JSON line on its standard input
 //! (`{"id", "group", "source", "metadata", "answers", "score", "threshold"}`, a missing score
 //! `null`), one level name back on its standard output. A relative program path is found
-//! beside the file that names it; a program that exits or answers something else than a level
-//! fails the command that used it, with the reason. A command policy cannot be compiled into
-//! an export.
+//! beside the file that names it; a program that exits, answers something else than a level
+//! or gives no answer within `timeout` seconds (a key of the policy, default 60) fails the
+//! command that used it, with the reason. A command policy cannot be compiled into an export.
 //!
 //! Conditions: `flagged: true|false` (score at or above the threshold), `scored: true|false`
 //! (the example has a score), `score: {OP: x}`, `margin: {OP: x}` (the score against the
@@ -223,9 +223,19 @@ pub struct PolicySpec {
     pub rules: Vec<PolicyRule>,
     /// The program that gives the level instead of rules, and the folder it runs in.
     pub command: Option<(Vec<String>, PathBuf)>,
+    /// How long the command may take to answer about one example (`timeout`, seconds).
+    pub timeout: Duration,
 }
 
-const POLICY_KEYS: &[&str] = &["name", "levels", "rules", "command"];
+const POLICY_KEYS: &[&str] = &["name", "levels", "rules", "command", "timeout"];
+
+/// How long a command policy may take to answer about one example unless its `timeout`
+/// says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The longest `timeout` accepted: a day, so that a typo cannot make a hung program wait
+/// for ever (and the value fits a `Duration`).
+const LONGEST_TIMEOUT: f64 = 86_400.0;
 const RULE_KEYS: &[&str] = &["level", "when"];
 const CONDITIONS: &[&str] = &[
     "flagged", "scored", "score", "margin", "answer", "missing", "metadata", "all", "any", "not",
@@ -428,13 +438,11 @@ impl PolicySpec {
             .as_object()
             .ok_or_else(|| bad(at, "a policy is a map with name, levels and rules"))?;
         if let Some(key) = map.keys().find(|k| !POLICY_KEYS.contains(&k.as_str())) {
-            return Err(bad(
-                at,
-                format!(
-                    "unknown key '{key}' (a policy has {})",
-                    POLICY_KEYS.join(", ")
-                ),
-            ));
+            let hint = match skill_factory_config::closest(key, POLICY_KEYS) {
+                Some(near) => format!("did you mean '{near}'?"),
+                None => format!("a policy has {}", POLICY_KEYS.join(", ")),
+            };
+            return Err(bad(at, format!("unknown key '{key}' ({hint})")));
         }
         let name = match map.get("name") {
             None => "policy".to_string(),
@@ -486,6 +494,31 @@ impl PolicySpec {
                 Some((argv, dir.to_path_buf()))
             }
         };
+        let timeout = match (map.get("timeout"), &command) {
+            (None, _) => DEFAULT_TIMEOUT,
+            (Some(_), None) => {
+                return Err(bad(
+                    &format!("{at}.timeout"),
+                    "is how long a `command` may take to answer; a policy of rules has no \
+                     program to wait for, so remove it",
+                ));
+            }
+            (Some(value), Some(_)) => match value.as_f64() {
+                Some(seconds) if seconds > 0.0 && seconds <= LONGEST_TIMEOUT => {
+                    Duration::from_secs_f64(seconds)
+                }
+                _ => {
+                    return Err(bad(
+                        &format!("{at}.timeout"),
+                        format!(
+                            "is a number of seconds above 0 and at most {LONGEST_TIMEOUT} (the \
+                             command's deadline per example, default {}), not {value}",
+                            DEFAULT_TIMEOUT.as_secs()
+                        ),
+                    ));
+                }
+            },
+        };
         let empty = Vec::new();
         let rules = match (map.get("rules"), &command) {
             (None, Some(_)) => &empty,
@@ -534,6 +567,7 @@ impl PolicySpec {
             levels,
             rules,
             command,
+            timeout,
         })
     }
 
@@ -551,6 +585,7 @@ impl PolicySpec {
             let failure = Arc::new(Mutex::new(None));
             let runner = Arc::new(Runner {
                 argv: argv.clone(),
+                timeout: self.timeout,
                 dir: dir.clone(),
                 live: Mutex::new(None),
                 failure: failure.clone(),
@@ -621,9 +656,6 @@ impl PolicySpec {
     }
 }
 
-/// How long a command policy may take to answer one question.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// The longest answer line read from a command policy (a level name).
 const LONGEST_ANSWER: usize = 64 * 1024;
 
@@ -632,6 +664,8 @@ const LONGEST_ANSWER: usize = 64 * 1024;
 /// size limit per answer).
 struct Runner {
     argv: Vec<String>,
+    /// How long it may take to answer about one example.
+    timeout: Duration,
     dir: PathBuf,
     live: Mutex<Option<LineChild>>,
     failure: Arc<Mutex<Option<String>>>,
@@ -679,9 +713,13 @@ impl Runner {
         let id = facts.example.id.clone();
         let answer =
             child
-                .ask(&question.to_string(), ANSWER_TIMEOUT)
+                .ask(&question.to_string(), self.timeout)
                 .map_err(|error| match error {
                     LineError::Exited => CommandFailure::Exited { id: id.clone() },
+                    LineError::Timeout(waited) => CommandFailure::Slow {
+                        seconds: waited.as_secs_f64(),
+                        id: id.clone(),
+                    },
                     error => CommandFailure::Answer {
                         error,
                         id: id.clone(),
@@ -709,7 +747,13 @@ enum CommandFailure {
     /// The program ended before it answered.
     #[error("exited before answering about example '{id}'")]
     Exited { id: String },
-    /// The answer did not come in time, or was too long, or could not be read.
+    /// The answer did not come within the policy's `timeout`.
+    #[error(
+        "gave no answer within {seconds} s about example '{id}' (the policy's `timeout`, in \
+         seconds: raise it if the program needs longer)"
+    )]
+    Slow { seconds: f64, id: String },
+    /// The answer was too long, or could not be read.
     #[error("{error} about example '{id}'")]
     Answer { error: LineError, id: String },
     /// The answer was not a level name (shown cut to 80 characters).
@@ -826,5 +870,101 @@ mod tests {
             json!({"levels": levels, "rules": [{"level": "block", "when": {"metadata": {"field": "n", "gte": true}}}]}),
         );
         assert!(e.to_string().contains("is not a number"), "{e}");
+    }
+
+    /// A policy running `script` under `sh`, with `timeout` when given.
+    fn command_policy(script: &str, timeout: Option<Value>) -> Result<PolicySpec, LabError> {
+        let mut value =
+            json!({"name": "c", "levels": ["allow", "block"], "command": ["sh", "-c", script]});
+        if let Some(timeout) = timeout {
+            value["timeout"] = timeout;
+        }
+        PolicySpec::from_json("p.yaml", &value, &|_| true)
+    }
+
+    #[test]
+    fn a_command_policys_timeout_is_read_in_seconds_and_checked() {
+        let spec = command_policy("cat", None).unwrap();
+        assert_eq!(spec.timeout, DEFAULT_TIMEOUT);
+        let spec = command_policy("cat", Some(json!(0.5))).unwrap();
+        assert_eq!(spec.timeout, Duration::from_millis(500));
+        assert_eq!(
+            command_policy("cat", Some(json!(120)))
+                .unwrap()
+                .timeout
+                .as_secs(),
+            120
+        );
+        for bad in [json!(0), json!(-1), json!("10"), json!(1e9), json!(null)] {
+            let e = command_policy("cat", Some(bad.clone()))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("p.yaml.timeout: is a number of seconds above 0"),
+                "{bad}: {e}"
+            );
+        }
+        let rules = PolicySpec::from_json(
+            "p.yaml",
+            &json!({"levels": ["allow", "block"], "rules": [], "timeout": 5}),
+            &|_| true,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            rules.contains("a policy of rules has no program"),
+            "{rules}"
+        );
+        let typo = PolicySpec::from_json(
+            "p.yaml",
+            &json!({"levels": ["allow", "block"], "command": ["cat"], "timout": 5}),
+            &|_| true,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            typo.contains("unknown key 'timout' (did you mean 'timeout'?)"),
+            "{typo}"
+        );
+    }
+
+    #[test]
+    fn a_command_slower_than_its_timeout_fails_naming_the_key() {
+        let policy = command_policy(
+            "while read line; do sleep 5; echo allow; done",
+            Some(json!(0.2)),
+        )
+        .unwrap()
+        .policy();
+        let started = std::time::Instant::now();
+        policy.verdict(
+            &example("s", json!({})),
+            &HashMap::new(),
+            Some(0.1),
+            Some(0.5),
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "waited past the timeout"
+        );
+        let failure = policy.failure().expect("failed");
+        assert!(
+            failure.contains("gave no answer within 0.2 s about example 'e1'")
+                && failure.contains("the policy's `timeout`"),
+            "{failure}"
+        );
+        let quick = command_policy("while read line; do echo block; done", Some(json!(5)))
+            .unwrap()
+            .policy();
+        assert_eq!(
+            quick.verdict(
+                &example("s", json!({})),
+                &HashMap::new(),
+                Some(0.9),
+                Some(0.5)
+            ),
+            1
+        );
+        assert_eq!(quick.failure(), None);
     }
 }
