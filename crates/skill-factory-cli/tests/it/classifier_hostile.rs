@@ -248,7 +248,15 @@ fn report_out_and_the_workspace_keep_the_files_a_user_put_there() {
         &["--out a-file is a file, not a folder"],
     );
 
-    // optimize -o into a folder holding a report of the user's: refused before anything runs.
+    // optimize -o onto a file, or into a folder holding a report of the user's: refused
+    // before anything runs.
+    refused(
+        &sf_in(
+            dir,
+            &["optimize", "-c", "config.offline.yaml", "-o", "a-file"],
+        ),
+        &["the workspace a-file is a file, not a folder"],
+    );
     std::fs::create_dir(dir.join("mine")).unwrap();
     std::fs::write(dir.join("mine/report.md"), "# My notes\n").unwrap();
     let into_mine = sf_in(

@@ -57,12 +57,14 @@ pub struct Project {
 
 impl Project {
     /// Loads the config at `path`, its dataset, splits, seed and pool. `workspace` replaces
-    /// the config's (`--out`).
+    /// the config's (`--out`); a file there is refused, since every workspace file would be
+    /// read and written below it.
     pub fn load(path: &Path, workspace: Option<&Path>) -> Result<Project, LabError> {
         let mut config = config::load(path)?;
         if let Some(dir) = workspace {
             config.workspace = dir.to_path_buf();
         }
+        Outputs::new(false).check_folder("the workspace", &config.workspace)?;
         let examples = load_dataset(&config.dataset, &config.labels)?;
         let splits = assign(&config.splits, &examples)?;
         let seed = ProbeSet::load(&config.probeset)?;
@@ -193,7 +195,6 @@ impl Project {
     /// a file there of another kind (a `report.md` of the user's own).
     pub fn check_outputs(&self) -> Result<(), LabError> {
         let config = &self.config;
-        Outputs::new(false).check_folder("the workspace", self.dir())?;
         let fix = format!(
             "Move it away, or set another `workspace:` in {} (or pass -o DIR)",
             config.path.display()
