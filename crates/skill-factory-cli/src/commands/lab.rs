@@ -22,7 +22,9 @@ use skill_factory_lab::run::compare::{self, CompareRequest};
 use skill_factory_lab::run::score::{self, ScoreRequest};
 use skill_factory_lab::run::select::{self, SelectRequest};
 use skill_factory_lab::run::workspace::Project;
-use skill_factory_lab::run::{self, Opened, asked_of, check_rate, examples_of, reports_of};
+use skill_factory_lab::run::{
+    self, Measured, Opened, asked_of, check_rate, examples_of, reports_of,
+};
 
 use super::lab_open::{open, open_to_change, parse_splits, waiting};
 use super::{NOTHING_WORKED, lab_export};
@@ -310,6 +312,20 @@ fn simulate(
     }
     let examples = examples_of(&project, &splits);
     let table = lab.table(&examples, &asked_of(&bank)?, probeset.state_budget, 0);
+    let names: Vec<&str> = splits.iter().map(|s| s.name()).collect();
+    let note = run::missing_answers(
+        &examples,
+        probeset.state_budget,
+        &table,
+        &Measured {
+            what: &format!("the policies' questions on {}", names.join(", ")),
+            when_none: "the lines below say nothing yet",
+            config: &project.config.path,
+        },
+    );
+    if let Some(note) = &note {
+        errln!("note: {note}");
+    }
     for policy in &policies {
         let reports = reports_of(&project, &splits, &table, &probeset, policy);
         run::policy_held(policy)?;

@@ -16,8 +16,8 @@ use skill_factory_lab::ship::export::{Format, export as render};
 use skill_factory_lab::ship::parity::{check_artifact, check_production};
 
 use super::lab_open::{open, parse_splits};
-use crate::output::outln;
-use skill_factory_lab::run::{Opened, asked_of};
+use crate::output::{errln, outln};
+use skill_factory_lab::run::{Measured, Opened, asked_of};
 
 /// The exit code when parity does not hold.
 const MISMATCH: u8 = 4;
@@ -126,6 +126,18 @@ pub fn parity(
         let asked = asked_of(&set.bank)?;
         let refs: Vec<_> = examples.iter().collect();
         let table = lab.table(&refs, &asked, set.state_budget, 0);
+        if let Some(note) = skill_factory_lab::run::missing_answers(
+            &refs,
+            set.state_budget,
+            &table,
+            &Measured {
+                what: &format!("the probe set's questions on {}", split.name()),
+                when_none: "the lab's side of the comparison below says nothing yet",
+                config: &project.config.path,
+            },
+        ) {
+            errln!("note: {note}");
+        }
         let ids: std::collections::HashSet<&str> =
             project.examples.iter().map(|ex| ex.id.as_str()).collect();
         let known = |id: &str| ids.contains(id);

@@ -603,6 +603,33 @@ fn an_empty_answer_cache_is_said_with_the_command_that_fills_it() {
         "no answers are cached for the pool's questions on train",
     );
     has(&select.stderr, "no candidate can be fitted");
+    let simulate = lab_c(dir, &["simulate"]);
+    assert_eq!(simulate.code, Some(0), "{}", simulate.stderr);
+    has(
+        &simulate.stderr,
+        "note: no answers are cached for the policies' questions on train, val",
+    );
+    std::fs::write(
+        dir.join("production.jsonl"),
+        "{\"id\": \"consistent-rename-refactor-1\", \"flagged\": false}\n",
+    )
+    .unwrap();
+    let parity = lab_c(
+        dir,
+        &[
+            "parity",
+            "--probeset",
+            "seed_probeset.json",
+            "--production",
+            "production.jsonl",
+            "--split",
+            "train",
+        ],
+    );
+    has(
+        &parity.stderr,
+        "note: no answers are cached for the probe set's questions on train",
+    );
     // Train bought, val not: the note counts what is missing.
     assert_eq!(lab_c(dir, &["ask", "--splits", "train"]).code, Some(0));
     let half = lab_c(dir, &["score"]);
