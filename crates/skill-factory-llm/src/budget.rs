@@ -18,13 +18,15 @@
 //!   price, since a request a batch does not answer is asked directly) against `max_tokens`
 //!   and `max_usd` from its admission until it is booked; a call that does not fit waits for
 //!   the calls in flight to be booked. A batch is never submitted with more than the budget
-//!   has room for.
+//!   has room for; when that room is one request ([`Ledger::waiting_for_room`] while a batch
+//!   of one would go out), batch mode is given up for the run
+//!   ([`crate::batch::BatchBoard::hold_to`]).
 //!
 //! Answers replayed from a cache (`ChatResponse::cached`) cost nothing: their slot is given
 //! back and neither tokens nor dollars are booked; they are counted apart as cached calls.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -176,6 +178,8 @@ pub struct Ledger {
     started: Instant,
     /// Calls admitted and not given back (cache hits give theirs back).
     reserved: AtomicU64,
+    /// Calls waiting in [`Ledger::admit_reserving`] for room beside the reserves held.
+    waiting: AtomicUsize,
     /// Woken whenever a held reserve is given back.
     released: tokio::sync::Notify,
     books: Mutex<Books>,
@@ -189,6 +193,7 @@ impl Ledger {
             limits,
             started: Instant::now(),
             reserved: AtomicU64::new(0),
+            waiting: AtomicUsize::new(0),
             released: tokio::sync::Notify::new(),
             books: Mutex::new(Books::default()),
             exhausted: OnceLock::new(),
@@ -326,8 +331,16 @@ impl Ledger {
                 }
             }
             self.reserved.fetch_sub(1, Ordering::SeqCst);
+            let _waiting = Waiting::on(&self.waiting);
             released.await;
         }
+    }
+
+    /// How many calls wait for room beside the reserves held ([`Ledger::admit_reserving`]):
+    /// when a batch would go out with one request while some wait, the budget has room for
+    /// one request at a time, and batching them is only slower.
+    pub fn waiting_for_room(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
     }
 
     /// Marks the ledger exhausted (the first reason sticks) and returns the refusal.
@@ -395,6 +408,23 @@ impl Ledger {
         if spend.unpriced_calls > 0 {
             books.unpriced_models.insert(label.to_string());
         }
+    }
+}
+
+/// One call counted as waiting for room while it lives, however its wait ends (a caller that
+/// gives up drops it too).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn on(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -584,6 +614,7 @@ mod tests {
         };
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         assert!(!waiting.is_finished(), "it waited");
+        assert_eq!(ledger.waiting_for_room(), 1);
         assert_eq!(ledger.reserved.load(Ordering::SeqCst), 3);
         assert!(ledger.exhausted().is_none(), "waiting is not refusing");
         // One is booked for less than it held, and given back: the fourth goes in.
@@ -598,6 +629,7 @@ mod tests {
         );
         held.pop();
         assert_eq!(waiting.await.unwrap(), (true, 1));
+        assert_eq!(ledger.waiting_for_room(), 0);
         drop(held);
         assert_eq!(ledger.books().held.tokens, 0, "every reserve given back");
     }

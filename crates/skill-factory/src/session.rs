@@ -237,6 +237,8 @@ impl Session {
         let in_flight = run.max_workers().saturating_mul(2);
         let mut layers = ModelLayers::new(Scheduler::new(Some(in_flight)))
             .with_batch_journal(&self.config.runs_dir());
+        // A budget with room for one batched request at a time turns batch mode off.
+        layers.batches().hold_to(self.ledger.clone());
         if let Some(path) = self.config.env(REPLAY_ENV) {
             layers = layers.with_replay(Arc::new(Replay::load(path)?));
         } else {

@@ -392,3 +392,64 @@ fn a_ray_executor_pointed_at_another_server_says_so_in_a_line() {
     );
     assert!(printed.len() < 4_000, "{} bytes: {printed}", printed.len());
 }
+
+/// `optimize --batch` of 12 labelled tasks against a mock that answers them, held to
+/// `optimizer.budget.max_tokens: budget`; `harness.max_tokens` is 256, so each target call
+/// holds about 300 tokens while it is in flight.
+async fn batched_under(budget: u64) -> Ran {
+    let dir = tempfile::tempdir().unwrap();
+    let server = crate::common::labelled_mock(
+        dir.path(),
+        crate::common::LABEL_SKILL,
+        12,
+        skill_factory_mock::MockConfig::default(),
+    )
+    .await;
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "skill: skill.md\ndataset: data.jsonl\nval_fraction: 0.3\n\
+             provider: {{name: openai, model: m, base_url: \"{}/v1\", api_key: k, batch_poll: 0.05, \
+             pricing: {{input_per_mtok: 3, output_per_mtok: 15}}}}\n\
+             metric: {{golden: {{mode: exact}}}}\nharness: {{max_workers: 8, max_tokens: 256}}\n\
+             optimizer: {{rounds: 2, budget: {{max_tokens: {budget}}}}}\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let runs = dir.path().join("runs");
+    tokio::task::spawn_blocking(move || optimize(&["--batch"], &config, &runs))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_batch_budget_with_room_for_one_request_goes_direct_and_says_so_once() {
+    let ran = batched_under(450).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let said = "optimizer.budget has room for one batched request at a time";
+    assert_eq!(lines_with(&ran.stderr, said), 1, "{}", ran.stderr);
+    assert!(
+        lines_with(&ran.stderr, "batch mode is off for the rest of the run") == 1
+            && !ran.stderr.contains(": submitted, 1 requests"),
+        "{}",
+        ran.stderr
+    );
+    // Every call asked directly after one gathering's half second, where each used to go
+    // as a batch of its own, one after the other.
+    assert!(
+        ran.stderr.contains("Batches: 0 submitted;"),
+        "{}",
+        ran.stderr
+    );
+    // Room for several requests: batches as before, and nothing said.
+    let ran = batched_under(100_000).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(!ran.stderr.contains(said), "{}", ran.stderr);
+    assert!(
+        !ran.stderr.contains("Batches: 0 submitted;"),
+        "{}",
+        ran.stderr
+    );
+}

@@ -1,10 +1,11 @@
 //! What the batches of a run did: the counts its report gives, and the events its progress
 //! line is drawn from.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::batch::BatchProgress;
+use crate::budget::Ledger;
 
 /// Something that happened to one batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +70,12 @@ pub struct BatchBoard {
     watcher: Mutex<Option<Watcher>>,
     /// Set (and waiters woken) once the run stops waiting for its batches.
     abandoned: tokio::sync::watch::Sender<bool>,
+    /// The run's ledger, whose calls waiting for room tell a batch of one that the budget
+    /// holds one request at a time ([`BatchBoard::hold_to`]).
+    ledger: OnceLock<Arc<Ledger>>,
+    /// Set once batching was given up for the run ([`BatchBoard::one_at_a_time`]): every
+    /// later call is asked directly.
+    unbatched: AtomicBool,
 }
 
 impl std::fmt::Debug for BatchBoard {
@@ -145,6 +152,40 @@ impl BatchBoard {
     /// Counts one request a batch did not answer, asked directly instead.
     pub(crate) fn asked_directly(&self) {
         self.direct.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Makes the run's batches answer to `ledger`'s budget: a batch about to go out with one
+    /// request while other calls wait for room in the budget means the budget holds one
+    /// request's most possible cost at a time, so every batch would carry one request and
+    /// wait for the one before it (a batch takes minutes to hours). Batch mode is then given
+    /// up for the run ([`BatchBoard::is_direct`]).
+    pub fn hold_to(&self, ledger: Arc<Ledger>) {
+        let _ = self.ledger.set(ledger);
+    }
+
+    /// Whether batch mode was given up for the run: its calls are asked directly.
+    pub fn is_direct(&self) -> bool {
+        self.unbatched.load(Ordering::SeqCst)
+    }
+
+    /// Whether a batch of `requests` should go direct instead: batch mode was given up, or
+    /// this batch holds one request while others wait for room in the budget, which gives
+    /// batch mode up now and says so, once, on stderr.
+    pub(crate) fn one_at_a_time(&self, requests: usize) -> bool {
+        if self.is_direct() {
+            return true;
+        }
+        let starved = requests == 1
+            && self
+                .ledger
+                .get()
+                .is_some_and(|ledger| ledger.waiting_for_room() > 0);
+        if starved && !self.unbatched.swap(true, Ordering::SeqCst) {
+            tracing::warn!(
+                "optimizer.budget has room for one batched request at a time (each holds the most it may cost until it is answered), so every batch would carry a single request and wait for the one before it: batch mode is off for the rest of the run, and its calls are asked directly, at the direct price"
+            );
+        }
+        starved
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Watcher>> {

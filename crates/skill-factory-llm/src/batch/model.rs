@@ -6,7 +6,9 @@
 //! [`Journal`] before anyone waits on it; the batch is polled ([`BatchApi::wait`]) and its
 //! answers handed to their callers. A request the batch did not answer (it errored or
 //! expired, or the batch could not be submitted or read) is asked directly, through the
-//! ordinary client beneath, and counted on the [`BatchBoard`].
+//! ordinary client beneath, and counted on the [`BatchBoard`]. A batch of one request while
+//! other calls wait for room in the run's budget gives batch mode up for the run
+//! ([`BatchBoard::hold_to`]): from then on every call is asked directly.
 //!
 //! Each request's `custom_id` is its cache key ([`CacheKey`]), so identical calls share one
 //! request and a run started again finds its requests in the batches an interrupted run left
@@ -149,6 +151,10 @@ impl ChatModel for BatchedModel {
         if hub.board.is_abandoned() {
             return Err(abandoned());
         }
+        if hub.board.is_direct() {
+            hub.board.asked_directly();
+            return self.direct.chat(request).await;
+        }
         let id = CacheKey::new(&hub.provider, &hub.endpoint, &hub.model, request).to_hex();
         let answer = match hub.join(&id, request) {
             Joined::Ready(answer) => answer,
@@ -276,6 +282,13 @@ impl Hub {
         if self.board.is_abandoned() {
             // Nobody waits any more: nothing is paid for.
             return self.fail(&ids, "the run stopped waiting", None);
+        }
+        if self.board.one_at_a_time(ids.len()) {
+            return self.fail(
+                &ids,
+                "the budget holds one request at a time, so batch mode is off",
+                None,
+            );
         }
         let batch = match self.api.submit(&requests).await {
             Ok(batch) => batch,

@@ -13,7 +13,8 @@ use skill_factory_llm::batch::{
     BatchedModel, Journal, Polls,
 };
 use skill_factory_llm::{
-    AnthropicClient, ApiKey, ChatModel, ChatRequest, ClientOptions, OpenAiClient,
+    AnthropicClient, ApiKey, ChatModel, ChatRequest, ChatResponse, ClientOptions, LlmError,
+    OpenAiClient,
 };
 use skill_factory_mock::{BatchPlan, MockConfig, MockServer};
 
@@ -375,4 +376,104 @@ async fn a_budget_lets_no_batch_hold_more_than_it_has_room_for() {
         "${} spent",
         ledger.total().usd
     );
+}
+
+/// The first `calls` requests asked at once through `model`, held to a ledger with room for
+/// `room` times the most one of them may cost: the answers (or errors), and the sizes of the
+/// batches submitted.
+async fn under_a_budget(
+    model: Arc<BatchedModel>,
+    board: &Arc<BatchBoard>,
+    room: f64,
+    calls: usize,
+) -> (Vec<Result<ChatResponse, LlmError>>, Vec<usize>) {
+    use skill_factory_llm::batch::BatchEvent;
+    use skill_factory_llm::{BudgetLimits, BudgetedModel, Ledger, Pricing, Reserve};
+    let sizes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = sizes.clone();
+    board.watch(move |event| {
+        if let BatchEvent::Submitted { requests, .. } = event {
+            seen.lock().unwrap().push(*requests);
+        }
+    });
+    let price = Pricing {
+        input_per_mtok: 1_000.0,
+        output_per_mtok: 1_000.0,
+    };
+    let most = Reserve::of(&requests()[0].request, Some(price)).usd;
+    let ledger = Arc::new(Ledger::new(BudgetLimits {
+        max_usd: Some(most * room),
+        ..BudgetLimits::default()
+    }));
+    board.hold_to(ledger.clone());
+    let budgeted =
+        Arc::new(BudgetedModel::new(model, ledger.clone(), "target", Some(price)).reserving());
+    let handles: Vec<_> = requests()
+        .into_iter()
+        .take(calls)
+        .map(|r| {
+            let budgeted = budgeted.clone();
+            tokio::spawn(async move { budgeted.chat(&r.request).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for handle in handles {
+        answers.push(handle.await.unwrap());
+    }
+    let sizes = sizes.lock().unwrap().clone();
+    (answers, sizes)
+}
+
+#[tokio::test]
+async fn a_budget_with_room_for_one_request_at_a_time_asks_directly_instead_of_batching() {
+    let mock = mock(BatchPlan::default()).await;
+    let (model, board) = batched(&mock, None, 10_000, usize::MAX);
+    let started = std::time::Instant::now();
+    // Room for one call's worst case, and for several calls' real cost.
+    let (answers, sizes) = under_a_budget(model, &board, 1.5, 20).await;
+    assert_eq!(sizes, Vec::<usize>::new(), "no batch of one went out");
+    assert_eq!(mock.batch_counts(), (0, 0));
+    let answered: Vec<&ChatResponse> = answers.iter().filter_map(|a| a.as_ref().ok()).collect();
+    assert!(answered.len() >= 2, "{answers:?}");
+    assert!(answered.iter().all(|a| !a.batch), "asked directly");
+    assert!(
+        answers
+            .iter()
+            .filter_map(|a| a.as_ref().err())
+            .all(|e| matches!(e, LlmError::Budget(_))),
+        "{answers:?}"
+    );
+    assert!(board.is_direct());
+    assert_eq!(board.counts().direct, answered.len() as u64);
+    assert_eq!(mock.request_count(), answered.len());
+    // One gathering's wait (50 ms here), not one batch after another.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_single_call_that_waits_for_nobody_is_still_batched() {
+    let mock = mock(BatchPlan::default()).await;
+    let (model, board) = batched(&mock, None, 10_000, usize::MAX);
+    let (answers, sizes) = under_a_budget(model, &board, 1.5, 1).await;
+    assert_eq!(sizes, [1]);
+    assert!(answers[0].as_ref().unwrap().batch);
+    assert!(!board.is_direct());
+}
+
+#[tokio::test]
+async fn a_budget_with_room_for_several_requests_keeps_batching_them() {
+    let mock = mock(BatchPlan::default()).await;
+    let (model, board) = batched(&mock, None, 10_000, usize::MAX);
+    let (answers, sizes) = under_a_budget(model, &board, 5.5, 20).await;
+    assert!(
+        sizes.len() >= 2 && sizes.iter().all(|n| (2..=5).contains(n)),
+        "{sizes:?}"
+    );
+    assert!(answers.iter().all(|a| a.as_ref().is_ok_and(|a| a.batch)));
+    assert!(!board.is_direct());
+    assert_eq!(board.counts().direct, 0);
 }
