@@ -448,7 +448,8 @@
       if (budget.max_tokens) left.push(count(budget.max_tokens - (spent.tokens || 0)) + ' tokens');
       append(live, [el('div', { class: 'panel live row', id: 'live-panel' },
         el('b', {}, 'Running'),
-        el('span', {}, 'round ', el('span', { id: 'live-round' }, String(data.live.round ?? 0)), ' of ', String(started.rounds ?? '?')),
+        // A search without a round limit (gepa: its metric-call budget ends it) records 0 rounds.
+        el('span', {}, 'round ', el('span', { id: 'live-round' }, String(data.live.round ?? 0)), started.rounds ? ' of ' + started.rounds : ''),
         el('span', {}, el('span', { id: 'live-calls' }, count(spent.calls || 0)), ' calls'),
         el('span', {}, money(spent.usd || 0), ' spent'),
         el('span', { class: 'muted' }, left.length ? 'budget left: ' + left.join(', ') : 'no budget set'),
