@@ -65,15 +65,19 @@ fn read_dotenv(file: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
         line,
         message,
     };
-    let iter = dotenvy::from_path_iter(file).map_err(|e| error(None, e.to_string()))?;
+    let text = skill_factory_io::input::read_text(file, skill_factory_io::input::CONFIG)
+        .map_err(|e| error(None, e.to_string()))?;
+    // Some editors start a file with a byte-order mark; it is no part of the first key, and
+    // left in, the parse error would quote an invisible character.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut values = BTreeMap::new();
-    for item in iter {
+    for item in dotenvy::from_read_iter(text.as_bytes()) {
         match item {
             Ok((key, value)) => {
                 values.insert(key, value);
             }
             Err(dotenvy::Error::LineParse(content, _)) => {
-                let line = line_of(file, &content);
+                let line = line_of(text, &content);
                 return Err(error(line, format!("cannot parse '{}'", content.trim())));
             }
             Err(other) => return Err(error(None, other.to_string())),
@@ -82,10 +86,44 @@ fn read_dotenv(file: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
     Ok(values)
 }
 
-/// The 1-based line of `content` in the file, for the error message.
-fn line_of(file: &Path, content: &str) -> Option<u32> {
-    let text = std::fs::read_to_string(file).ok()?;
+/// The 1-based line of `content` in the file's `text`, for the error message.
+fn line_of(text: &str, content: &str) -> Option<u32> {
     let first = content.lines().next()?.trim();
     let index = text.lines().position(|l| l.trim() == first)?;
     u32::try_from(index + 1).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dotenv(text: &[u8]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".env");
+        std::fs::write(&file, text).unwrap();
+        (dir, file)
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_no_part_of_the_first_key() {
+        let (_dir, file) = dotenv(b"\xef\xbb\xbfOPENAI_API_KEY=sk-1\nOTHER=2\n");
+        let values = read_dotenv_files(&[file]).unwrap();
+        assert_eq!(
+            values.get("OPENAI_API_KEY").map(String::as_str),
+            Some("sk-1")
+        );
+        assert_eq!(values.get("OTHER").map(String::as_str), Some("2"));
+    }
+
+    #[test]
+    fn a_broken_line_is_quoted_at_its_line_without_the_byte_order_mark() {
+        let (_dir, file) = dotenv(b"\xef\xbb\xbfOK=1\nnot a line\n");
+        let error = read_dotenv_files(&[file]).unwrap_err().to_string();
+        assert!(error.contains("line 2"), "{error}");
+        assert!(error.contains("cannot parse 'not a line'"), "{error}");
+        let (_dir, file) = dotenv(b"\xef\xbb\xbfbroken\n");
+        let error = read_dotenv_files(&[file]).unwrap_err().to_string();
+        assert!(!error.contains('\u{feff}'), "{error:?}");
+        assert!(error.contains("cannot parse 'broken'"), "{error}");
+    }
 }
