@@ -10,6 +10,7 @@
 //! `force` is set, and on any conflict nothing is written at all.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::bundle::{BundledFile, SkillBundle};
@@ -218,8 +219,17 @@ pub struct HomeDirs {
 impl HomeDirs {
     /// Reads `$HOME`, `$XDG_CONFIG_HOME` and the agents' folder variables.
     pub fn from_env() -> Result<Self, InstallError> {
+        HomeDirs::from_vars(&|name| std::env::var_os(name))
+    }
+
+    /// [`HomeDirs::from_env`] over any source of variables. A folder variable must be an
+    /// absolute path: a relative one (`CLAUDE_CONFIG_DIR="~/claude"`, where the quotes kept
+    /// the shell from expanding `~`) would put skills under the working folder, where no agent
+    /// looks, so it is refused naming the variable; a relative `$XDG_CONFIG_HOME` is ignored,
+    /// as the XDG spec says.
+    pub fn from_vars(vars: &dyn Fn(&str) -> Option<OsString>) -> Result<Self, InstallError> {
         let var = |name: &str| {
-            std::env::var_os(name)
+            vars(name)
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from)
         };
@@ -229,12 +239,18 @@ impl HomeDirs {
             if let GlobalBase::Env { var: name, .. } = agent.global_dir
                 && let Some(value) = var(name)
             {
+                if value.is_relative() {
+                    return Err(InstallError::RelativeFolder {
+                        var: name.to_owned(),
+                        value,
+                    });
+                }
                 overrides.insert(name.to_owned(), value);
             }
         }
         Ok(HomeDirs {
             home,
-            config_home: var("XDG_CONFIG_HOME"),
+            config_home: var("XDG_CONFIG_HOME").filter(|path| path.is_absolute()),
             overrides,
         })
     }
@@ -329,6 +345,18 @@ pub enum InstallError {
         "$HOME is not set, so the global skill folders are unknown. Set HOME or install into a project with --project DIR."
     )]
     NoHome,
+    /// An agent's folder variable holds a relative path.
+    #[error(
+        "{var} is '{}', a relative path{}: the agent would not find skills installed there. Set {var} to an absolute path, or unset it for the default folder.",
+        value.display(),
+        if value.starts_with("~") { " (a quoted ~ is not expanded by the shell)" } else { "" }
+    )]
+    RelativeFolder {
+        /// The variable.
+        var: String,
+        /// Its value.
+        value: PathBuf,
+    },
     /// No agent was named.
     #[error("no agent given. Name one or more with --agent, e.g. --agent claude-code.")]
     NoAgent,
@@ -515,6 +543,48 @@ mod tests {
             .insert("CODEX_HOME".into(), PathBuf::from("/c"));
         assert_eq!(path(&dirs, "opencode"), Path::new("/x/opencode/skills"));
         assert_eq!(path(&dirs, "codex"), Path::new("/c/skills"));
+    }
+
+    #[test]
+    fn a_relative_folder_variable_is_refused_and_a_relative_xdg_config_home_ignored() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| OsString::from(value))
+            }
+        };
+        let error =
+            HomeDirs::from_vars(&vars(&[("HOME", "/h"), ("CLAUDE_CONFIG_DIR", "~/claude")]))
+                .unwrap_err()
+                .to_string();
+        assert!(
+            error.starts_with("CLAUDE_CONFIG_DIR is '~/claude', a relative path (a quoted ~"),
+            "{error}"
+        );
+        assert!(
+            error.contains("Set CLAUDE_CONFIG_DIR to an absolute path"),
+            "{error}"
+        );
+        let error = HomeDirs::from_vars(&vars(&[("HOME", "/h"), ("CODEX_HOME", "codex")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("CODEX_HOME is 'codex', a relative path:"),
+            "{error}"
+        );
+        let dirs = HomeDirs::from_vars(&vars(&[
+            ("HOME", "/h"),
+            ("XDG_CONFIG_HOME", "cfg"),
+            ("CLAUDE_CONFIG_DIR", "/c"),
+        ]))
+        .unwrap();
+        assert_eq!(dirs.config_home, None);
+        assert_eq!(
+            dirs.global_dir(find_agent("claude-code").unwrap()),
+            Path::new("/c/skills")
+        );
     }
 
     #[test]
