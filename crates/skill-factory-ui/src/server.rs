@@ -98,7 +98,7 @@ pub struct Dashboard {
     /// The runs list as the API's JSON body, rebuilt when the index changes.
     runs_body: RwLock<Bytes>,
     runs_version: watch::Sender<u64>,
-    loaded: Mutex<HashMap<PathBuf, Arc<Loaded>>>,
+    loaded: Mutex<HashMap<(PathBuf, String), Arc<Loaded>>>,
 }
 
 /// An API error: a status and a message that says what to do.
@@ -195,13 +195,16 @@ impl Dashboard {
                     .unwrap_or((None, 0))
             })
             .collect();
-        if let Some(loaded) = lock(&self.loaded).get(&dir)
+        // Keyed by the name asked for too: `tc/latest` and `tc/<run id>` are one folder, but
+        // the page names the run (its path, its id) as it was asked for.
+        let key = (dir, path.to_owned());
+        if let Some(loaded) = lock(&self.loaded).get(&key)
             && loaded.stamp == stamp
         {
             return Ok(loaded.clone());
         }
-        let page = RunPage::load(&dir, path, &self.scrub)?;
-        let rollouts = Rollouts::load(&dir);
+        let page = RunPage::load(&key.0, path, &self.scrub)?;
+        let rollouts = Rollouts::load(&key.0);
         let mut json = page.to_json();
         json["path"] = json!(path);
         json["rollouts"] = json!(rollouts.len());
@@ -217,7 +220,7 @@ impl Dashboard {
         if cache.len() >= KEEP_RUNS {
             cache.clear();
         }
-        cache.insert(dir, loaded.clone());
+        cache.insert(key, loaded.clone());
         Ok(loaded)
     }
 
@@ -363,13 +366,22 @@ async fn guard_request(
     response
 }
 
-/// Whether `host` (a `Host` header) names this machine's loopback.
+/// Whether `host` (a `Host` header) names this machine's loopback: `localhost` or a loopback
+/// address written as one (any of 127.0.0.0/8, `[::1]`), as `--host 127.0.0.2` prints it. A
+/// name that merely resolves to loopback is refused: that is what a rebinding page sends.
 fn is_loopback_host(host: &str) -> bool {
     let name = host
         .rsplit_once(':')
-        .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
+        .filter(|(name, port)| !name.ends_with(':') && port.chars().all(|c| c.is_ascii_digit()))
         .map_or(host, |(name, _)| name);
-    matches!(name, "127.0.0.1" | "localhost" | "[::1]")
+    let bare = name
+        .strip_prefix('[')
+        .and_then(|inner| inner.strip_suffix(']'))
+        .unwrap_or(name);
+    name == "localhost"
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback())
 }
 
 /// The token a request carries, and whether it came in the query (the first visit).
@@ -649,4 +661,54 @@ pub(crate) fn typed(name: &str, body: &'static [u8]) -> Response {
         Body::from(body),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_address_is_a_loopback_host_and_a_name_resolving_to_one_is_not() {
+        for host in [
+            "127.0.0.1:8765",
+            "127.0.0.2:8765",
+            "127.1.2.3",
+            "localhost:80",
+            "[::1]:8765",
+            "[::1]",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.example:8765",
+            "127.0.0.1.evil.example",
+            "10.0.0.1:8765",
+            "[::2]:80",
+            "",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn one_run_asked_by_two_names_is_named_as_each_asked() {
+        let root = tempfile::tempdir().unwrap();
+        let run = root.path().join("tc/20261203T000000Z");
+        std::fs::create_dir_all(&run).unwrap();
+        let result = r#"{"optimizer": "gepa", "baseline_score": 0.1, "best_score": 0.2}"#;
+        std::fs::write(run.join(RESULT_FILE), result).unwrap();
+        std::os::unix::fs::symlink("20261203T000000Z", root.path().join("tc/latest")).unwrap();
+        let dashboard = Dashboard::new(Options {
+            root: root.path().to_path_buf(),
+            program: PathBuf::from("skill-factory"),
+            workdir: root.path().to_path_buf(),
+            token: None,
+        })
+        .unwrap();
+        for path in ["tc/latest", "tc/20261203T000000Z", "tc/latest"] {
+            let json = dashboard.run_json(path).unwrap();
+            assert_eq!(json["path"], path);
+            assert_eq!(json["summary"]["path"], path);
+        }
+    }
 }
