@@ -87,6 +87,10 @@ pub enum UiAction {
             default_value = "report.html"
         )]
         out: PathBuf,
+        /// Replace a file at --out that is not a page this command wrote (a file of the run
+        /// folder is never replaced).
+        #[arg(long)]
+        force: bool,
     },
 }
 

@@ -17,8 +17,8 @@ use crate::output::{errln, outln};
 
 /// Runs the command: serves until Ctrl-C, or writes the export.
 pub async fn run(args: UiArgs) -> anyhow::Result<ExitCode> {
-    if let Some(UiAction::Export { run, out }) = &args.action {
-        return export_run(run, out);
+    if let Some(UiAction::Export { run, out, force }) = &args.action {
+        return export_run(run, out, *force);
     }
     let ip = address(&args.host)?;
     if !args.runs.is_dir() {
@@ -64,7 +64,7 @@ fn options(runs: &Path, token: Option<String>) -> anyhow::Result<Options> {
 }
 
 /// Writes the page of the run folder `run` to `out`.
-fn export_run(run: &Path, out: &Path) -> anyhow::Result<ExitCode> {
+fn export_run(run: &Path, out: &Path, force: bool) -> anyhow::Result<ExitCode> {
     if !run.join("result.json").is_file() {
         bail!(
             "{}: not a run folder (it has no result.json). Pass a folder `optimize` wrote, such as runs/<config>/latest.",
@@ -77,6 +77,7 @@ fn export_run(run: &Path, out: &Path) -> anyhow::Result<ExitCode> {
     let (Some(root), Some(name)) = (run.parent(), run.file_name()) else {
         bail!("{}: give the run folder itself, not /", run.display());
     };
+    refuse_to_replace(&run, out, force)?;
     let dashboard = Dashboard::new(options(root, None)?)
         .with_context(|| format!("cannot read {}", root.display()))?;
     let html = export::html(&dashboard, &name.to_string_lossy())
@@ -91,6 +92,51 @@ fn export_run(run: &Path, out: &Path) -> anyhow::Result<ExitCode> {
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// Refuses an `out` that would replace a file of the run folder (its `result.json`, say),
+/// ever, or a file that is not a page this command wrote, unless `force`.
+fn refuse_to_replace(run: &Path, out: &Path, force: bool) -> anyhow::Result<()> {
+    // The folder the file would land in, resolved, so `RUN/./x` and links are seen through.
+    let folder = match out.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.canonicalize().ok(),
+        _ => std::env::current_dir().ok(),
+    };
+    if folder.is_some_and(|folder| folder.starts_with(run)) {
+        bail!(
+            "-o {}: that is inside the run folder {}, whose files are the run's record; write the page elsewhere, e.g. -o report.html",
+            out.display(),
+            run.display()
+        );
+    }
+    let Ok(metadata) = std::fs::symlink_metadata(out) else {
+        return Ok(());
+    };
+    if !metadata.is_file() {
+        bail!(
+            "-o {}: it is {}, not a file; name the HTML file to write",
+            out.display(),
+            skill_factory_io::input::kind_of(&metadata)
+        );
+    }
+    let ours = std::fs::File::open(out).is_ok_and(|file| {
+        let mut head = Vec::with_capacity(PAGE_HEAD);
+        file.take(PAGE_HEAD as u64).read_to_end(&mut head).is_ok()
+            && String::from_utf8_lossy(&head).contains(PAGE_TITLE)
+    });
+    if !ours && !force {
+        bail!(
+            "-o {}: the file exists and is not a run page this command wrote; pass another -o, or --force to replace it",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// How much of an existing `--out` is read to recognise a page of ours: its head.
+const PAGE_HEAD: usize = 4096;
+
+/// What the head of every exported page holds (its `<title>`).
+const PAGE_TITLE: &str = "<title>Skill Factory run ";
 
 /// The address of `host`.
 fn address(host: &str) -> anyhow::Result<IpAddr> {

@@ -773,6 +773,45 @@ fn ui_export_writes_one_self_contained_page_that_no_run_text_can_break_out_of() 
 }
 
 #[test]
+fn ui_export_never_writes_over_the_runs_files_nor_a_file_it_did_not_write_without_force() {
+    let fixture = fixture();
+    let run_dir = fixture.root.join(&fixture.runs[1]);
+    let result = run_dir.join("result.json");
+    let before = std::fs::read(&result).unwrap();
+    for out in [result.clone(), run_dir.join("./candidates/page.html")] {
+        let refused = export_page(&run_dir, &out);
+        assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+        assert!(
+            refused.stderr.contains("inside the run folder"),
+            "{}",
+            refused.stderr
+        );
+    }
+    assert_eq!(
+        std::fs::read(&result).unwrap(),
+        before,
+        "result.json untouched"
+    );
+
+    let notes = fixture.workdir.join("notes.html");
+    std::fs::write(&notes, "<p>mine</p>").unwrap();
+    let refused = export_page(&run_dir, &notes);
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "<p>mine</p>");
+    let forced = run(bin()
+        .args(["ui", "export"])
+        .arg(&run_dir)
+        .arg("-o")
+        .arg(&notes)
+        .arg("--force"));
+    assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    // A page this command wrote is replaced without --force.
+    let again = export_page(&run_dir, &notes);
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+}
+
+#[test]
 fn a_missing_runs_folder_or_a_bad_host_is_refused_with_the_fix() {
     let root = tempfile::tempdir().unwrap();
     let missing = run(bin().args(["ui", "--runs"]).arg(root.path().join("nope")));
