@@ -14,22 +14,19 @@ use skill_factory_lab::answers::{drift, noise};
 use skill_factory_lab::data::seal::refuse_sealed;
 use skill_factory_lab::data::split::Split;
 use skill_factory_lab::lock::WorkspaceLock;
-use skill_factory_lab::measure::evaluate::{Policy, Reports};
-use skill_factory_lab::measure::policy::PolicySpec;
+use skill_factory_lab::measure::evaluate::Reports;
 use skill_factory_lab::output::{Kind, Outputs};
 use skill_factory_lab::run::ask::{AskRequest, Asking};
 use skill_factory_lab::run::compare::{self, CompareRequest};
 use skill_factory_lab::run::score::{self, ScoreRequest};
 use skill_factory_lab::run::select::{self, SelectRequest};
 use skill_factory_lab::run::workspace::Project;
-use skill_factory_lab::run::{
-    self, Measured, Opened, asked_of, check_rate, examples_of, reports_of,
-};
+use skill_factory_lab::run::{self, Opened, check_rate, examples_of};
 
 use super::lab_open::{open, open_to_change, parse_splits, waiting};
 use super::{NOTHING_WORKED, lab_export};
 use crate::cli::{LabAction, LabArgs};
-use crate::output::{errln, outln};
+use crate::output::{errln, out, outln};
 
 /// The exit code when some System One requests failed.
 const REQUESTS_FAILED: u8 = NOTHING_WORKED;
@@ -294,66 +291,19 @@ fn simulate(
 ) -> anyhow::Result<ExitCode> {
     let splits = parse_splits("--splits", splits)?;
     refuse_sealed(&splits, "lab simulate")?;
-    let Opened { project, lab, .. } = open(config, None)?;
-    let probeset = project.given_or_best(probeset.as_deref())?;
-    // Policies may read pool questions the score does not: the table holds them all.
-    let bank = project.pool_with(&probeset)?;
-    let mut policies = Vec::new();
-    if files.is_empty() {
-        let (policy, spec) = project.policy()?;
-        if spec.is_some() {
-            policies.push(policy);
-        }
-        policies.push(Policy::threshold());
-    }
-    for file in files {
-        let spec = PolicySpec::load(file, &|id| bank.contains(id))?;
-        policies.push(spec.policy());
-    }
-    let examples = examples_of(&project, &splits);
-    let table = lab.table(&examples, &asked_of(&bank)?, probeset.state_budget, 0);
-    let names: Vec<&str> = splits.iter().map(|s| s.name()).collect();
-    let note = run::missing_answers(
-        &examples,
-        probeset.state_budget,
-        &table,
-        &Measured {
-            what: &format!("the policies' questions on {}", names.join(", ")),
-            when_none: "the lines below say nothing yet",
-            config: &project.config.path,
+    let opened = open(config, None)?;
+    let simulated = run::simulate::simulate(
+        &opened,
+        &run::simulate::SimulateRequest {
+            probeset: probeset.as_deref(),
+            policies: files,
+            splits: &splits,
         },
-    );
-    if let Some(note) = &note {
+    )?;
+    if let Some(note) = &simulated.note {
         errln!("note: {note}");
     }
-    for policy in &policies {
-        let reports = reports_of(&project, &splits, &table, &probeset, policy);
-        run::policy_held(policy)?;
-        let per_split: Vec<String> = reports
-            .iter()
-            .map(|(split, report)| {
-                let levels: Vec<String> = report
-                    .levels
-                    .iter()
-                    .map(|(level, r)| {
-                        // Counts are of this level or a higher one; recall to one decimal, the
-                        // false-positive rate to two (the reference's layout).
-                        format!(
-                            "{level} {}/{} ({:.1}%) fp {}/{} ({:.2}%)",
-                            r.tp,
-                            r.positives(),
-                            r.recall() * 100.0,
-                            r.fp,
-                            r.negatives(),
-                            r.fpr() * 100.0
-                        )
-                    })
-                    .collect();
-                format!("{}: {}", split.name(), levels.join(", "))
-            })
-            .collect();
-        outln!("{:<28} {}", policy.name, per_split.join("   "));
-    }
+    out!("{simulated}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -14,6 +14,7 @@ pub mod compare;
 pub mod report;
 pub mod score;
 pub mod select;
+pub mod simulate;
 pub mod status;
 pub mod svg;
 pub mod workspace;
