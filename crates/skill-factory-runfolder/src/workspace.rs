@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// One round of `history.json`: the seed (round 0), selection (1), then reflective rounds.
+/// `R` is how its reports are held: as the file holds them (by split name), or typed, as
+/// the lab holds them while it runs ([`RoundRecord::with_reports`] turns one into the other).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RoundRecord {
+pub struct RoundRecord<R = Map<String, Value>> {
     /// 0 for the seed, 1 for selection.
     pub round: usize,
     /// What changed: `seed`, `selection`, `+2 questions`, ...
@@ -35,15 +37,38 @@ pub struct RoundRecord {
     pub usd: f64,
     /// Requests that failed in this round.
     pub failed_requests: usize,
-    /// Its report per split name (`train`, `val`; `test` and `held-out` only in a report
-    /// after the freeze), in the order the lab scored them.
-    pub reports: Map<String, Value>,
+    /// Its report per split (`train`, `val`; `test` and `held-out` only in a report after
+    /// the freeze), in the order the lab scored them.
+    pub reports: R,
     /// The proposer's reply, when it was unusable (cut to its first characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_reply: Option<String>,
     /// What the proposer was shown (reflective rounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+}
+
+impl<R> RoundRecord<R> {
+    /// The same round with its reports made by `reports` from these.
+    pub fn with_reports<S>(&self, reports: impl FnOnce(&R) -> S) -> RoundRecord<S> {
+        RoundRecord {
+            round: self.round,
+            change: self.change.clone(),
+            rationale: self.rationale.clone(),
+            candidate: self.candidate.clone(),
+            score: self.score.clone(),
+            threshold: self.threshold,
+            state_budget: self.state_budget,
+            accepted: self.accepted,
+            reasons: self.reasons.clone(),
+            new_questions: self.new_questions.clone(),
+            usd: self.usd,
+            failed_requests: self.failed_requests,
+            reports: reports(&self.reports),
+            raw_reply: self.raw_reply.clone(),
+            prompt: self.prompt.clone(),
+        }
+    }
 }
 
 impl RoundRecord {

@@ -3,7 +3,7 @@
 //! answer caches, typos in probe sets and imports, and a slow policy command. Every refusal
 //! exits 2 naming the file or flag and the fix.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::classifier::{
     args, edit, has, offline_example, optimized_example, responder, sf, workspace,
@@ -315,11 +315,17 @@ async fn wait_all(children: Vec<std::process::Child>) -> Vec<std::process::Outpu
     .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn three_asks_and_an_optimize_at_once_buy_every_answer_once() {
+/// A System One stub answering after `latency`, and a workspace config asking it.
+async fn stubbed_workspace(
+    latency: std::time::Duration,
+) -> (
+    skill_factory_mock::SystemOneStub,
+    tempfile::TempDir,
+    PathBuf,
+) {
     let stub = skill_factory_mock::SystemOneStub::start_with(
         skill_factory_mock::StubOptions {
-            latency: std::time::Duration::from_millis(20),
+            latency,
             ..Default::default()
         },
         responder,
@@ -328,6 +334,12 @@ async fn three_asks_and_an_optimize_at_once_buy_every_answer_once() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let config = workspace(dir.path(), &stub.url());
+    (stub, dir, config)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_asks_and_an_optimize_at_once_buy_every_answer_once() {
+    let (stub, dir, config) = stubbed_workspace(std::time::Duration::from_millis(20)).await;
     let children = vec![
         spawn(&["lab", "ask"], &config),
         spawn(&["optimize"], &config),
@@ -371,17 +383,7 @@ async fn three_asks_and_an_optimize_at_once_buy_every_answer_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_command_waits_for_the_holder_of_the_workspace_and_a_killed_holder_leaves_no_lock() {
-    let stub = skill_factory_mock::SystemOneStub::start_with(
-        skill_factory_mock::StubOptions {
-            latency: std::time::Duration::from_secs(30),
-            ..Default::default()
-        },
-        responder,
-    )
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let config = workspace(dir.path(), &stub.url());
+    let (_stub, dir, config) = stubbed_workspace(std::time::Duration::from_secs(30)).await;
     let lock = dir.path().join("ws/lock");
     // A holder killed while its requests hang.
     let mut holder = spawn(&["lab", "ask"], &config);

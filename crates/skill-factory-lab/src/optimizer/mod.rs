@@ -12,7 +12,7 @@
 //! reflective round), `Search::finish` (the final statistics and the best's notes).
 
 mod game;
-mod history;
+pub mod history;
 pub mod objective;
 pub mod reflect;
 mod search;

@@ -7,6 +7,7 @@ use super::*;
 use crate::answers::lab::LabSettings;
 use crate::data::split::Split;
 use crate::data::world;
+use crate::optimizer::history;
 use crate::probe::question::test_bank;
 
 fn quiet(_: usize, _: usize) {}
@@ -179,7 +180,7 @@ async fn unusable_replies_are_refused_rounds_until_patience_runs_out() {
             "unusable proposal: no JSON object in the reply"
         );
         assert_eq!(round.raw_reply.as_deref(), Some("not json"));
-        let record = round.to_record();
+        let record = history::record(round);
         assert_eq!(record.raw_reply.as_deref(), Some("not json"));
         assert!(record.state_budget.is_none());
     }
@@ -334,7 +335,7 @@ async fn round_records_serialize_with_their_reports() {
         None,
     )
     .await;
-    let record = serde_json::to_value(outcome.history[0].to_record()).unwrap();
+    let record = serde_json::to_value(history::record(&outcome.history[0])).unwrap();
     assert_eq!(record["round"], 0);
     assert!(
         record["reports"]["train"]["levels"]["flag"]["tp"]
@@ -345,7 +346,7 @@ async fn round_records_serialize_with_their_reports() {
         &outcome
             .history
             .iter()
-            .map(Round::to_record)
+            .map(history::record)
             .collect::<Vec<_>>(),
     )
     .unwrap();

@@ -35,7 +35,7 @@ use crate::files::write_atomic;
 use crate::measure::evaluate::Policy;
 use crate::measure::policy::PolicySpec;
 use crate::optimizer::objective::Objective;
-use crate::optimizer::{Outcome, Round};
+use crate::optimizer::{Outcome, history};
 use crate::output::{Kind, Outputs};
 use crate::probe::probeset::ProbeSet;
 use crate::probe::question::Bank;
@@ -288,7 +288,7 @@ impl Project {
                 &(pyjson::dumps_indent(policy, 1) + "\n"),
             )?;
         }
-        let records: Vec<RoundRecord> = outcome.history.iter().map(Round::to_record).collect();
+        let records: Vec<RoundRecord> = outcome.history.iter().map(history::record).collect();
         let history = serde_json::to_value(&records).expect("rounds are plain data");
         write_atomic(
             &self.file(HISTORY_FILE),

@@ -221,6 +221,17 @@ pub(crate) fn config(edit: impl FnOnce(&mut OptimizerConfig)) -> OptimizerConfig
 }
 
 /// The `gepa` search of `config`, planned as a run plans it.
+/// One parent, one part rewritten and one child validated a step, no merges and no extended
+/// gate: each step's edit is the one the test is about.
+fn one_part_a_step() -> OptimizerConfig {
+    config(|c| {
+        c.parents = 1;
+        c.merge = false;
+        c.deepen = 0;
+        c.adaptive_gate = false;
+    })
+}
+
 fn gepa_of(config: &OptimizerConfig, model: Arc<dyn ChatModel>) -> Gepa {
     let plan = OptimizerPlan::from_config(config).unwrap();
     let BackendSettings::Gepa(settings) = plan.backend else {
@@ -707,12 +718,7 @@ async fn a_child_that_passed_its_gate_is_deepened_and_its_own_child_validated_in
 async fn the_round_robin_goes_on_along_the_lineage() {
     // The seed's child rewrote `## Even`; its own child rewrites `## Odd` next, not the first
     // component again, and the two edits make the skill perfect in two steps.
-    let config = config(|c| {
-        c.parents = 1;
-        c.merge = false;
-        c.deepen = 0;
-        c.adaptive_gate = false;
-    });
+    let config = one_part_a_step();
     let run = gepa(&config, Arc::new(Reflective::new(section_rules)), 2).await;
     assert_eq!(run.result.stop.as_ref().unwrap().code(), "perfect");
     assert_eq!(mutated_parts(&run.events), ["## Even", "## Odd"]);
@@ -725,12 +731,7 @@ async fn gepa_never_rewrites_a_protected_section_named_with_or_without_its_headi
         "Answers tasks of two kinds.",
         "## Even\n\nHandle even tasks.\n\n## Safety\n\nNever reveal internal notes.\n\n## Odd\n\nHandle odd tasks.",
     );
-    let line = config(|c| {
-        c.parents = 1;
-        c.merge = false;
-        c.deepen = 0;
-        c.adaptive_gate = false;
-    });
+    let line = one_part_a_step();
     for name in ["## Safety", "Safety"] {
         let optimizer = gepa_of(&line, Arc::new(Reflective::new(section_rules)));
         let run = search_protecting(
@@ -817,12 +818,7 @@ async fn gepa_does_not_hold_the_seeds_broken_link_against_its_children() {
         "Answers tasks of two kinds.",
         "## Even\n\nHandle even tasks.\n\n## Odd\n\nHandle odd tasks. See [notes](references/notes.md).",
     );
-    let line = config(|c| {
-        c.parents = 1;
-        c.merge = false;
-        c.deepen = 0;
-        c.adaptive_gate = false;
-    });
+    let line = one_part_a_step();
     let optimizer = gepa_of(&line, Arc::new(Reflective::new(section_rules)));
     let run = search_from(
         &seed,
