@@ -5,7 +5,8 @@
 //!
 //! An `optimize` job writes its run folder under `<runs root>/jobs/<job id>/`, so it is in the
 //! runs list at once and the job knows which run folder is its own. Its output (and an
-//! `evaluate` job's report) goes to `job.log` beside it.
+//! `evaluate` job's report) goes to `job.log` beside it, and `job.json` records the job, so a
+//! dashboard started later (after a crash, say) lists it too, and adopts it when it still runs.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,6 +22,11 @@ use crate::lock;
 
 /// The folder of the runs root where jobs write.
 pub const JOBS_DIR: &str = "jobs";
+/// A job's record, in its folder.
+pub const RECORD_FILE: &str = "job.json";
+/// The variable every job runs with, naming it: a dashboard started later adopts a process
+/// only when its environment carries it, never a stranger that reused the pid.
+const JOB_VARIABLE: &str = "SKILL_FACTORY_JOB";
 /// A job's output, in its folder.
 pub const LOG_FILE: &str = "job.log";
 
@@ -47,7 +53,7 @@ pub struct Launch {
 }
 
 /// Where a job stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// Its process runs.
@@ -60,10 +66,13 @@ pub enum State {
     Cancelled,
     /// It exited with another code, or could not start.
     Failed,
+    /// It stopped while no dashboard watched it: its exit code is unknown (its log and its
+    /// run say how it ended).
+    Ended,
 }
 
 /// A job as the page shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Job {
     /// Its id (`job-N`).
     pub id: String,
@@ -81,6 +90,14 @@ pub struct Job {
     pub exit_code: Option<i32>,
     /// Its process id while it runs.
     #[serde(skip)]
+    pid: Option<u32>,
+}
+
+/// `job.json`: the job and its process.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    #[serde(flatten)]
+    job: Job,
     pid: Option<u32>,
 }
 
@@ -115,14 +132,55 @@ pub struct Jobs {
 
 impl Jobs {
     /// Jobs that run `program` on configs under `workdir`, writing under `root`.
+    /// The jobs an earlier dashboard on `root` started are listed from their `job.json`;
+    /// one still running is adopted: watched until it ends, and cancellable.
     pub fn new(program: PathBuf, workdir: PathBuf, root: PathBuf) -> Arc<Jobs> {
-        Arc::new(Jobs {
+        let earlier = earlier_jobs(&root);
+        let jobs = Arc::new(Jobs {
             program,
             workdir,
             root,
-            list: Mutex::new(Vec::new()),
+            list: Mutex::new(earlier.clone()),
             changed: watch::channel(0).0,
-        })
+        });
+        // Without a runtime (a one-off export) nothing needs watching.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            for job in earlier.into_iter().filter(|job| job.pid.is_some()) {
+                runtime.spawn(jobs.clone().watch_adopted(job));
+            }
+        }
+        jobs
+    }
+
+    /// Follows a job of an earlier dashboard until its process is gone.
+    async fn watch_adopted(self: Arc<Self>, job: Job) {
+        let folder = self.root.join(JOBS_DIR).join(&job.id);
+        while job.pid.is_some_and(|pid| runs_job(pid, &job.id)) {
+            self.look_for_run(&job.id, &folder);
+            tokio::time::sleep(LOOK_EVERY).await;
+        }
+        self.look_for_run(&job.id, &folder);
+        self.update(&job.id, |job| {
+            job.pid = None;
+            job.state = match job.state {
+                State::Cancelling => State::Cancelled,
+                _ => State::Ended,
+            };
+        });
+        self.save(&job.id);
+    }
+
+    /// Writes `job.json` of job `id`. The record only lets a later dashboard list the job, so
+    /// a disk that refuses it does not stop the job.
+    fn save(&self, id: &str) {
+        let Some(job) = lock(&self.list).iter().find(|job| job.id == id).cloned() else {
+            return;
+        };
+        let record = Record { pid: job.pid, job };
+        if let Ok(text) = serde_json::to_string_pretty(&record) {
+            let file = self.root.join(JOBS_DIR).join(id).join(RECORD_FILE);
+            let _ = skill_factory_io::output::write_atomic(&file, text.as_bytes());
+        }
     }
 
     /// A receiver that sees every change.
@@ -178,6 +236,7 @@ impl Jobs {
             .stdin(Stdio::null())
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(err_log))
+            .env(JOB_VARIABLE, &id)
             // Its own process group: Ctrl-C in the dashboard's terminal is the dashboard's.
             .process_group(0);
         let mut child = command
@@ -195,6 +254,7 @@ impl Jobs {
         };
         lock(&self.list).push(job.clone());
         self.changed.send_modify(|n| *n += 1);
+        self.save(&id);
         let jobs = self.clone();
         // Until it exits, the job and its agents stop with the dashboard.
         let registered = child.id().map(GroupGuard::new);
@@ -217,6 +277,7 @@ impl Jobs {
                     _ => State::Failed,
                 };
             });
+            jobs.save(&id);
         });
         Ok(job)
     }
@@ -271,13 +332,18 @@ impl Jobs {
             .find(|job| job.id == id)
             .ok_or_else(|| JobError::Unknown(id.to_string()))?
             .pid;
-        if let Some(pid) = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()) {
-            // SAFETY: `kill` has no memory effects; `pid` is our own child, not yet reaped
-            // (its pid is cleared when it is).
+        // The process must still be the job's: an adopted job's pid may have been reused.
+        if let Some(pid) = pid
+            .filter(|pid| runs_job(*pid, id))
+            .and_then(|pid| libc::pid_t::try_from(pid).ok())
+        {
+            // SAFETY: `kill` has no memory effects; `pid` runs this job (its environment
+            // names it).
             unsafe {
                 libc::kill(pid, libc::SIGINT);
             }
             self.update(id, |job| job.state = State::Cancelling);
+            self.save(id);
         }
         lock(&self.list)
             .iter()
@@ -285,6 +351,47 @@ impl Jobs {
             .cloned()
             .ok_or_else(|| JobError::Unknown(id.to_string()))
     }
+}
+
+/// The jobs recorded under `<root>/jobs/`, oldest first: one whose process still runs keeps
+/// its pid (to be adopted); one recorded as running whose process is gone has ended unseen.
+fn earlier_jobs(root: &Path) -> Vec<Job> {
+    let Ok(entries) = std::fs::read_dir(root.join(JOBS_DIR)) else {
+        return Vec::new();
+    };
+    let mut jobs: Vec<(std::time::SystemTime, Job)> = entries
+        .flatten()
+        // A job's folder is a folder the dashboard made, never a link planted there.
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .filter_map(|entry| {
+            let file = entry.path().join(RECORD_FILE);
+            let text = skill_factory_io::input::read_text(&file, skill_factory_io::input::RUN_FILE)
+                .ok()?;
+            let Record { mut job, pid } = serde_json::from_str(&text).ok()?;
+            if job.id != entry.file_name().to_string_lossy() {
+                return None;
+            }
+            job.pid = pid.filter(|pid| runs_job(*pid, &job.id));
+            if job.pid.is_none() && matches!(job.state, State::Running | State::Cancelling) {
+                job.state = State::Ended;
+            }
+            let made = entry.metadata().and_then(|m| m.modified()).ok()?;
+            Some((made, job))
+        })
+        .collect();
+    jobs.sort_by_key(|(made, _)| *made);
+    jobs.into_iter().map(|(_, job)| job).collect()
+}
+
+/// Whether process `pid` runs job `id`: it is alive and its environment names the job.
+fn runs_job(pid: u32, id: &str) -> bool {
+    let marker = format!("{JOB_VARIABLE}={id}");
+    skill_factory_io::process::is_running(pid)
+        && std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+            environ
+                .split(|byte| *byte == 0)
+                .any(|variable| variable == marker.as_bytes())
+        })
 }
 
 #[cfg(test)]
@@ -318,5 +425,76 @@ mod tests {
             std::fs::read_to_string(precious.join(LOG_FILE)).unwrap(),
             "keep me"
         );
+    }
+
+    #[tokio::test]
+    async fn a_dashboard_started_again_lists_the_jobs_of_the_one_before_and_can_stop_them() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let (workdir, root) = (tmp.path().join("work"), tmp.path().join("runs"));
+        std::fs::create_dir_all(&workdir).unwrap();
+        std::fs::write(workdir.join("config.yaml"), "skill: s.md\n").unwrap();
+        // A program that runs until it is stopped, whatever it is asked.
+        let program = tmp.path().join("slow.sh");
+        std::fs::write(&program, "#!/bin/sh\nexec sleep 60\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let workdir = workdir.canonicalize().unwrap();
+        let first = Jobs::new(program.clone(), workdir.clone(), root.clone());
+        let launch = || Launch {
+            command: Command::Evaluate,
+            config: "config.yaml".into(),
+        };
+        let running = first.start(launch()).unwrap();
+        let done_folder = root.join(JOBS_DIR).join("job-0-1");
+        std::fs::create_dir_all(&done_folder).unwrap();
+        let ended_unseen = Record {
+            job: Job {
+                id: "job-0-1".into(),
+                pid: None,
+                ..running.clone()
+            },
+            pid: Some(running.pid.unwrap()),
+        };
+        std::fs::write(
+            done_folder.join(RECORD_FILE),
+            serde_json::to_string(&ended_unseen).unwrap(),
+        )
+        .unwrap();
+
+        // The second dashboard, as after a crash of the first.
+        let second = Jobs::new(program, workdir, root);
+        let listed = second.list();
+        let state_of = |id: &str| listed.iter().find(|job| job.id == id).map(|job| job.state);
+        assert_eq!(state_of(&running.id), Some(State::Running));
+        // A record naming a live pid that does not run that job is not adopted.
+        assert_eq!(state_of("job-0-1"), Some(State::Ended));
+        assert_eq!(second.cancel(&running.id).unwrap().state, State::Cancelling);
+        let pid = running.pid.unwrap();
+        for _ in 0..100 {
+            if !skill_factory_io::process::is_running(pid) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            !skill_factory_io::process::is_running(pid),
+            "the job was stopped"
+        );
+        for _ in 0..100 {
+            if second
+                .list()
+                .iter()
+                .any(|job| job.id == running.id && job.state == State::Cancelled)
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let state = second
+            .list()
+            .into_iter()
+            .find(|job| job.id == running.id)
+            .map(|job| job.state);
+        assert_eq!(state, Some(State::Cancelled));
     }
 }
