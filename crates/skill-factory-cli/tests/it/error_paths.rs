@@ -57,6 +57,11 @@ const fn case(
 }
 
 impl Case {
+    /// The case with `env` set for its command.
+    const fn env(self, env: &'static [(&'static str, &'static str)]) -> Case {
+        Case { env, ..self }
+    }
+
     /// The case on a copy of the offline pr-mismatch example, its workspace inside the copy.
     const fn lab(self) -> Case {
         Case {
@@ -117,6 +122,9 @@ const CASES: &[Case] = &[
     // Other commands.
     case("export of a missing skill", &[], &["export", "--skill", "nope", "-o", "out"], 2, &["nope", "no such file or folder"]),
     case("export onto a folder that is not a skill's", &[Write("out/s/notes.txt", "mine")], &["export", "--skill", "skill.md", "-o", "out"], 2, &["out/s", "not a skill folder"]),
+    case("an optimizer count no search can use", &[Append("config.yaml", "optimizer: {name: gepa, parents: 100000}\n")], OPTIMIZE, 2, &["config.yaml", "optimizer.parents", "line 4"]),
+    case("an agents' folder variable that is relative", &[], &["install", "--skill", "skill.md", "--agent", "claude-code", "--global"], 2, &["CLAUDE_CONFIG_DIR", "relative path", "absolute path"]).env(&[("CLAUDE_CONFIG_DIR", "~/claude")]),
+    case("ui export into the run folder", &[Write("run/result.json", "{\"optimizer\": \"gepa\", \"baseline_score\": 0.1, \"best_score\": 0.2}")], &["ui", "export", "run", "-o", "run/result.json"], 2, &["run/result.json", "inside the run folder"]),
     case("validate of a folder without skills", &[Write("empty/notes.txt", "x")], &["validate", "empty"], 2, &["empty", "no SKILL.md"]),
     case("gallery index without a gallery", &[], &["gallery", "index"], 2, &["gallery: no gallery here yet", "skill-factory gallery add", "--gallery DIR"]),
     case("unknown model to fetch", &[], &["models", "fetch", "gema", "--dir", "models"], 2, &["gema", "known models"]),
@@ -132,6 +140,8 @@ const CASES: &[Case] = &[
     case("an unknown split to reask", &[WORKSPACE], &["lab", "reask", "-c", "config.offline.yaml", "--split", "tarin"], 2, &["in --split;", "tarin", "train"]).lab(),
     case("a false-positive rate that is not a rate", &[WORKSPACE], &["lab", "select", "-c", "config.offline.yaml", "--fpr", "1.5"], 2, &["--fpr", "1.5"]).lab(),
     case("recalibrate with a rate that is not a rate is refused before any request", &[WORKSPACE], &["lab", "recalibrate", "-c", "config.offline.yaml", "--model", "m2", "--out", "re.json", "--fpr", "1.5"], 2, &["--fpr", "1.5"]).lab(),
+    case("a misspelt objective key, with the closest", &[WORKSPACE, Replace("config.offline.yaml", "fpr_budget: 0.1", "fpr_budgt: 0.1")], LAB_STATUS, 2, &["config.offline.yaml line 20", "fpr_budgt", "did you mean 'fpr_budget'?"]).lab(),
+    case("a misspelt probe set key, with the closest", &[WORKSPACE, Replace("seed_probeset.json", "\"threshold\": null", "\"thresold\": null")], LAB_STATUS, 2, &["seed_probeset.json", "thresold", "threshold"]).lab(),
     case("an export format that does not exist", &[WORKSPACE], &["lab", "export", "--probeset", "seed_probeset.json", "-o", "x.out", "--format", "yaml"], 2, &["--format", "yaml", "json, ts"]).lab(),
 ];
 
