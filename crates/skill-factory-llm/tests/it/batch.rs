@@ -326,67 +326,18 @@ async fn an_owed_batch_is_polled_again_and_one_the_provider_lost_is_forgotten() 
     assert!(owed.is_empty(), "{owed:?}");
 }
 
-#[tokio::test]
-async fn a_budget_lets_no_batch_hold_more_than_it_has_room_for() {
-    use skill_factory_llm::batch::BatchEvent;
-    use skill_factory_llm::{BudgetLimits, BudgetedModel, Ledger, Pricing, Reserve};
-    let mock = mock(BatchPlan::default()).await;
-    let (model, board) = batched(&mock, None, 10_000, usize::MAX);
-    let sizes = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = sizes.clone();
-    board.watch(move |event| {
-        if let BatchEvent::Submitted { requests, .. } = event {
-            seen.lock().unwrap().push(*requests);
-        }
-    });
-    let price = Pricing {
-        input_per_mtok: 1_000.0,
-        output_per_mtok: 1_000.0,
-    };
-    let most = Reserve::of(&requests()[0].request, Some(price)).usd;
-    // Room for five calls' worst case at a time, and for the twenty calls' real cost.
-    let ledger = Arc::new(Ledger::new(BudgetLimits {
-        max_usd: Some(most * 5.5),
-        ..BudgetLimits::default()
-    }));
-    let budgeted =
-        Arc::new(BudgetedModel::new(model, ledger.clone(), "target", Some(price)).reserving());
-    let calls: Vec<_> = requests()
-        .into_iter()
-        .map(|r| {
-            let budgeted = budgeted.clone();
-            tokio::spawn(async move { budgeted.chat(&r.request).await })
-        })
-        .collect();
-    let mut answered = 0;
-    for call in calls {
-        if call.await.unwrap().is_ok() {
-            answered += 1;
-        }
-    }
-    let sizes = sizes.lock().unwrap().clone();
-    assert!(sizes.iter().all(|n| *n <= 5), "batches of {sizes:?}");
-    assert!(
-        sizes.len() >= 2,
-        "the rest waited for the next batch: {sizes:?}"
-    );
-    assert_eq!(answered, sizes.iter().sum::<usize>());
-    assert!(
-        ledger.total().usd <= most * 5.5,
-        "${} spent",
-        ledger.total().usd
-    );
-}
+/// What [`under_a_budget`] saw: the answers (or errors), the sizes of the batches submitted,
+/// and what the ledger booked, in units of the most one request may cost.
+type Budgeted = (Vec<Result<ChatResponse, LlmError>>, Vec<usize>, f64);
 
 /// The first `calls` requests asked at once through `model`, held to a ledger with room for
-/// `room` times the most one of them may cost: the answers (or errors), and the sizes of the
-/// batches submitted.
+/// `room` times the most one of them may cost.
 async fn under_a_budget(
     model: Arc<BatchedModel>,
     board: &Arc<BatchBoard>,
     room: f64,
     calls: usize,
-) -> (Vec<Result<ChatResponse, LlmError>>, Vec<usize>) {
+) -> Budgeted {
     use skill_factory_llm::batch::BatchEvent;
     use skill_factory_llm::{BudgetLimits, BudgetedModel, Ledger, Pricing, Reserve};
     let sizes = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -421,7 +372,7 @@ async fn under_a_budget(
         answers.push(handle.await.unwrap());
     }
     let sizes = sizes.lock().unwrap().clone();
-    (answers, sizes)
+    (answers, sizes, ledger.total().usd / most)
 }
 
 #[tokio::test]
@@ -430,7 +381,7 @@ async fn a_budget_with_room_for_one_request_at_a_time_asks_directly_instead_of_b
     let (model, board) = batched(&mock, None, 10_000, usize::MAX);
     let started = std::time::Instant::now();
     // Room for one call's worst case, and for several calls' real cost.
-    let (answers, sizes) = under_a_budget(model, &board, 1.5, 20).await;
+    let (answers, sizes, _) = under_a_budget(model, &board, 1.5, 20).await;
     assert_eq!(sizes, Vec::<usize>::new(), "no batch of one went out");
     assert_eq!(mock.batch_counts(), (0, 0));
     let answered: Vec<&ChatResponse> = answers.iter().filter_map(|a| a.as_ref().ok()).collect();
@@ -458,7 +409,7 @@ async fn a_budget_with_room_for_one_request_at_a_time_asks_directly_instead_of_b
 async fn a_single_call_that_waits_for_nobody_is_still_batched() {
     let mock = mock(BatchPlan::default()).await;
     let (model, board) = batched(&mock, None, 10_000, usize::MAX);
-    let (answers, sizes) = under_a_budget(model, &board, 1.5, 1).await;
+    let (answers, sizes, _) = under_a_budget(model, &board, 1.5, 1).await;
     assert_eq!(sizes, [1]);
     assert!(answers[0].as_ref().unwrap().batch);
     assert!(!board.is_direct());
@@ -468,12 +419,16 @@ async fn a_single_call_that_waits_for_nobody_is_still_batched() {
 async fn a_budget_with_room_for_several_requests_keeps_batching_them() {
     let mock = mock(BatchPlan::default()).await;
     let (model, board) = batched(&mock, None, 10_000, usize::MAX);
-    let (answers, sizes) = under_a_budget(model, &board, 5.5, 20).await;
+    // Room for five calls' worst case at a time, and for the twenty calls' real cost: no batch
+    // holds more than the budget has room for, and the rest wait for the next batch.
+    let (answers, sizes, spent) = under_a_budget(model, &board, 5.5, 20).await;
     assert!(
         sizes.len() >= 2 && sizes.iter().all(|n| (2..=5).contains(n)),
         "{sizes:?}"
     );
     assert!(answers.iter().all(|a| a.as_ref().is_ok_and(|a| a.batch)));
+    assert_eq!(answers.len(), sizes.iter().sum::<usize>());
+    assert!(spent <= 5.5, "{spent} times the most a request may cost");
     assert!(!board.is_direct());
     assert_eq!(board.counts().direct, 0);
 }
