@@ -4,6 +4,8 @@
 //! * [`input`]: reading a file the user named: regular files only, bounded, UTF-8 with the
 //!   line of the first bad byte;
 //! * [`output`]: writing a file whole (temporary file, then rename);
+//! * [`replace`]: where a command may write: never over a file it reads, and over another
+//!   file only when it is of the kind the command writes there, or with `--force`;
 //! * [`append`]: appending whole lines to a file several writers share;
 //! * [`hint`]: what to tell a user whose file could not be written;
 //! * [`path`]: the one rule for a relative path that must stay inside a folder;
@@ -22,4 +24,5 @@ pub mod input;
 pub mod output;
 pub mod path;
 pub mod process;
+pub mod replace;
 pub mod secrets;

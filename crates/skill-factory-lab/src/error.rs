@@ -52,6 +52,12 @@ pub enum LabError {
     SystemOne(#[from] SystemOneError),
 }
 
+impl From<skill_factory_io::replace::Refusal> for LabError {
+    fn from(refusal: skill_factory_io::replace::Refusal) -> Self {
+        LabError::Invalid(refusal.0)
+    }
+}
+
 impl From<skill_factory_config::ConfigError> for LabError {
     fn from(error: skill_factory_config::ConfigError) -> Self {
         LabError::Config(Box::new(error))

@@ -1,19 +1,10 @@
-//! Where a command may write: a file it replaces is one of its own kind.
-//!
-//! A path given to `-o`/`--out`, and a file of the workspace, may already hold something a
-//! user cannot buy back (a dataset, an answer cache, a hand-written probe set). A command
-//! replaces an existing file only when it is the kind of file the command writes there (a
-//! probe set where a probe set goes, one of our exports where an export goes, the same bytes),
-//! or when `--force` says so. A file the run reads (the config, the dataset, a probe set or
-//! bank, the workspace's files) is never replaced, `--force` or not: the run would destroy
-//! what it is computed from. A folder, a FIFO or a device is never a file to write.
+//! What classifier mode's commands write, for the one check of where a command may write
+//! ([`skill_factory_io::replace::Outputs`]): a probe set where a probe set goes, one of our
+//! exports where an export goes, a report where a report goes, the same bytes. A file the run
+//! reads (the config, the dataset, a probe set or bank, the workspace's files) is never
+//! replaced.
 
-use std::path::{Path, PathBuf};
-
-use skill_factory_io::input::kind_of;
-
-use crate::LabError;
-use crate::files::WORKSPACE_FILE;
+use skill_factory_io::replace::Recognize;
 
 /// What a command writes at a path, and so which existing file it may replace there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +26,8 @@ pub enum Kind<'a> {
     Exactly(&'a [u8]),
 }
 
-impl Kind<'_> {
-    /// Whether `bytes`, found at the path, are this kind of file.
-    fn recognizes(self, bytes: &[u8]) -> bool {
+impl Recognize for Kind<'_> {
+    fn recognizes(&self, bytes: &[u8]) -> bool {
         let text = || std::str::from_utf8(bytes).unwrap_or_default();
         match self {
             Kind::ProbeSet => serde_json::from_slice::<serde_json::Value>(bytes)
@@ -63,12 +53,11 @@ impl Kind<'_> {
             Kind::ClassifierReport => text().starts_with("# Classifier report: "),
             Kind::Json => serde_json::from_slice::<serde_json::Value>(bytes)
                 .is_ok_and(|value| value.is_object() || value.is_array()),
-            Kind::Exactly(new) => bytes == new,
+            Kind::Exactly(new) => bytes == *new,
         }
     }
 
-    /// What this kind is, for a refusal: "a probe set".
-    fn describe(self) -> &'static str {
+    fn describe(&self) -> &str {
         match self {
             Kind::ProbeSet => "a probe set written by skill-factory",
             Kind::ExportCode => "an export of `skill-factory lab export`",
@@ -81,134 +70,13 @@ impl Kind<'_> {
     }
 }
 
-/// The files a command reads, each with what it is ("the dataset"), and whether `--force`
-/// was given: the check every output path of the command goes through.
-#[derive(Debug, Clone)]
-pub struct Outputs {
-    inputs: Vec<(PathBuf, String)>,
-    /// The command has a `--force` flag.
-    has_force: bool,
-    force: bool,
-    /// How to get past a refusal.
-    fix: String,
-}
-
-impl Outputs {
-    /// The checks of a command given `force` (`--force`): an unknown file is replaced only
-    /// with it.
-    pub fn new(force: bool) -> Outputs {
-        Outputs {
-            inputs: Vec::new(),
-            has_force: true,
-            force,
-            fix: "Give another path, or pass --force to replace it".to_string(),
-        }
-    }
-
-    /// The checks of a command without `--force`, whose refusals end with `fix`.
-    pub fn without_force(fix: impl Into<String>) -> Outputs {
-        Outputs {
-            inputs: Vec::new(),
-            has_force: false,
-            force: false,
-            fix: fix.into(),
-        }
-    }
-
-    /// Adds a file the command reads, `role` saying what it is ("the dataset").
-    pub fn reads(&mut self, path: &Path, role: impl Into<String>) -> &mut Outputs {
-        self.inputs.push((path.to_path_buf(), role.into()));
-        self
-    }
-
-    /// Adds every file in `inputs` (as [`crate::run::workspace::Project::inputs`] lists them).
-    pub fn reads_all(&mut self, inputs: Vec<(PathBuf, String)>) -> &mut Outputs {
-        self.inputs.extend(inputs);
-        self
-    }
-
-    /// Checks that the command may write `kind` at `path`, given by `flag` (`--out`, or a
-    /// description such as "the workspace's report.md"): refused when it is a folder or not
-    /// a regular file, one of the files the command reads, or an existing file of another
-    /// kind without `--force`.
-    pub fn check(&self, flag: &str, path: &Path, kind: Kind<'_>) -> Result<(), LabError> {
-        let Ok(metadata) = std::fs::metadata(path) else {
-            // Nothing there (or a dangling link, which the write replaces): nothing to lose.
-            return Ok(());
-        };
-        let shown = path.display();
-        if metadata.is_dir() {
-            return Err(LabError::invalid(format!(
-                "{flag} {shown} is a folder: give the path of a file to write, such as {}",
-                path.join("out.json").display()
-            )));
-        }
-        if !metadata.is_file() {
-            return Err(LabError::invalid(format!(
-                "{flag} {shown} is {}, not a regular file: nothing is written over it; give the \
-                 path of a file",
-                kind_of(&metadata)
-            )));
-        }
-        if let Some((input, role)) = self.read_by_the_run(&metadata) {
-            let fix = if self.has_force {
-                "Give another path (--force does not apply to a file the command reads)"
-            } else {
-                &self.fix
-            };
-            return Err(LabError::invalid(format!(
-                "{flag} {shown} is {role} ({}), which this command reads: writing there would \
-                 replace it. {fix}",
-                input.display()
-            )));
-        }
-        if self.force {
-            return Ok(());
-        }
-        let found = crate::files::read_bytes(path, WORKSPACE_FILE, "").ok();
-        if found.is_some_and(|bytes| kind.recognizes(&bytes)) {
-            return Ok(());
-        }
-        Err(LabError::invalid(format!(
-            "{flag} {shown} already exists and is not {}: it would be replaced. {}",
-            kind.describe(),
-            self.fix
-        )))
-    }
-
-    /// Checks that `dir`, given by `flag`, can be a folder to write into: not a file.
-    pub fn check_folder(&self, flag: &str, dir: &Path) -> Result<(), LabError> {
-        match std::fs::metadata(dir) {
-            Ok(metadata) if !metadata.is_dir() => Err(LabError::invalid(format!(
-                "{flag} {} is {}, not a folder: give the folder to write into (it is created \
-                 when missing)",
-                dir.display(),
-                if metadata.is_file() {
-                    "a file"
-                } else {
-                    kind_of(&metadata)
-                }
-            ))),
-            _ => Ok(()),
-        }
-    }
-
-    /// The input that is the same file as `metadata` (the same inode: a link or another
-    /// spelling of the path is caught too).
-    fn read_by_the_run(&self, metadata: &std::fs::Metadata) -> Option<&(PathBuf, String)> {
-        use std::os::unix::fs::MetadataExt;
-        self.inputs.iter().find(|(input, _)| {
-            std::fs::metadata(input)
-                .is_ok_and(|m| m.dev() == metadata.dev() && m.ino() == metadata.ino())
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use skill_factory_io::replace::{Outputs, Refusal};
+
     use super::*;
 
-    fn message(result: Result<(), LabError>) -> String {
+    fn message(result: Result<(), Refusal>) -> String {
         result.expect_err("refused").to_string()
     }
 

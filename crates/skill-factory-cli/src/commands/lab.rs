@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::bail;
+use skill_factory_io::replace::Outputs;
 use skill_factory_lab::LabError;
 use skill_factory_lab::answers::lab::AskReport;
 use skill_factory_lab::answers::{drift, noise};
@@ -15,7 +16,7 @@ use skill_factory_lab::data::seal::refuse_sealed;
 use skill_factory_lab::data::split::Split;
 use skill_factory_lab::lock::WorkspaceLock;
 use skill_factory_lab::measure::evaluate::Reports;
-use skill_factory_lab::output::{Kind, Outputs};
+use skill_factory_lab::output::Kind;
 use skill_factory_lab::run::ask::{AskRequest, Asking};
 use skill_factory_lab::run::compare::{self, CompareRequest};
 use skill_factory_lab::run::score::{self, ScoreRequest};

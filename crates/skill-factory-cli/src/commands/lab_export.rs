@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use skill_factory_io::output::write_atomic;
+use skill_factory_io::replace::Outputs;
 use skill_factory_lab::data::seal::refuse_sealed;
 use skill_factory_lab::measure::policy::PolicySpec;
-use skill_factory_lab::output::{Kind, Outputs};
+use skill_factory_lab::output::Kind;
 use skill_factory_lab::probe::probeset::ProbeSet;
 use skill_factory_lab::run::workspace::Project;
 use skill_factory_lab::ship::export::{Format, export as render};

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use skill_factory_io::output::write_atomic;
+use skill_factory_io::replace::{Outputs, Recognize};
 use skill_factory_ui::server::serve;
 use skill_factory_ui::{Dashboard, Options, export};
 use tokio::net::TcpListener;
@@ -93,8 +94,8 @@ fn export_run(run: &Path, out: &Path, force: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses an `out` that would replace a file of the run folder (its `result.json`, say),
-/// ever, or a file that is not a page this command wrote, unless `force`.
+/// Refuses an `out` inside the run folder, ever (its files are the run's record), and one
+/// that would replace a file that is not a page of ours, unless `force`.
 fn refuse_to_replace(run: &Path, out: &Path, force: bool) -> anyhow::Result<()> {
     // The folder the file would land in, resolved, so `RUN/./x` and links are seen through.
     let folder = match out.parent() {
@@ -108,35 +109,23 @@ fn refuse_to_replace(run: &Path, out: &Path, force: bool) -> anyhow::Result<()> 
             run.display()
         );
     }
-    let Ok(metadata) = std::fs::symlink_metadata(out) else {
-        return Ok(());
-    };
-    if !metadata.is_file() {
-        bail!(
-            "-o {}: it is {}, not a file; name the HTML file to write",
-            out.display(),
-            skill_factory_io::input::kind_of(&metadata)
-        );
-    }
-    let ours = std::fs::File::open(out).is_ok_and(|file| {
-        let mut head = Vec::with_capacity(PAGE_HEAD);
-        file.take(PAGE_HEAD as u64).read_to_end(&mut head).is_ok()
-            && String::from_utf8_lossy(&head).contains(PAGE_TITLE)
-    });
-    if !ours && !force {
-        bail!(
-            "-o {}: the file exists and is not a run page this command wrote; pass another -o, or --force to replace it",
-            out.display()
-        );
-    }
+    Outputs::new(force).check("-o", out, RunPage)?;
     Ok(())
 }
 
-/// How much of an existing `--out` is read to recognise a page of ours: its head.
-const PAGE_HEAD: usize = 4096;
+/// A page `ui export` wrote: its head holds the title every export has.
+struct RunPage;
 
-/// What the head of every exported page holds (its `<title>`).
-const PAGE_TITLE: &str = "<title>Skill Factory run ";
+impl Recognize for RunPage {
+    fn recognizes(&self, bytes: &[u8]) -> bool {
+        let head = &bytes[..bytes.len().min(4096)];
+        String::from_utf8_lossy(head).contains("<title>Skill Factory run ")
+    }
+
+    fn describe(&self) -> &str {
+        "a run page of `skill-factory ui export`"
+    }
+}
 
 /// The address of `host`.
 fn address(host: &str) -> anyhow::Result<IpAddr> {

@@ -797,7 +797,14 @@ fn ui_export_never_writes_over_the_runs_files_nor_a_file_it_did_not_write_withou
     std::fs::write(&notes, "<p>mine</p>").unwrap();
     let refused = export_page(&run_dir, &notes);
     assert_eq!(refused.code, Some(2), "{}", refused.stderr);
-    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("is not a run page of `skill-factory ui export`")
+            && refused.stderr.contains("--force"),
+        "{}",
+        refused.stderr
+    );
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "<p>mine</p>");
     let forced = run(bin()
         .args(["ui", "export"])

@@ -18,8 +18,9 @@ use crate::LabError;
 use crate::data::dataset::{Example, Labels, dataset_text};
 use crate::data::split::Split;
 use crate::lock::WorkspaceLock;
-use crate::output::{Kind, Outputs};
+use crate::output::Kind;
 use crate::probe::question::Bank;
+use skill_factory_io::replace::Outputs;
 
 /// skill-scanner's default state budget, in characters.
 pub const DEFAULT_BUDGET: usize = 96_000;

@@ -36,9 +36,10 @@ use crate::measure::evaluate::Policy;
 use crate::measure::policy::PolicySpec;
 use crate::optimizer::objective::Objective;
 use crate::optimizer::{Outcome, history};
-use crate::output::{Kind, Outputs};
+use crate::output::Kind;
 use crate::probe::probeset::ProbeSet;
 use crate::probe::question::Bank;
+use skill_factory_io::replace::Outputs;
 
 /// Everything a classifier command reads, loaded and checked once.
 #[derive(Debug)]
