@@ -113,23 +113,10 @@ impl Evaluation {
         self.summary(0).failed()
     }
 
-    /// The first rollout's error when the evaluation measured nothing: every rollout failed
-    /// because its model or program could not be reached ([`crate::Rollout::is_unreachable`]),
-    /// or, over two tasks or more, every rollout failed with one and the same error (a
-    /// script that cannot be opened, a key the agent refuses: the program failed before the
-    /// task or the skill could matter). No edit of the skill can change such a score.
-    pub fn measured_nothing(&self) -> Option<&str> {
-        let first = self.items.first()?.rollout.error.as_deref();
-        let unreachable = self.items.iter().all(|item| item.rollout.is_unreachable());
-        let tasks: std::collections::HashSet<&str> =
-            self.items.iter().map(TaskEvaluation::task_id).collect();
-        let alike = tasks.len() >= 2
-            && first.is_some()
-            && self
-                .items
-                .iter()
-                .all(|item| item.rollout.error.as_deref() == first);
-        if unreachable || alike { first } else { None }
+    /// The first rollout's error when the evaluation measured nothing
+    /// ([`Summary::measured_nothing`]).
+    pub fn measured_nothing(&self) -> Option<String> {
+        self.summary(0).measured_nothing().map(str::to_owned)
     }
 
     /// The `k` lowest-scoring items, lowest first; ties keep dataset order.

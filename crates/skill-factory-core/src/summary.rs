@@ -110,8 +110,11 @@ impl Summary {
         self.usage
     }
 
-    /// The first rollout's error when the evaluation measured nothing (see
-    /// [`crate::Evaluation::measured_nothing`]).
+    /// The first rollout's error when the evaluation measured nothing: every rollout failed
+    /// because its model or program could not be reached ([`crate::Rollout::is_unreachable`]),
+    /// or, over two tasks or more, every rollout failed with one and the same error (a
+    /// script that cannot be opened, a key the agent refuses: the program failed before the
+    /// task or the skill could matter). No edit of the skill can change such a score.
     pub fn measured_nothing(&self) -> Option<&str> {
         let alike = matches!(&self.common_error, Some((Some(_), true))) && self.tasks() >= 2;
         if self.any_reachable && !alike {
@@ -195,8 +198,11 @@ mod tests {
             streamed.add(index, item);
         }
         let whole = Evaluation { items };
-        assert_eq!(streamed.measured_nothing(), whole.measured_nothing());
-        whole.measured_nothing().map(str::to_owned)
+        assert_eq!(
+            streamed.measured_nothing().map(str::to_owned),
+            whole.measured_nothing()
+        );
+        whole.measured_nothing()
     }
 
     #[test]

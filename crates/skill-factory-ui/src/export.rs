@@ -51,6 +51,16 @@ pub fn data(dashboard: &Dashboard, path: &str) -> Result<Value, ApiError> {
     Ok(json!({"run": run, "tables": tables, "diffs": diffs}))
 }
 
+/// How the `<title>` of every exported page starts (the run's path follows), so a command
+/// can tell a page of ours where it is about to write one.
+const PAGE_TITLE: &str = "Skill Factory run ";
+
+/// Whether `bytes` are a page [`html`] wrote: its head holds the title.
+pub fn is_page(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(4096)];
+    String::from_utf8_lossy(head).contains(&format!("<title>{PAGE_TITLE}"))
+}
+
 /// The exported page of the run at `path`.
 pub fn html(dashboard: &Dashboard, path: &str) -> Result<String, ApiError> {
     let data = data(dashboard, path)?.to_string().replace('<', "\\u003c");
@@ -69,7 +79,7 @@ pub fn html(dashboard: &Dashboard, path: &str) -> Result<String, ApiError> {
         hash(scripts[1]),
         hash(&styles),
     );
-    let title = format!("Skill Factory run {path}")
+    let title = format!("{PAGE_TITLE}{path}")
         .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -113,13 +113,12 @@ fn refuse_to_replace(run: &Path, out: &Path, force: bool) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// A page `ui export` wrote: its head holds the title every export has.
+/// A page `ui export` wrote.
 struct RunPage;
 
 impl Recognize for RunPage {
     fn recognizes(&self, bytes: &[u8]) -> bool {
-        let head = &bytes[..bytes.len().min(4096)];
-        String::from_utf8_lossy(head).contains("<title>Skill Factory run ")
+        export::is_page(bytes)
     }
 
     fn describe(&self) -> &str {

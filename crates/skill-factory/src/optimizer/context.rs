@@ -48,7 +48,7 @@ impl Scored {
 
     /// [`Evaluation::measured_nothing`](skill_factory_core::Evaluation::measured_nothing) of a
     /// complete evaluation.
-    pub fn all_failed(&self) -> Option<&str> {
+    pub fn all_failed(&self) -> Option<String> {
         self.complete
             .then(|| self.evaluation.measured_nothing())
             .flatten()
@@ -58,7 +58,7 @@ impl Scored {
     pub fn failure(&self, what: impl FnOnce() -> String) -> Option<StopReason> {
         self.all_failed().map(|error| StopReason::RolloutsFailed {
             what: what(),
-            error: error.to_string(),
+            error,
         })
     }
 }
