@@ -17,6 +17,7 @@ pub mod split;
 pub mod stats;
 pub mod summary;
 pub mod task;
+pub mod trigger;
 
 pub use dataset::{Dataset, DatasetError};
 pub use rollout::{Rollout, Usage};

@@ -4,6 +4,7 @@
 
 use crate::rollout::Usage;
 use crate::score::TaskEvaluation;
+use crate::trigger::TriggerCounts;
 
 /// The score, failures, tokens, each task's sample scores and the `k` worst tasks (each by
 /// its worst sample) of an evaluation.
@@ -24,9 +25,17 @@ pub struct Summary {
     /// The `k` lowest-scoring items with their task index, lowest first, ties in dataset
     /// order; one per task, its lowest-scoring sample.
     worst: Vec<(usize, TaskEvaluation)>,
+    /// The loads of a trigger run's rollouts, once one is added.
+    trigger: Option<TriggerCounts>,
 }
 
 impl Summary {
+    /// How often the agent loaded the skill against how often it should have, when the items
+    /// are a trigger run's ([`crate::trigger`]).
+    pub fn trigger(&self) -> Option<TriggerCounts> {
+        self.trigger
+    }
+
     /// An empty summary that keeps the `k` worst items.
     pub fn new(k: usize) -> Self {
         Summary {
@@ -45,6 +54,10 @@ impl Summary {
         self.scores[index].push(item.score());
         self.sum += item.score();
         self.failed += usize::from(!item.rollout.ok());
+        let mut counts = self.trigger.unwrap_or_default();
+        if counts.add(&item.rollout) {
+            self.trigger = Some(counts);
+        }
         self.usage.add(item.rollout.usage);
         self.usage.add(item.result.usage);
         self.any_reachable |= !item.rollout.is_unreachable();

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use skill_factory_core::trigger::TriggerSetError;
 use skill_factory_core::{DatasetError, SkillError, SplitError};
 use skill_factory_io::input::InputError;
 use skill_factory_llm::{CacheError, LlmError, RecordError};
@@ -31,6 +32,9 @@ pub enum EngineError {
     /// The dataset is not valid JSONL.
     #[error(transparent)]
     Dataset(Box<DatasetError>),
+    /// The trigger set of a trigger run cannot be read.
+    #[error(transparent)]
+    TriggerSet(Box<TriggerSetError>),
     /// The dataset cannot be split as configured.
     #[error("{} (dataset {}): {cause}", config.display(), dataset.display())]
     Split {
@@ -95,6 +99,12 @@ pub enum EngineError {
 impl From<ConfigError> for EngineError {
     fn from(error: ConfigError) -> Self {
         EngineError::Config(Box::new(error))
+    }
+}
+
+impl From<TriggerSetError> for EngineError {
+    fn from(error: TriggerSetError) -> Self {
+        EngineError::TriggerSet(Box::new(error))
     }
 }
 

@@ -94,7 +94,12 @@ impl Session {
         let (skill, skill_files) = load_skill(&skill_path)?;
         let dataset_path = config.config.dataset.clone();
         let text = input::read_text(&dataset_path, input::DATASET)?;
-        let dataset = Dataset::from_jsonl(&text, &dataset_path.display().to_string())?;
+        let origin = dataset_path.display().to_string();
+        let dataset = if config.config.is_trigger() {
+            skill_factory_core::trigger::parse_trigger_set(&text, &origin)?
+        } else {
+            Dataset::from_jsonl(&text, &origin)?
+        };
         let ledger = if options.budgeted {
             Ledger::new(config.config.optimizer.budget.limits())
         } else {

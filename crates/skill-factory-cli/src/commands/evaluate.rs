@@ -295,6 +295,9 @@ fn print_text(summary: &Summary, worst: usize, noise: &Noise) {
     for line in figures.lines(noise) {
         outln!("{line}");
     }
+    if let Some(trigger) = summary.trigger() {
+        outln!("Trigger: {}", trigger.line());
+    }
     let failed = summary.failed();
     if worst == 0 {
         // Nothing asked for below the score: no empty "Worst tasks:" header.
@@ -348,6 +351,9 @@ fn json_report(
     });
     if let (Value::Object(report), Value::Object(figures)) = (&mut report, figures.json()) {
         report.extend(figures);
+    }
+    if let (Value::Object(report), Some(trigger)) = (&mut report, evaluation.summary(0).trigger()) {
+        report.insert("trigger".into(), json!(trigger.figures()));
     }
     report
 }

@@ -153,6 +153,7 @@ pub(crate) fn resolve_paths(config: &mut RunConfig, base: &Path) {
     };
     join(&mut config.skill);
     join(&mut config.dataset);
+    config.distractors.iter_mut().for_each(join);
     join(&mut config.cache.path);
     config.output.dir.as_mut().map(join);
     config.output.emit_skill_dir.as_mut().map(join);

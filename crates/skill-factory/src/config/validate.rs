@@ -169,7 +169,40 @@ pub(crate) fn validate(
     optimizer(config, &check)?;
     noise(config, &check)?;
     metric(config, &check)?;
+    trigger(config, &check)?;
     harness(config, &check)
+}
+
+/// The rules of `kind: trigger`: scored by whether the agent loads the skill, so no metric
+/// block, and run by a harness that shows a load; `distractors` belong to it alone.
+fn trigger(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    if !config.is_trigger() {
+        if !config.distractors.is_empty() {
+            return Err(check.invalid(
+                at(&["distractors"]),
+                "distractors compete with the skill for a load, which only a trigger run measures"
+                    .to_owned(),
+                "add 'kind: trigger' to measure the description, or remove 'distractors'",
+            ));
+        }
+        return Ok(());
+    }
+    if !config.metric.is_empty() {
+        return Err(check.invalid(
+            at(&["metric"]),
+            "a trigger run is scored by whether the agent loads the skill (trigger accuracy), not by a metric"
+                .to_owned(),
+            "remove the 'metric' block",
+        ));
+    }
+    if config.harness.harness_type == HarnessType::Subprocess {
+        return Err(check.invalid(
+            at(&["harness", "type"]),
+            "a subprocess command does not show whether an agent loaded the skill".to_owned(),
+            "use 'api' (the target model routes among the skills), 'claude_code', 'codex' or 'gemini_cli'",
+        ));
+    }
+    Ok(())
 }
 
 /// The most samples of one task a config may ask for: more is a typo, not a plan.

@@ -50,6 +50,9 @@ pub struct Preset {
     pub skills_dir: &'static str,
     /// The arguments after the executable that make the CLI answer once and exit.
     pub args: &'static [&'static str],
+    /// The same, with the CLI's event stream (one JSON event per line) as its output: what a
+    /// trigger run reads to see which skills it loaded ([`super::trigger::detect`]).
+    pub watch_args: &'static [&'static str],
     /// The flag that appends the skill body to the system prompt; `None` puts the body in
     /// the prompt instead.
     pub system_prompt_flag: Option<&'static str>,
@@ -77,6 +80,8 @@ const CLAUDE_CODE: Preset = Preset {
     name: "claude_code",
     skills_dir: ".claude/skills",
     args: &["-p", "--output-format", "text"],
+    // `stream-json` requires `--verbose` with `-p`.
+    watch_args: &["-p", "--output-format", "stream-json", "--verbose"],
     system_prompt_flag: Some("--append-system-prompt"),
     prompt: PromptVia::Stdin,
 };
@@ -95,6 +100,7 @@ const CODEX: Preset = Preset {
     name: "codex",
     skills_dir: ".agents/skills",
     args: &["exec", "--skip-git-repo-check"],
+    watch_args: &["exec", "--skip-git-repo-check", "--json"],
     system_prompt_flag: None,
     prompt: PromptVia::StdinAfter("-"),
 };
@@ -109,6 +115,7 @@ const GEMINI_CLI: Preset = Preset {
     name: "gemini_cli",
     skills_dir: ".agents/skills",
     args: &["--output-format", "text"],
+    watch_args: &["--output-format", "stream-json"],
     system_prompt_flag: None,
     prompt: PromptVia::Flag("--prompt"),
 };
@@ -151,9 +158,25 @@ impl AgentCli {
         skill_body: Option<&str>,
         input: &str,
     ) -> Invocation {
+        self.invoke(self.preset().args, options, skill_body, input)
+    }
+
+    /// The invocation for one query of a trigger run: the skills installed, the task input
+    /// alone as the prompt, and the CLI's event stream as its output.
+    pub fn watched_invocation(self, options: &AgentOptions, input: &str) -> Invocation {
+        self.invoke(self.preset().watch_args, options, None, input)
+    }
+
+    fn invoke(
+        self,
+        args: &[&str],
+        options: &AgentOptions,
+        skill_body: Option<&str>,
+        input: &str,
+    ) -> Invocation {
         let preset = self.preset();
         let mut argv = vec![options.executable.clone()];
-        argv.extend(preset.args.iter().map(|arg| arg.to_string()));
+        argv.extend(args.iter().map(|arg| arg.to_string()));
         let prompt = match preset.system_prompt_flag {
             Some(flag) => {
                 if let Some(body) = skill_body {
@@ -255,6 +278,25 @@ mod tests {
             ]
         );
         assert_eq!(gemini.stdin, None);
+    }
+
+    #[test]
+    fn a_watched_run_streams_events_with_the_task_alone() {
+        let claude = AgentCli::ClaudeCode.watched_invocation(&options(), "Task.");
+        assert_eq!(
+            claude.argv[1..5],
+            ["-p", "--output-format", "stream-json", "--verbose"]
+        );
+        assert_eq!(claude.stdin.as_deref(), Some("Task."));
+        let codex = AgentCli::Codex.watched_invocation(&options(), "Task.");
+        assert!(codex.argv.contains(&"--json".to_string()));
+        assert_eq!(codex.argv.last().map(String::as_str), Some("-"));
+        let gemini = AgentCli::GeminiCli.watched_invocation(&options(), "Task.");
+        assert!(gemini.argv.contains(&"stream-json".to_string()));
+        assert_eq!(
+            gemini.argv.last().map(String::as_str),
+            Some("--prompt=Task.")
+        );
     }
 
     #[test]

@@ -40,6 +40,10 @@ impl Harness for BudgetedHarness {
         self.inner.shows_description()
     }
 
+    fn shows_body(&self) -> bool {
+        self.inner.shows_body()
+    }
+
     fn shows_files(&self) -> bool {
         self.inner.shows_files()
     }

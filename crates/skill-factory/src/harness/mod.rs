@@ -29,6 +29,12 @@ pub trait Harness: Send + Sync {
     fn shows_description(&self) -> bool {
         true
     }
+    /// Whether what runs sees the skill's body. Only a trigger run's harness says no: it
+    /// measures whether the agent loads the skill, which it decides from the description
+    /// alone, so optimizers rewrite the description only.
+    fn shows_body(&self) -> bool {
+        true
+    }
     /// Whether what runs sees the skill's reference files (a skill folder written for an
     /// agent or a program); optimizers rewrite them only then.
     fn shows_files(&self) -> bool {
@@ -50,6 +56,7 @@ pub mod api;
 pub mod budgeted;
 pub mod subprocess;
 pub mod template;
+pub mod trigger;
 pub mod workspace;
 
 pub use agent::{AgentCli, AgentOptions};
@@ -61,6 +68,9 @@ pub use subprocess::{ProcessSettings, Program, ProgramError, SubprocessHarness};
 /// (the target's): the others run a child process and need no provider and no key; the
 /// run's budget admits and books each of their rollouts.
 pub fn from_config(session: &Session) -> Result<Arc<dyn Harness>, EngineError> {
+    if session.config.config.is_trigger() {
+        return trigger::harness(session);
+    }
     let config = &session.config.config.harness;
     if config.harness_type == HarnessType::Api {
         let client = session.client(Role::Target)?;

@@ -136,6 +136,9 @@ pub struct SubprocessHarness {
     settings: ProcessSettings,
     limits: Limits,
     ray: Option<Arc<RayExecutor>>,
+    /// A trigger run's competitors, installed beside the skill, when the agent's event stream
+    /// is the output ([`SubprocessHarness::watching`]).
+    watched: Option<Vec<Skill>>,
 }
 
 impl SubprocessHarness {
@@ -220,7 +223,17 @@ impl SubprocessHarness {
             settings,
             limits: Limits::default(),
             ray: None,
+            watched: None,
         })
+    }
+
+    /// The same harness for a trigger run: the skill installed with `competitors` beside it,
+    /// the task input alone as the prompt, and the agent's event stream as the output
+    /// ([`AgentCli::watched_invocation`]).
+    pub fn watching(mut self, competitors: Vec<Skill>) -> Self {
+        self.settings.skill_mode = SkillMode::Installed;
+        self.watched = Some(competitors);
+        self
     }
 
     /// The same harness keeping other amounts of output (tests of huge outputs use small ones).
@@ -247,11 +260,17 @@ impl SubprocessHarness {
             SkillMode::Installed => Some(dir.install_skill(skill, self.skills_dir())?),
             SkillMode::Prompt => None,
         };
+        for competitor in self.watched.iter().flatten() {
+            dir.install_skill(competitor, self.skills_dir())?;
+        }
         let cwd = match &installed {
             Some(installed) => Some(installed.workspace.clone()),
             None => self.settings.cwd.clone(),
         };
         let invocation = match &self.program {
+            Program::Agent { cli, options } if self.watched.is_some() => {
+                cli.watched_invocation(options, &task.input)
+            }
             Program::Agent { cli, options } => {
                 let body = installed.is_none().then_some(skill.body.as_str());
                 cli.invocation(options, body, &task.input)

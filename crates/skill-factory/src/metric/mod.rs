@@ -11,6 +11,7 @@ pub mod judge;
 pub mod programmatic;
 pub mod systemone;
 pub mod text;
+pub mod trigger;
 
 pub use command::CommandMetric;
 pub use composite::CompositeMetric;
@@ -45,6 +46,9 @@ pub(crate) fn rollout_failed(metric: &str, error: &str) -> MetricResult {
 /// configured, the System One client only with `metric.systemone`; a config without any metric
 /// block scores with `golden` in `normalized` mode.
 pub fn from_config(session: &Session) -> Result<Arc<dyn Metric>, EngineError> {
+    if session.config.config.is_trigger() {
+        return Ok(Arc::new(trigger::TriggerMetric));
+    }
     let metric = &session.config.config.metric;
     let bad = |key: &str, detail: MetricSetupError| session.block_error(key, detail);
     let mut parts: Vec<(Box<dyn Metric>, f64)> = Vec::new();

@@ -268,11 +268,13 @@ impl Search<'_> {
     }
 
     /// The components of `skill` a mutation may rewrite: the description only when the
-    /// harness shows it to an agent (the `api` harness sends the body alone), the reference
+    /// harness shows it to an agent (the `api` harness sends the body alone), the body's parts
+    /// only when it shows the body (a trigger run shows the description alone), the reference
     /// files only when it gives the agent a skill folder, and no section or file the config
     /// protects.
     fn mutable(&self, components: &Components) -> Vec<usize> {
         let shows_description = self.context.harness.shows_description();
+        let shows_body = self.context.harness.shows_body();
         let shows_files = self.context.harness.shows_files();
         let protected = &self.context.protected;
         components
@@ -280,8 +282,8 @@ impl Search<'_> {
             .enumerate()
             .filter(|(_, c)| match c.kind {
                 ComponentKind::Description => shows_description,
-                ComponentKind::Preamble => true,
-                ComponentKind::Section => !protected.covers(&c.name),
+                ComponentKind::Preamble => shows_body,
+                ComponentKind::Section => shows_body && !protected.covers(&c.name),
                 ComponentKind::Reference => shows_files && !protected.covers(&c.name),
             })
             .map(|(index, _)| index)
@@ -331,9 +333,10 @@ impl Search<'_> {
         let mut plans = Vec::new();
         for _ in 0..self.parents(&frontier) {
             let parent = pareto::sample(&frontier, &mut self.rng).unwrap_or(self.best);
+            // With no body shown (a trigger run) there is no body part to blame.
             let component = match self.settings.component_selector {
-                ComponentSelector::Blamed => None,
-                ComponentSelector::RoundRobin => {
+                ComponentSelector::Blamed if self.context.harness.shows_body() => None,
+                ComponentSelector::Blamed | ComponentSelector::RoundRobin => {
                     let components = Components::of(&self.pool[parent].skill);
                     let mutable = self.mutable(&components);
                     let Some(&component) =
@@ -1415,7 +1418,7 @@ impl Optimizer for Gepa {
         context: &RunContext,
     ) -> OptimizationResult {
         let (shared, settings) = (&self.shared, &self.settings);
-        let goal = progress::goal(&shared.goal, seed);
+        let goal = progress::goal(&shared.goal, seed, context.harness.shows_body());
         let metadata = progress::metadata(Some(OptimizerKind::Gepa.name()), val.len());
         let start = progress::start(context, self.name(), seed, val, metadata).await;
         let progress = Progress::new(&start);

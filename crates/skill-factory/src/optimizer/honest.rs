@@ -35,6 +35,9 @@ pub const MIN_NUMBER_DIGITS: usize = 3;
 /// The shortest span of an input (in characters, normalized) that counts as copied.
 pub const INPUT_SPAN_CHARS: usize = 40;
 
+/// The fewest words a whole input needs to count as copied into a description.
+pub const MIN_QUERY_WORDS: usize = 3;
+
 /// The start of every refusal reason, for the report's count.
 pub const COPIES: &str = "copies task ";
 
@@ -117,6 +120,28 @@ impl Honesty {
         self.copied_input(&text).map(|id| {
             format!("{COPIES}{id}'s input (a span of {INPUT_SPAN_CHARS} characters or more)")
         })
+    }
+
+    /// Why a new `description` is refused, if it copies what [`Honesty::copied`] refuses in
+    /// a body, or a whole task input of [`MIN_QUERY_WORDS`] words or more (a trigger set's
+    /// queries are shorter than an input span) that `parent` (the description it rewrites)
+    /// does not hold: a description that lists the training queries loads for them by memory.
+    pub fn copied_description(&self, description: &str, parent: &str) -> Option<String> {
+        let text = normalize(description);
+        let parent = normalize(parent);
+        let whole = self.inputs.iter().find(|(_, chars)| {
+            let input: String = chars.iter().collect();
+            // The query's own closing `?` or `.` is not what makes it a copy.
+            let input = input.trim_matches(|c: char| !c.is_alphanumeric());
+            input.split_whitespace().count() >= MIN_QUERY_WORDS
+                && holds_words(&text, input)
+                && !holds_words(&parent, input)
+        });
+        if let Some((id, _)) = whole {
+            return Some(format!("{COPIES}{id}'s input word for word"));
+        }
+        self.copied(description)
+            .filter(|_| self.copied(&parent).is_none())
     }
 
     /// The id of a task whose input shares a span of [`INPUT_SPAN_CHARS`] characters with
@@ -229,6 +254,40 @@ fn common_after(a: &[char], a_at: usize, b: &[char], b_at: usize) -> usize {
         .zip(b.get(b_at..).unwrap_or_default())
         .take_while(|(x, y)| x == y)
         .count()
+}
+
+#[cfg(test)]
+mod description_tests {
+    use super::*;
+
+    #[test]
+    fn a_description_may_not_list_a_query_word_for_word() {
+        let tasks = [
+            Task::new("q1", "What did I pay on this bill?"),
+            Task::new("q2", "Total?"),
+        ];
+        let honesty = Honesty::new("Body.", tasks.iter());
+        let reason = honesty
+            .copied_description(
+                "Use it for requests such as: what did I pay on this bill.",
+                "Reads receipts.",
+            )
+            .unwrap();
+        assert!(reason.contains("q1"), "{reason}");
+        assert_eq!(
+            honesty.copied_description("Use it for bills, payments and totals.", "Reads receipts."),
+            None
+        );
+        // A query of one word is a word, not a copy; a query the parent held is not new.
+        assert_eq!(honesty.copied_description("Total? Yes.", "x"), None);
+        assert_eq!(
+            honesty.copied_description(
+                "What did I pay on this bill? Reads receipts.",
+                "What did I pay on this bill?"
+            ),
+            None
+        );
+    }
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ use skill_factory_core::{Skill, Task};
 use skill_factory_llm::ChatModel;
 use skill_factory_pycompat::random::Random;
 
+use super::component::Components;
 use super::context::{RunContext, identity};
 use super::event::Event;
 use super::gate::Side;
@@ -118,14 +119,25 @@ impl Search<'_> {
             ControlFlow::Continue(Some(train)) => train,
         };
         let rejected: Vec<RejectedEdit> = self.rejected.iter().cloned().collect();
+        // A trigger run shows the agent the description alone: that is what is rewritten.
+        let components = Components::of(&best);
+        let (text, component, part) = if context.harness.shows_body() {
+            (&best.body, None, Part::Body)
+        } else {
+            (
+                &best.description,
+                Some(("description", best.body.as_str())),
+                Part::Component(&components, 0),
+            )
+        };
         let prompt = Reflection {
             goal,
-            body: &best.body,
+            body: text,
             batch: &train.evaluation,
             tasks: batch,
             rejected: &rejected,
             limits,
-            component: None,
+            component,
             one_part: false,
             protected: context.protected.names(),
         }
@@ -135,7 +147,7 @@ impl Search<'_> {
             count: self.settings.max_edits_per_round,
             style: self.settings.reflection,
             limits,
-            part: Part::Body,
+            part,
         };
         let parent = (parent_id, &best);
         let candidates = round::propose(
@@ -164,7 +176,7 @@ impl Search<'_> {
                 round,
                 candidate: new.id,
                 parents: vec![parent_id],
-                component: "body".to_string(),
+                component: component.map_or("body", |(name, _)| name).to_string(),
                 operation: "rewrite".into(),
             });
         }
@@ -344,7 +356,7 @@ impl Optimizer for LlmLoop {
     ) -> OptimizationResult {
         let (shared, settings) = (&self.shared, &self.settings);
         let limits = body_limits(&seed.body);
-        let goal = progress::goal(&shared.goal, seed);
+        let goal = progress::goal(&shared.goal, seed, context.harness.shows_body());
         let metadata = progress::metadata(None, val.len());
         let start = progress::start(context, self.name(), seed, val, metadata).await;
         let progress = Progress::new(&start);

@@ -13,6 +13,7 @@ use super::event::Event;
 use super::gate::{Gated, Side};
 use super::reflection::default_goal;
 use super::{CandidateRecord, OptimizationResult, StopReason, is_perfect};
+use skill_factory_pycompat::repr::repr_str;
 
 /// The seed's history note (the reference's).
 pub const SEED_NOTE: &str = "seed (baseline)";
@@ -22,12 +23,16 @@ pub const SEED_NOTE: &str = "seed (baseline)";
 pub const PERFECT_MINIBATCH: &str =
     "minibatch already scores the maximum: nothing to reflect on, no proposal asked";
 
-/// The goal shown to the optimizer model: the configured one, or the default sentence.
-pub fn goal(configured: &str, seed: &Skill) -> String {
-    if configured.is_empty() {
-        default_goal(&seed.name)
-    } else {
-        configured.to_string()
+/// The goal shown to the optimizer model: the configured one, or the default sentence (for a
+/// run that shows the agent no body, a trigger run, the description's own).
+pub fn goal(configured: &str, seed: &Skill, body_shown: bool) -> String {
+    match (configured.is_empty(), body_shown) {
+        (false, _) => configured.to_string(),
+        (true, true) => default_goal(&seed.name),
+        (true, false) => format!(
+            "Rewrite the description of the skill {} so that agents load the skill for the requests it serves and for no others.",
+            repr_str(&seed.name)
+        ),
     }
 }
 

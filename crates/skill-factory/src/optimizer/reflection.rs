@@ -27,6 +27,18 @@ use skill_factory_pycompat::repr::repr_str;
 use crate::config::ReflectionStyle;
 use crate::metric::text::py_strip;
 
+/// The name of the description component ([`super::component`]).
+const DESCRIPTION: &str = "description";
+
+/// The rules of a prompt that rewrites the description: what agents read it for, and the
+/// Agent Skills limits and honesty rule every candidate is held to.
+const DESCRIPTION_RULES: [&str; 4] = [
+    "- This is the skill's frontmatter description: the only text an agent reads to decide whether to load the skill. Say what the skill does and when to use it, in the words users use for such requests, and name the near misses it is not for.",
+    "- Keep it general: describe kinds of request, never copy a request from the examples above.",
+    "- Write one paragraph of plain text in the third person: at most 1024 characters, no angle brackets (< or >), no YAML.",
+    "- Rows that say \"should have loaded, did not\" are requests it must claim; rows that say \"loaded for a query it should not\" are near misses it must rule out.",
+];
+
 /// The rule a blamed-component prompt adds: one part changed, the others kept.
 pub const ONE_PART_RULE: &str = "- Change only the ONE part of the body most responsible for these failures (the text before the first `## ` heading, or one `## ` section) and copy every other part word for word.";
 
@@ -270,12 +282,16 @@ impl Reflection<'_> {
                 FORMAT_PLACEHOLDERS[1],
             ),
         };
-        tail.extend([
-            String::new(),
-            task,
-            "- Keep it a general, reusable SKILL.md body: no answers or details specific to the examples above."
-                .to_string(),
-        ]);
+        let description = matches!(self.component, Some((DESCRIPTION, _)));
+        tail.extend([String::new(), task]);
+        if description {
+            tail.extend(DESCRIPTION_RULES.iter().map(|rule| rule.to_string()));
+        } else {
+            tail.push(
+                "- Keep it a general, reusable SKILL.md body: no answers or details specific to the examples above."
+                    .to_string(),
+            );
+        }
         if self.one_part {
             tail.push(ONE_PART_RULE.to_string());
         }
@@ -291,12 +307,16 @@ impl Reflection<'_> {
                 sections.join(", ")
             ));
         }
+        if !description {
+            tail.extend([
+                "- Prefer clear, imperative instructions: add the rules, steps or output-format guidance that would have prevented these failures."
+                    .to_string(),
+                format!(
+                    "- Keep it concise: at most {max_chars} characters and {max_lines} lines, and no YAML frontmatter."
+                ),
+            ]);
+        }
         tail.extend([
-            "- Prefer clear, imperative instructions: add the rules, steps or output-format guidance that would have prevented these failures."
-                .to_string(),
-            format!(
-                "- Keep it concise: at most {max_chars} characters and {max_lines} lines, and no YAML frontmatter."
-            ),
             String::new(),
             "Answer in exactly this format:".to_string(),
             "<RATIONALE>one or two sentences on what you changed and why</RATIONALE>".to_string(),
@@ -445,6 +465,38 @@ pub fn read_proposal(
     limits: (usize, usize),
     style: ReflectionStyle,
 ) -> Result<Proposal, Rejected> {
+    read_reply(answer, limits, style, style == ReflectionStyle::Compact)
+}
+
+/// [`read_proposal`] for a new description: a reply without the body tags that is nothing
+/// but the new description is read as it, whatever the style (a description is one
+/// paragraph, which models often give bare).
+pub fn read_description(
+    answer: &Result<ChatResponse, LlmError>,
+    limits: (usize, usize),
+    style: ReflectionStyle,
+) -> Result<Proposal, Rejected> {
+    read_reply(answer, limits, style, true)
+}
+
+/// A reply's new text, tagged or bare, and its rationale: how a description that came
+/// whole is read where edits were asked for.
+pub fn whole_text(reply: &str) -> Option<(String, String)> {
+    let rationale = tagged(reply, "<RATIONALE>", "</RATIONALE>").unwrap_or("");
+    let text = match tagged(reply, "<NEW_SKILL_BODY>", BODY_CLOSE) {
+        Some(text) => text.to_string(),
+        None if !reply.contains('<') => compact_body(reply),
+        None => return None,
+    };
+    (!text.is_empty()).then(|| (text, rationale.to_string()))
+}
+
+fn read_reply(
+    answer: &Result<ChatResponse, LlmError>,
+    limits: (usize, usize),
+    style: ReflectionStyle,
+    bare: bool,
+) -> Result<Proposal, Rejected> {
     let reject = |reason: String, rationale: &str| Rejected {
         reason,
         rationale: rationale.to_string(),
@@ -488,11 +540,11 @@ pub fn read_proposal(
         (response.stop_reason == StopReason::End).then(|| py_strip(&text[start..]))
     };
     let tagged_body = tagged(text, "<NEW_SKILL_BODY>", BODY_CLOSE).or_else(stopped_at_close);
-    let body = match (tagged_body, style) {
+    let body = match (tagged_body, bare) {
         (Some(body), _) => body.to_string(),
         // A small model's whole reply is the new instructions.
-        (None, ReflectionStyle::Compact) => compact_body(text),
-        (None, ReflectionStyle::Full) => {
+        (None, true) => compact_body(text),
+        (None, false) => {
             return Err(reject(
                 "the reply has no <NEW_SKILL_BODY>...</NEW_SKILL_BODY> block".to_string(),
                 rationale,

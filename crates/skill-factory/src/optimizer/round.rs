@@ -17,14 +17,14 @@ use skill_factory_llm::{ChatModel, ChatResponse, LlmError, TokenUsage};
 use skill_factory_package::spec;
 
 use super::StopReason;
-use super::component::{Components, changed, newly_unclosed};
+use super::component::{ComponentKind, Components, changed, newly_unclosed};
 use super::context::{RunContext, Scored, identity};
 use super::event::Event;
 use super::gate::{self, Gate, Gated, Side};
 use super::honest::{Honesty, REPEATS_REMOVED, without_repeated_paragraphs};
 use super::reflection::{
     Proposal, Rejected, RejectedEdit, introduced, keeps_the_spec, proposal_request,
-    proposal_temperature, read_proposal,
+    proposal_temperature, read_description, read_proposal,
 };
 use crate::config::ReflectionStyle;
 use crate::metric::text::py_strip;
@@ -54,6 +54,19 @@ pub struct Ask<'a> {
     pub limits: (usize, usize),
     /// What the reply's text replaces in the parent.
     pub part: Part<'a>,
+}
+
+impl Ask<'_> {
+    /// The proposal of one reply: a description may come bare ([`read_description`]).
+    fn read(&self, answer: &Result<ChatResponse, LlmError>) -> Result<Proposal, Rejected> {
+        let description = matches!(self.part, Part::Component(components, index)
+            if components.get(index).is_some_and(|c| c.kind == ComponentKind::Description));
+        if description {
+            read_description(answer, self.limits, self.style)
+        } else {
+            read_proposal(answer, self.limits, self.style)
+        }
+    }
 }
 
 /// A usable proposal made into the skill it proposes.
@@ -113,7 +126,8 @@ pub async fn propose(
     let mut candidates = Vec::with_capacity(answers.len());
     for (index, answer) in answers.into_iter().enumerate() {
         let outcome = match &answer {
-            Some(answer) => read_proposal(answer, ask.limits, ask.style)
+            Some(answer) => ask
+                .read(answer)
                 .map(|proposal| made(parent.1, ask.part, proposal))
                 .and_then(|proposed| one_part(parent.1, ask.part, proposed))
                 .and_then(|proposed| check(context, parent.1, proposed)),
@@ -219,6 +233,19 @@ pub fn check(
     {
         return Err(Rejected {
             reason: format!("the skill breaks the Agent Skills spec: {error}"),
+            rationale: checked.rationale,
+        });
+    }
+    if let Some(reason) = new_description
+        .then(|| {
+            context
+                .honesty
+                .copied_description(&skill.description, &parent.description)
+        })
+        .flatten()
+    {
+        return Err(Rejected {
+            reason: format!("the description {reason}"),
             rationale: checked.rationale,
         });
     }

@@ -39,6 +39,7 @@ use super::plan::{SharedSettings, SkillOptSettings};
 use super::progress::{self, Progress, stopping};
 use super::reflection::{
     PROPOSAL_MAX_TOKENS, REJECTED_SHOWN, Reflection, RejectedEdit, SYSTEM_PROMPT, body_limits,
+    whole_text,
 };
 use super::round::{self, Candidate, Proposed};
 use super::{CandidateRecord, OptimizationResult, Optimizer, StopReason, is_perfect};
@@ -112,7 +113,51 @@ struct Search<'a> {
     lineage: Vec<Value>,
 }
 
+/// The text a round's edits apply to: the body, or (in a trigger run, whose agent is shown the
+/// description alone) the description.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Edited {
+    Body,
+    Description,
+}
+
+impl Edited {
+    fn name(self) -> &'static str {
+        match self {
+            Edited::Body => "body",
+            Edited::Description => "description",
+        }
+    }
+
+    fn text(self, skill: &Skill) -> &str {
+        match self {
+            Edited::Body => &skill.body,
+            Edited::Description => &skill.description,
+        }
+    }
+
+    /// `skill` with its edited text replaced.
+    fn with(self, skill: &Skill, text: String) -> Skill {
+        match self {
+            Edited::Body => skill.with_body(text),
+            Edited::Description => {
+                let mut skill = skill.clone();
+                skill.description = text.trim().to_string();
+                skill
+            }
+        }
+    }
+}
+
 impl Search<'_> {
+    fn edited(&self) -> Edited {
+        if self.context.harness.shows_body() {
+            Edited::Body
+        } else {
+            Edited::Description
+        }
+    }
+
     fn remember(&mut self, edit: RejectedEdit) {
         self.rejected.push_front(edit);
         self.rejected.truncate(REJECTED_SHOWN);
@@ -139,16 +184,30 @@ impl Search<'_> {
             one_part: false,
             protected: self.context.protected.names(),
         };
+        let what = self.edited();
         let mut lines = vec![
             format!("GOAL: {}", self.goal),
             format!("CURRENT MEAN SCORE ON THIS BATCH: {:.3}", batch.score()),
             String::new(),
-            "CURRENT SKILL BODY:".to_string(),
+        ];
+        if what == Edited::Description {
+            lines.extend([
+                "THE WHOLE SKILL BODY, FOR CONTEXT (it does not change):".to_string(),
+                "<WHOLE_SKILL>".to_string(),
+                best.body.trim().to_string(),
+                "</WHOLE_SKILL>".to_string(),
+                String::new(),
+                "THE PART TO REWRITE: description".to_string(),
+            ]);
+        } else {
+            lines.push("CURRENT SKILL BODY:".to_string());
+        }
+        lines.extend([
             "<CURRENT_SKILL_BODY>".to_string(),
-            best.body.trim().to_string(),
+            what.text(best).trim().to_string(),
             "</CURRENT_SKILL_BODY>".to_string(),
             String::new(),
-        ];
+        ]);
         let protected = &self.context.protected;
         if !protected.is_empty() {
             lines.push(format!(
@@ -194,14 +253,25 @@ impl Search<'_> {
         lines.push(String::new());
         lines.push(match pass {
             Pass::Failures => format!(
-                "Propose at most {limit} edits to the skill body that would have prevented these failures. Keep them general: no answers or details specific to the examples above."
+                "Propose at most {limit} edits to the skill {} that would have prevented these failures. Keep them general: no answers or details specific to the examples above.",
+                what.name()
             ),
             Pass::Successes => format!(
                 "Propose at most {limit} edit that states, as a general rule, what made these answers right, only if the skill does not say it yet; otherwise propose an empty list []."
             ),
         });
+        if what == Edited::Description {
+            lines.extend(
+                "- Agents read the description alone to decide whether to load the skill: it says what the skill does and when to use it, in at most 1024 characters of plain text without angle brackets."
+                    .lines()
+                    .map(str::to_string),
+            );
+        }
         lines.extend([
-            "Each edit quotes its target text exactly as it appears in the skill body.".to_string(),
+            format!(
+                "Each edit quotes its target text exactly as it appears in the skill {}.",
+                what.name()
+            ),
             String::new(),
             "Answer in exactly this format:".to_string(),
             "<RATIONALE>one or two sentences on what you changed and why</RATIONALE>".to_string(),
@@ -282,7 +352,21 @@ impl Search<'_> {
                 }
                 None => continue,
             };
+            // A description may also come whole, as a new text or a bare paragraph.
+            let whole = (self.edited() == Edited::Description)
+                .then(|| whole_text(reply))
+                .flatten();
             match patch::parse(reply) {
+                Err(_) if whole.is_some() => {
+                    if let Some((text, rationale)) = whole {
+                        edits.push(Edit {
+                            op: patch::Op::Replace,
+                            target: Some(best.description.clone()),
+                            text: Some(text),
+                        });
+                        rationales.push(rationale);
+                    }
+                }
                 Ok(patch) => {
                     self.edits.proposed += patch.edits.len();
                     let over = patch.edits.len().saturating_sub(*limit);
@@ -305,7 +389,8 @@ impl Search<'_> {
         }
         edits.truncate(limit);
         let rationale = rationales.join(" ");
-        let applied = patch::apply(&best.body, &edits, &context.protected);
+        let what = self.edited();
+        let applied = patch::apply(what.text(&best), &edits, &context.protected);
         self.edits.applied += applied.applied.len();
         self.edits.refused += applied.rejected.len();
         for (index, reason) in &applied.rejected {
@@ -332,7 +417,7 @@ impl Search<'_> {
             return None;
         }
         let proposed = Proposed {
-            skill: best.with_body(applied.body),
+            skill: what.with(&best, applied.body),
             rationale: rationale.clone(),
             warnings: refusals.clone(),
         };
@@ -499,7 +584,7 @@ impl Optimizer for SkillOpt {
         context: &RunContext,
     ) -> OptimizationResult {
         let (shared, settings) = (&self.shared, &self.settings);
-        let goal = progress::goal(&shared.goal, seed);
+        let goal = progress::goal(&shared.goal, seed, context.harness.shows_body());
         let metadata = progress::metadata(Some(OptimizerKind::SkillOpt.name()), val.len());
         let start = progress::start(context, self.name(), seed, val, metadata).await;
         let progress = Progress::new(&start);

@@ -67,10 +67,16 @@ pub struct RunConfig {
     /// Free text about the run, shown in reports and the dashboard.
     #[serde(default)]
     pub description: Option<String>,
-    /// Which mode the config is for; only `classifier` changes anything (see
-    /// [`super::is_classifier_config`]).
+    /// Which mode the config is for: `skill` (the default), `trigger` (the parameter is the
+    /// description, the dataset a trigger set: [`crate::harness::trigger`]) or `classifier` (another
+    /// loader: [`super::is_classifier_config`]).
     #[serde(default)]
     pub kind: Option<ConfigKind>,
+    /// `kind: trigger`: other skills (SKILL.md files or skill folders) installed beside the
+    /// candidate, or listed beside it to the router, as competitors: real routing is a choice
+    /// among skills.
+    #[serde(default)]
+    pub distractors: Vec<PathBuf>,
     /// The target model, which runs the skill. When absent or empty, `target` is used.
     #[serde(default)]
     pub provider: Option<ProviderSettings>,
@@ -104,6 +110,11 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
+    /// Whether this is a trigger run (`kind: trigger`).
+    pub fn is_trigger(&self) -> bool {
+        self.kind == Some(ConfigKind::Trigger)
+    }
+
     /// Model-bound steps allowed in flight at once during `optimize`: `harness.max_workers`
     /// (default 16), or `optimizer.max_workers` when a config sets it higher. The reference
     /// read only `optimizer.max_workers` (default 1) here; taking the larger keeps its configs'
@@ -124,6 +135,8 @@ pub enum ConfigKind {
     Skill,
     /// Optimize a System One probe set (classifier mode, another loader).
     Classifier,
+    /// Optimize the description, scored by whether agents load the skill ([`crate::harness::trigger`]).
+    Trigger,
 }
 
 fn default_val_fraction() -> f64 {

@@ -1,0 +1,186 @@
+//! Reading an agent CLI's event stream for the skills it loaded.
+//!
+//! Each CLI shows a load its own way, and the whole stream is read (a parser of partial
+//! messages is reported to miss most real loads: anthropics/claude-plugins-official#641):
+//!
+//! * **Claude Code** (`claude -p --output-format stream-json --verbose`): an `assistant` event
+//!   whose message content holds a `tool_use` named `Skill` with input `{"skill": "<name>"}`,
+//!   or a `tool_use` named `Read` whose `file_path` is the skill's `SKILL.md` (a model may
+//!   read it directly).
+//! * **Codex** (`codex exec --json`): Codex has no skill tool; it lists skills with the path
+//!   of each SKILL.md and reads one through a shell command, shown as an `item.started` or
+//!   `item.completed` event whose item is a `command_execution` whose `command` names
+//!   `<name>/SKILL.md`.
+//! * **Gemini CLI** (`gemini --output-format stream-json`): a `tool_use` event whose
+//!   `tool_name` is `activate_skill` with `parameters.name`, or `read_file` of the SKILL.md.
+//!
+//! Lines that are not JSON (a CLI's warnings) are skipped.
+
+use serde_json::Value;
+
+use crate::harness::AgentCli;
+
+/// The names of the skills an agent's event stream shows it loading, in order, each once;
+/// `skills` are the names installed (a read of `<name>/SKILL.md` counts only for them).
+pub fn loaded(cli: AgentCli, stream: &str, skills: &[String]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut add = |name: String| {
+        if !found.contains(&name) {
+            found.push(name);
+        }
+    };
+    let read_of = |path: &str| -> Option<String> {
+        skills
+            .iter()
+            .find(|name| names_skill_file(path, name))
+            .cloned()
+    };
+    for event in stream
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
+    {
+        match cli {
+            AgentCli::ClaudeCode => {
+                if event.get("type").and_then(Value::as_str) != Some("assistant") {
+                    continue;
+                }
+                let content = event
+                    .pointer("/message/content")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                for part in content {
+                    if part.get("type").and_then(Value::as_str) != Some("tool_use") {
+                        continue;
+                    }
+                    let input = part.get("input").unwrap_or(&Value::Null);
+                    match part.get("name").and_then(Value::as_str) {
+                        Some("Skill") => {
+                            if let Some(name) = input.get("skill").and_then(Value::as_str) {
+                                // A plugin skill is `plugin:name`.
+                                let name = name.rsplit(':').next().unwrap_or(name);
+                                add(name.trim_start_matches('/').to_owned());
+                            }
+                        }
+                        Some("Read") => {
+                            if let Some(name) = input
+                                .get("file_path")
+                                .and_then(Value::as_str)
+                                .and_then(read_of)
+                            {
+                                add(name);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            AgentCli::Codex => {
+                let kind = event.get("type").and_then(Value::as_str);
+                if !matches!(kind, Some("item.started" | "item.completed")) {
+                    continue;
+                }
+                let item = event.get("item").unwrap_or(&Value::Null);
+                if item.get("type").and_then(Value::as_str) != Some("command_execution") {
+                    continue;
+                }
+                if let Some(name) = item
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .and_then(read_of)
+                {
+                    add(name);
+                }
+            }
+            AgentCli::GeminiCli => {
+                if event.get("type").and_then(Value::as_str) != Some("tool_use") {
+                    continue;
+                }
+                let parameters = event.get("parameters").unwrap_or(&Value::Null);
+                match event.get("tool_name").and_then(Value::as_str) {
+                    Some("activate_skill") => {
+                        if let Some(name) = parameters.get("name").and_then(Value::as_str) {
+                            add(name.to_owned());
+                        }
+                    }
+                    Some("read_file") => {
+                        let path = parameters
+                            .get("absolute_path")
+                            .or_else(|| parameters.get("file_path"))
+                            .and_then(Value::as_str);
+                        if let Some(name) = path.and_then(read_of) {
+                            add(name);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Whether `text` (a path or a shell command) names `<name>/SKILL.md` as a whole path part.
+fn names_skill_file(text: &str, name: &str) -> bool {
+    let needle = format!("{name}/SKILL.md");
+    text.match_indices(&needle).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        before.is_none_or(|c| matches!(c, '/' | ' ' | '\'' | '"' | '`'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<String> {
+        vec!["receipt-total".to_owned(), "total".to_owned()]
+    }
+
+    #[test]
+    fn claude_code_loads_through_the_skill_tool_or_a_read_of_its_file() {
+        let stream = [
+            r#"{"type":"system","subtype":"init","tools":["Skill"]}"#,
+            "not json",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Skill","input":{"skill":"receipt-total"}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","content":"Launching skill: receipt-total"}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Read","input":{"file_path":"/w/.claude/skills/total/SKILL.md"}}]}}"#,
+            r#"{"type":"result","subtype":"success"}"#,
+        ]
+        .join("\n");
+        assert_eq!(
+            loaded(AgentCli::ClaudeCode, &stream, &names()),
+            ["receipt-total", "total"]
+        );
+        let text_only = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Use the receipt-total skill"}]}}"#;
+        assert!(loaded(AgentCli::ClaudeCode, text_only, &names()).is_empty());
+    }
+
+    #[test]
+    fn codex_loads_by_reading_the_skill_file_in_a_command() {
+        let stream = [
+            r#"{"type":"thread.started"}"#,
+            r#"{"type":"item.started","item":{"type":"command_execution","command":"/bin/bash -lc 'cat /w/.agents/skills/receipt-total/SKILL.md'"}}"#,
+            r#"{"type":"item.completed","item":{"type":"command_execution","command":"/bin/bash -lc 'cat /w/.agents/skills/receipt-total/SKILL.md'"}}"#,
+            r#"{"type":"item.completed","item":{"type":"agent_message","text":"total/SKILL.md"}}"#,
+        ]
+        .join("\n");
+        assert_eq!(
+            loaded(AgentCli::Codex, &stream, &names()),
+            ["receipt-total"]
+        );
+    }
+
+    #[test]
+    fn gemini_cli_loads_through_activate_skill() {
+        let stream = r#"{"type":"tool_use","tool_name":"activate_skill","tool_id":"1","parameters":{"name":"total"}}"#;
+        assert_eq!(loaded(AgentCli::GeminiCli, stream, &names()), ["total"]);
+    }
+
+    #[test]
+    fn a_path_names_a_skill_only_as_a_whole_folder() {
+        assert!(names_skill_file("cat x/total/SKILL.md", "total"));
+        assert!(!names_skill_file("cat x/receipt-total/SKILL.md", "total"));
+        assert!(names_skill_file("total/SKILL.md", "total"));
+    }
+}

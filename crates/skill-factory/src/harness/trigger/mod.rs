@@ -1,0 +1,227 @@
+//! The harness of trigger runs (`kind: trigger`): does the agent load the skill when it should?
+//!
+//! An agent decides from the frontmatter `description` alone whether to load a skill, so a
+//! skill with a good body helps only when its description makes the agent load it for the
+//! requests it serves, and not for near misses. A trigger run makes that measurable and
+//! optimizable with everything skill mode has (splits, samples, intervals, gates, the run
+//! folder, every optimizer):
+//!
+//! * the dataset is a trigger set ([`skill_factory_core::trigger`]): queries marked
+//!   `should_trigger`;
+//! * the harness ([`TriggerHarness`]) shows the candidate and the `distractors` to an agent
+//!   and reports whether it loaded the candidate: the `api` harness asks the target model
+//!   with the routing request of [`route`]; `claude_code`, `codex` and `gemini_cli` run the
+//!   real CLI in a fresh working folder with the skills installed, and read its event stream
+//!   ([`detect`]);
+//! * the metric ([`crate::metric::trigger`]) scores 1 for the right decision and says which way a
+//!   wrong one went, so the score is trigger accuracy and the reflection shows the missed and
+//!   the false-triggered queries;
+//! * the harness shows no body ([`crate::harness::Harness::shows_body`]), so every optimizer
+//!   rewrites the description alone, held to the Agent Skills rules and to the honesty rule
+//!   (no query copied into it).
+
+pub mod detect;
+pub mod route;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use skill_factory_core::trigger::{
+    LOADED, LOADED_KEY, LOADED_SKILLS, NOT_LOADED, SHOULD_TRIGGER, should_trigger,
+};
+use skill_factory_core::{Rollout, Skill, Task, Usage};
+use skill_factory_llm::{ChatModel, StopReason};
+
+use super::workspace::skill_folder_name;
+use super::{AgentCli, BudgetedHarness, Harness, SubprocessHarness};
+use crate::config::Role;
+use crate::error::EngineError;
+use crate::session::{Session, read_skill};
+use route::Listed;
+
+/// The trigger harness of the session: the router for `api`, else the agent CLI watched.
+pub fn harness(session: &Session) -> Result<Arc<dyn Harness>, EngineError> {
+    let config = &session.config.config.harness;
+    let competitors = distractors(session)?;
+    let listed = competitors.iter().map(listing).collect();
+    let way = match AgentCli::for_harness(config.harness_type) {
+        None => Way::Route {
+            client: session.client(Role::Target)?,
+            temperature: config.temperature,
+            max_tokens: config.max_tokens,
+        },
+        Some(cli) => {
+            let process = SubprocessHarness::from_config(config, session)?.watching(competitors);
+            Way::Agent {
+                cli,
+                inner: Arc::new(BudgetedHarness::new(
+                    Arc::new(process),
+                    session.ledger().clone(),
+                )),
+            }
+        }
+    };
+    Ok(Arc::new(TriggerHarness {
+        way,
+        competitors: listed,
+    }))
+}
+
+/// The config's `distractors`, read; one named as the seed is refused, since an agent could
+/// not tell the two apart.
+fn distractors(session: &Session) -> Result<Vec<Skill>, EngineError> {
+    let seed = skill_folder_name(&session.skill.name);
+    let mut skills: Vec<Skill> = Vec::new();
+    for path in &session.config.config.distractors {
+        let skill = read_skill(path)?;
+        let name = skill_folder_name(&skill.name);
+        if name == seed || skills.iter().any(|s| skill_folder_name(&s.name) == name) {
+            return Err(session.block_error(
+                "distractors",
+                format!(
+                    "{} is named '{name}' like another skill of the run; an agent could not tell them apart: rename one",
+                    path.display()
+                ),
+            ));
+        }
+        skills.push(skill);
+    }
+    Ok(skills)
+}
+
+/// How a skill is listed to an agent: the name it is installed under, its description.
+fn listing(skill: &Skill) -> Listed {
+    Listed {
+        name: skill_folder_name(&skill.name),
+        description: skill.description.clone(),
+    }
+}
+
+/// How the decision is taken.
+enum Way {
+    /// The target model, asked with the routing request ([`route`]).
+    Route {
+        client: Arc<dyn ChatModel>,
+        temperature: f64,
+        max_tokens: u32,
+    },
+    /// A real agent CLI with the skills installed, its event stream read ([`detect`]).
+    Agent {
+        cli: AgentCli,
+        inner: Arc<dyn Harness>,
+    },
+}
+
+/// Runs a query with the candidate among the distractors and reports whether the agent
+/// loaded the candidate: the output is [`LOADED`] or [`NOT_LOADED`], the metadata holds
+/// [`LOADED_KEY`], [`SHOULD_TRIGGER`] and the names loaded ([`LOADED_SKILLS`]).
+pub struct TriggerHarness {
+    way: Way,
+    competitors: Vec<Listed>,
+}
+
+impl TriggerHarness {
+    async fn decide(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout {
+        let me = listing(skill);
+        match &self.way {
+            Way::Route {
+                client,
+                temperature,
+                max_tokens,
+            } => {
+                let mut skills = vec![me.clone()];
+                skills.extend(self.competitors.iter().cloned());
+                let request =
+                    route::request(&skills, &task.input, *temperature, *max_tokens, sample);
+                let started = Instant::now();
+                let mut rollout = match client.chat(&request).await {
+                    Ok(response) if response.stop_reason == StopReason::MaxTokens => {
+                        Rollout::failure(
+                            &task.id,
+                            "the routing reply was cut at harness.max_tokens: raise it",
+                        )
+                    }
+                    Ok(response) => {
+                        let chose = route::chosen(&response.text, &skills).map(|s| s.name.clone());
+                        let mut rollout = decided(task, &me.name, chose.into_iter().collect());
+                        rollout.usage = Usage {
+                            input_tokens: response.usage.input_tokens,
+                            output_tokens: response.usage.output_tokens,
+                        };
+                        rollout
+                            .metadata
+                            .insert("model".into(), Value::from(response.model));
+                        rollout
+                    }
+                    Err(error) if error.is_unreachable() => {
+                        Rollout::unreachable(&task.id, error.to_string())
+                    }
+                    Err(error) => Rollout::failure(&task.id, error.to_string()),
+                };
+                rollout.latency_ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
+                rollout
+            }
+            Way::Agent { cli, inner } => {
+                let rollout = inner.run_sample(skill, task, sample).await;
+                if !rollout.ok() {
+                    return rollout;
+                }
+                let mut names = vec![me.name.clone()];
+                names.extend(self.competitors.iter().map(|c| c.name.clone()));
+                let loaded = detect::loaded(*cli, &rollout.output, &names);
+                let mut decided = decided(task, &me.name, loaded);
+                decided.usage = rollout.usage;
+                decided.latency_ms = rollout.latency_ms;
+                for (key, value) in rollout.metadata {
+                    // The stream was read; what it said is the decision.
+                    if key != "stdout" {
+                        decided.metadata.entry(key).or_insert(value);
+                    }
+                }
+                decided
+            }
+        }
+    }
+}
+
+/// The rollout of a decision: `loaded` are the skills the agent loaded.
+fn decided(task: &Task, name: &str, loaded: Vec<String>) -> Rollout {
+    let hit = loaded.iter().any(|n| n == name);
+    let mut rollout = Rollout::success(&task.id, if hit { LOADED } else { NOT_LOADED });
+    rollout.metadata.insert(LOADED_KEY.into(), Value::Bool(hit));
+    rollout.metadata.insert(
+        LOADED_SKILLS.into(),
+        Value::from(loaded.into_iter().map(Value::from).collect::<Vec<_>>()),
+    );
+    rollout
+}
+
+#[async_trait]
+impl Harness for TriggerHarness {
+    fn name(&self) -> &str {
+        match &self.way {
+            Way::Route { .. } => "api",
+            Way::Agent { inner, .. } => inner.name(),
+        }
+    }
+
+    fn shows_body(&self) -> bool {
+        false
+    }
+
+    async fn run_sample(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout {
+        let mut rollout = self.decide(skill, task, sample).await;
+        if let Some(should) = should_trigger(task) {
+            rollout
+                .metadata
+                .insert(SHOULD_TRIGGER.into(), Value::Bool(should));
+        }
+        rollout
+            .metadata
+            .entry("harness")
+            .or_insert_with(|| Value::from(self.name()));
+        rollout
+    }
+}
