@@ -137,7 +137,7 @@ fn create(
     batches.requests += requests.len() as u64;
     let id = match format {
         Format::Anthropic => format!("msgbatch_mock{:06}", batches.created),
-        Format::OpenAi => format!("batch_mock{:06}", batches.created),
+        Format::OpenAi | Format::Responses => format!("batch_mock{:06}", batches.created),
     };
     batches.batches.insert(
         id.clone(),

@@ -84,7 +84,7 @@ pub(crate) async fn refusal(
         }
         Fault::Malformed => (
             StatusCode::OK,
-            [(CONTENT_TYPE, "application/json")],
+            [(CONTENT_TYPE, JSON)],
             "{\"id\": \"truncated",
         )
             .into_response(),
@@ -92,12 +92,19 @@ pub(crate) async fn refusal(
     })
 }
 
-/// The JSON `body` as a 200 answer, spoiled by a transport fault: none of it (`Reset`), half
-/// of it after a `Content-Length` promising all (`CutBody`), or a byte a second until the
-/// server stops (`Slowloris`). A body stream's error makes the server drop the connection.
+/// The content type of a JSON answer.
+pub(crate) const JSON: &str = "application/json";
+/// The content type of a streamed answer (server-sent events).
+pub(crate) const EVENT_STREAM: &str = "text/event-stream";
+
+/// `body` (of `content_type`) as a 200 answer, spoiled by a transport fault: none of it
+/// (`Reset`), half of it after a `Content-Length` promising all (`CutBody`), or a byte a
+/// second until the server stops (`Slowloris`). A body stream's error makes the server drop
+/// the connection.
 pub(crate) fn deliver(
     fault: Option<Fault>,
     body: String,
+    content_type: &'static str,
     stopping: &watch::Receiver<bool>,
 ) -> Response {
     type Chunk = Result<Bytes, std::io::Error>;
@@ -125,14 +132,14 @@ pub(crate) fn deliver(
             },
         )),
         _ => {
-            return (StatusCode::OK, [(CONTENT_TYPE, "application/json")], body).into_response();
+            return (StatusCode::OK, [(CONTENT_TYPE, content_type)], body).into_response();
         }
     };
     let mut response = Response::new(Body::from_stream(stream));
     let headers = response.headers_mut();
     headers.insert(
         CONTENT_TYPE,
-        axum::http::HeaderValue::from_static("application/json"),
+        axum::http::HeaderValue::from_static(content_type),
     );
     headers.insert(CONTENT_LENGTH, length.into());
     response

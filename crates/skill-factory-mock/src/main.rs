@@ -17,8 +17,9 @@ use skill_factory_mock::{
     SystemOneStub, Variation, hashed_probability, load_answers, parse_needs,
 };
 
-/// A mock model server speaking the OpenAI (`POST /v1/chat/completions`) and Anthropic
-/// (`POST /v1/messages`) wire formats on 127.0.0.1, with deterministic answers; or, with
+/// A mock model server speaking the OpenAI (`POST /v1/chat/completions`,
+/// `POST /v1/responses`) and Anthropic (`POST /v1/messages`) wire formats on 127.0.0.1, with
+/// deterministic answers (streamed when asked, and a skill router for agent CLIs); or, with
 /// --systemone, a System One decision-model host.
 #[derive(Parser)]
 #[command(name = "sf-mock-server", version)]

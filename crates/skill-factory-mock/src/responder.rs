@@ -1,6 +1,9 @@
 //! What the mock answers: a known answer for the user message, else a deterministic judge
 //! verdict for LLM-judge prompts, else a well-formed skill-body proposal for optimizer
-//! reflection prompts, else a canned line picked by a hash of the request.
+//! reflection prompts (a revised description for those rewriting a description, from
+//! [`crate::description`]), else a canned line picked by a hash of the request.
+//! Requests carrying a skill listing never get here: the router answers them
+//! ([`crate::routing`]).
 //! Identical requests always get identical answers.
 //!
 //! With [`Answering::SkillSensitive`] a known answer is given only to some requests, more of
@@ -19,6 +22,7 @@ use std::sync::Arc;
 use serde_json::{Map, json};
 use sha2::{Digest, Sha256};
 
+use crate::description::{description_reply, is_description_prompt};
 use crate::needs::{Needs, Revision};
 use crate::wire::Conversation;
 
@@ -141,6 +145,10 @@ pub fn respond(
         decoys: variation.decoys,
         regressions: variation.regressions,
     };
+    // A description prompt is also a reflection prompt, with the same tags.
+    if is_description_prompt(user) {
+        return description_reply(user);
+    }
     if is_gepa_prompt(user) {
         return gepa_reply(user, temperature, &optimizer);
     }
@@ -531,6 +539,18 @@ mod tests {
         assert!(first.ends_with("</NEW_SKILL_BODY>"), "{first}");
         request.temperature = Some(0.6);
         assert_ne!(first, plain(&request));
+    }
+
+    #[test]
+    fn a_description_prompt_gets_the_description_optimizer_not_a_rule_line() {
+        let prompt = "THE PART TO REWRITE: description\n<CURRENT_SKILL_BODY>\nSorts receipts.\n</CURRENT_SKILL_BODY>\n\
+                      --- example (score 0.00) ---\nINPUT: total the invoices\nSKILL OUTPUT: none\n\
+                      FEEDBACK: should have loaded, did not\n<NEW_SKILL_BODY>\n...\n</NEW_SKILL_BODY>";
+        let reply = plain(&conversation("You optimize prompts.", prompt));
+        assert!(
+            reply.ends_with("<NEW_SKILL_BODY>\nSorts receipts. Use it for requests about total, invoices.\n</NEW_SKILL_BODY>"),
+            "{reply}"
+        );
     }
 
     #[test]

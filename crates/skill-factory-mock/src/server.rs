@@ -20,9 +20,13 @@ use tokio::task::JoinHandle;
 use crate::MockError;
 use crate::batch::{self, Batches};
 use crate::config::{Fault, MockConfig};
-use crate::fault::{FaultCounts, deliver, refusal};
+use crate::fault::{EVENT_STREAM, FaultCounts, JSON, deliver, refusal};
 use crate::responder::respond;
-use crate::wire::{ErrorKind, Format, RequestError, error_body, parse_request, reply_body, words};
+use crate::routing::routed_reply;
+use crate::stream::{event_stream, events};
+use crate::wire::{
+    Conversation, ErrorKind, Format, Reply, RequestError, error_body, parse_request, reply_body,
+};
 
 /// One request as the server received it.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,6 +128,8 @@ impl MockServer {
                 chat(Format::OpenAi),
             )
             .route("/v1/messages", chat(Format::Anthropic))
+            .route("/v1/responses", chat(Format::Responses))
+            .route("/responses", chat(Format::Responses))
             .merge(batch::routes(Arc::clone(&shared)))
             .route(
                 "/health",
@@ -334,8 +340,19 @@ async fn handle(
     {
         return answer;
     }
-    match answer(format, number, &json, config) {
-        Ok(body) => deliver(fault, body.to_string(), &shared.stopping),
+    match reply(format, &json, config) {
+        Ok((conversation, reply)) => {
+            let streamed = events(format, number, &conversation, &reply)
+                .filter(|_| conversation.stream)
+                .map(|events| event_stream(&events));
+            match streamed {
+                Some(body) => deliver(fault, body, EVENT_STREAM, &shared.stopping),
+                None => {
+                    let body = reply_body(format, number, &conversation, &reply);
+                    deliver(fault, body.to_string(), JSON, &shared.stopping)
+                }
+            }
+        }
         Err(problem) => error(
             format,
             StatusCode::BAD_REQUEST,
@@ -346,32 +363,36 @@ async fn handle(
 }
 
 /// The answer body of the format to the request `json` (request number `number`), or why the
-/// request is invalid; the same for a direct call and a request of a batch.
+/// request is invalid; the same for a direct call and a request of a batch (never streamed).
 pub(crate) fn answer(
     format: Format,
     number: u64,
     json: &Value,
     config: &MockConfig,
 ) -> Result<Value, RequestError> {
+    let (conversation, reply) = reply(format, json, config)?;
+    Ok(reply_body(format, number, &conversation, &reply))
+}
+
+/// The request `json` read, and the mock's reply to it: the router's to a request carrying a
+/// skill listing, else the responder's text, cut at the request's max_tokens.
+fn reply(
+    format: Format,
+    json: &Value,
+    config: &MockConfig,
+) -> Result<(Conversation, Reply), RequestError> {
     if json.is_null() {
         return Err(RequestError::NotJson);
     }
     let conversation = parse_request(format, json)?;
-    let mut text = respond(
-        &conversation,
-        &config.answers,
-        &config.answering,
-        &config.variation,
-    );
-    let truncated = conversation
-        .max_tokens
-        .is_some_and(|max| words(&text) > max);
-    if let Some(max) = conversation.max_tokens.filter(|_| truncated) {
-        text = text
-            .split_whitespace()
-            .take(usize::try_from(max).unwrap_or(usize::MAX))
-            .collect::<Vec<_>>()
-            .join(" ");
-    }
-    Ok(reply_body(format, number, &conversation, &text, truncated))
+    let reply = routed_reply(format, &conversation, config.variation.flips).unwrap_or_else(|| {
+        Reply::text(respond(
+            &conversation,
+            &config.answers,
+            &config.answering,
+            &config.variation,
+        ))
+    });
+    let reply = reply.cut_to(conversation.max_tokens);
+    Ok((conversation, reply))
 }

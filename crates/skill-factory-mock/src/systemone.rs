@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 
 use crate::MockError;
 use crate::config::FaultPlan;
-use crate::fault::{FaultCounts, deliver, refusal};
+use crate::fault::{FaultCounts, JSON, deliver, refusal};
 
 /// The version the stub reports serving.
 pub const STUB_MODEL: &str = "fake-jev-1.0";
@@ -307,5 +307,5 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         "answers": answers,
         "usage": {"input_tokens": state.chars().count() / 4},
     });
-    deliver(fault, body.to_string(), &shared.stopping)
+    deliver(fault, body.to_string(), JSON, &shared.stopping)
 }

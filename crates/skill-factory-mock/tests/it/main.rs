@@ -1,5 +1,6 @@
 //! The integration tests of `skill-factory-mock`, in one binary.
 
+mod agents;
 mod batches;
 mod server;
 mod systemone;
