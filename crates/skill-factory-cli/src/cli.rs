@@ -40,6 +40,9 @@ pub enum Command {
     /// (the optimized skill, seed, every candidate, result, config and a README generated from
     /// the run) and regenerates the index; `index` regenerates the index alone.
     Gallery(GalleryArgs),
+    /// Trigger sets, which measure whether agents load a skill (`kind: trigger`): `draft`
+    /// asks the optimizer model for should-trigger queries and near misses, for review.
+    Triggers(TriggersArgs),
     /// Classifier mode: ask, score and select probe sets for a System One model from the
     /// answer cache, freeze the choice, and report it on the sealed splits.
     Lab(LabArgs),
@@ -219,6 +222,40 @@ pub struct ExportArgs {
     /// this export does not write are deleted).
     #[arg(long)]
     pub force: bool,
+}
+
+/// Flags of `triggers`.
+#[derive(Debug, Args)]
+pub struct TriggersArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: TriggersAction,
+}
+
+/// What `triggers` does.
+#[derive(Debug, Subcommand)]
+pub enum TriggersAction {
+    /// Ask the optimizer model of a config for queries that should load the skill and near
+    /// misses that should not, and write them as a trigger set (skill-creator's JSON list)
+    /// for you to review before any run uses it.
+    Draft {
+        /// The skill: a SKILL.md or a folder holding one.
+        #[arg(value_name = "SKILL")]
+        skill: PathBuf,
+        /// The config whose optimizer model writes the draft (its `optimizer_provider`, else
+        /// its target's provider); its dataset need not exist yet.
+        #[arg(short, long, value_name = "FILE")]
+        config: PathBuf,
+        /// Where to write the trigger set; an existing file is never replaced without --force.
+        #[arg(short, long, value_name = "FILE")]
+        out: PathBuf,
+        /// How many queries to ask for: half that should load the skill, half near misses.
+        #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..=200))]
+        count: u32,
+        /// Replace an existing file at --out.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// Flags of `validate`.

@@ -17,6 +17,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use skill_factory_core::stats::{Aggregate, Estimate};
+use skill_factory_core::trigger::TriggerFigures;
 use skill_factory_pycompat::float::round;
 
 use crate::event::{Comparison, Regime};
@@ -188,6 +189,21 @@ pub struct SkillRecord {
     /// What provider batches did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batches: Option<Batches>,
+    /// A trigger run's loads on the held-out split: the seed's and the best skill's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<TriggerRecord>,
+}
+
+/// A trigger run's precision, recall and false-trigger rate, with their counts, for the seed
+/// and the best skill on one split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TriggerRecord {
+    /// The split they were measured on: `test` when the run holds one out, else `val`.
+    pub split: String,
+    /// The seed's.
+    pub seed: TriggerFigures,
+    /// The best skill's.
+    pub best: TriggerFigures,
 }
 
 impl SkillRecord {

@@ -13,6 +13,7 @@ pub mod lab_open;
 pub mod list;
 pub mod models;
 pub mod optimize;
+pub mod triggers;
 pub mod ui;
 pub mod validate;
 

@@ -587,6 +587,7 @@ mod tests {
                 noise: None,
                 headline: None,
                 batches: None,
+                trigger: None,
             },
         }
     }

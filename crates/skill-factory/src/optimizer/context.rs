@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use skill_factory_core::trigger::TriggerCounts;
 use skill_factory_core::{Evaluation, MetricResult, Rollout, Skill, Task, TaskEvaluation};
 use skill_factory_llm::Ledger;
 use tokio::sync::Semaphore;
@@ -271,6 +272,24 @@ impl RunContext {
             }
         }
         Some(scores)
+    }
+
+    /// How often `skill` loaded on `tasks` against how often it should have, over every
+    /// sample already scored (a trigger run's; `None` for other runs or nothing scored). It
+    /// reads remembered results only: it costs no rollout and logs no event.
+    pub fn trigger_counts(&self, skill: &Skill, tasks: &[Task]) -> Option<TriggerCounts> {
+        let memo = self.memo();
+        let id = identity(skill);
+        let mut counts = TriggerCounts::default();
+        let mut any = false;
+        for task in tasks {
+            let mut sample = 0;
+            while let Some(item) = memo.get(&(id.clone(), task.id.clone(), sample)) {
+                any |= counts.add(&item.rollout);
+                sample += 1;
+            }
+        }
+        any.then_some(counts)
     }
 
     /// The first sample number at which no task of `tasks` has a remembered result for

@@ -480,22 +480,17 @@ impl Search<'_> {
                 Part::OnePart,
             ),
             Some((index, component)) => {
-                let description = component.kind == ComponentKind::Description;
                 let limits = match component.kind {
                     ComponentKind::Description => DESCRIPTION_LIMITS,
                     // A reference file is held to its own size, not the body's.
                     ComponentKind::Reference => body_limits(&component.text),
                     _ => self.limits,
                 };
-                let name = if description {
-                    "description (the frontmatter line an agent reads to decide whether to load the skill)"
-                } else {
-                    component.name.as_str()
-                };
+                // The description's own rules say what an agent reads it for.
                 let prompt = Reflection {
                     body: &component.text,
                     limits,
-                    component: Some((name, &start.skill.body)),
+                    component: Some((component.name.as_str(), &start.skill.body)),
                     ..reflection
                 }
                 .prompt_for(self.settings.reflection);

@@ -52,10 +52,11 @@ pub const COMPACT_MAX_TOKENS: u32 = 512;
 pub const COMPACT_FIELD_CHARS: usize = 300;
 
 /// The answer format's placeholders: a body that repeats one copied the format, not a skill.
-const FORMAT_PLACEHOLDERS: [&str; 3] = [
+const FORMAT_PLACEHOLDERS: [&str; 4] = [
     "one or two sentences on what you changed and why",
     "the full improved skill body, in Markdown",
     "the full improved text of this part, in Markdown",
+    "the new description",
 ];
 
 /// Characters kept of each rollout field (input, output, expected, feedback) in the prompt.
@@ -488,7 +489,8 @@ pub fn whole_text(reply: &str) -> Option<(String, String)> {
         None if !reply.contains('<') => compact_body(reply),
         None => return None,
     };
-    (!text.is_empty()).then(|| (text, rationale.to_string()))
+    (!text.is_empty() && !FORMAT_PLACEHOLDERS.contains(&text.as_str()))
+        .then(|| (text, rationale.to_string()))
 }
 
 fn read_reply(

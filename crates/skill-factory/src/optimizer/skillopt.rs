@@ -282,6 +282,16 @@ impl Search<'_> {
             " {\"op\": \"delete\", \"target\": \"exact text to remove\"}]".to_string(),
             EDITS_CLOSE.to_string(),
         ]);
+        if what == Edited::Description {
+            lines.extend([
+                String::new(),
+                "Or, to rewrite the description whole, answer with the new description instead of the edits:".to_string(),
+                "<RATIONALE>one or two sentences on what you changed and why</RATIONALE>".to_string(),
+                "<NEW_SKILL_BODY>".to_string(),
+                "the new description".to_string(),
+                "</NEW_SKILL_BODY>".to_string(),
+            ]);
+        }
         lines.join("\n")
     }
 

@@ -68,6 +68,7 @@ use skill_factory_runfolder::names::{
     BEST_SKILL_DIR, BEST_SKILL_FILE, CHART_FILE, CONFIG_FILE, REPORT_FILE, RESULT_FILE, TASKS_FILE,
     TRAFFIC_FILE, candidate_file,
 };
+use skill_factory_runfolder::result::TriggerRecord;
 
 /// How to run an optimization.
 #[derive(Clone, Default)]
@@ -124,11 +125,18 @@ pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutco
     } else {
         Some(score_test(&context, session, &result, &parts.split.test).await)
     };
+    let held_out = if parts.split.test.is_empty() {
+        ("val", parts.split.val.as_slice())
+    } else {
+        ("test", parts.split.test.as_slice())
+    };
+    let trigger = trigger_record(&context, (&session.skill, &result.best_skill), held_out);
     let info = RunInfo {
         finished_at: Some(Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)),
         test,
         noise: Some(context.noise()),
         headline: Some(headline),
+        trigger,
         ..recorder.info_now()
     };
     let report = recorder
@@ -429,6 +437,20 @@ async fn score_test(
         estimates: Some(estimates),
         skipped: None,
     }
+}
+
+/// A trigger run's loads of the seed and the best skill on the held-out split, from the
+/// results the run already has (`None` for other runs, or when one of them was not scored).
+fn trigger_record(
+    context: &RunContext,
+    (seed, best): (&Skill, &Skill),
+    (split, tasks): (&str, &[skill_factory_core::Task]),
+) -> Option<TriggerRecord> {
+    Some(TriggerRecord {
+        split: split.to_owned(),
+        seed: context.trigger_counts(seed, tasks)?.figures(),
+        best: context.trigger_counts(best, tasks)?.figures(),
+    })
 }
 
 /// Logs events and keeps the result files current.

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use skill_factory_llm::Spend;
 
 use skill_factory_core::Estimate;
+use skill_factory_runfolder::result::TriggerRecord;
 
 use super::headline::Source;
 use super::result::{RunInfo, TestEstimates};
@@ -138,6 +139,10 @@ pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> 
                 );
             }
         }
+    }
+
+    if let Some(trigger) = &info.trigger {
+        text.push_str(&triggering(trigger));
     }
 
     text.push_str("\n## Tokens and cost\n\n");
@@ -313,6 +318,34 @@ fn uncertainty(result: &OptimizationResult, info: &RunInfo) -> String {
 }
 
 /// `0.412 – 0.588`.
+/// A trigger run's section: how often each skill loaded on the held-out split.
+fn triggering(trigger: &TriggerRecord) -> String {
+    let rate = |value: Option<f64>| value.map_or("n/a".to_owned(), |v| format!("{v:.3}"));
+    let mut text = format!(
+        "\n## Triggering ({} split)\n\n| skill | accuracy | precision | recall | false-trigger rate | loaded / should | loaded / near misses |\n| :--- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        trigger.split
+    );
+    for (name, figures) in [("seed", &trigger.seed), ("best", &trigger.best)] {
+        let c = &figures.counts;
+        let _ = writeln!(
+            text,
+            "| {name} | {} | {} | {} | {} | {} / {} | {} / {} |",
+            rate(figures.accuracy),
+            rate(figures.precision),
+            rate(figures.recall),
+            rate(figures.false_trigger_rate),
+            c.true_positives,
+            c.true_positives + c.false_negatives,
+            c.false_positives,
+            c.false_positives + c.true_negatives,
+        );
+    }
+    text.push_str(
+        "\nPrecision: of the loads, the share that should have happened. Recall: of the queries that should load the skill, the share that did. False-trigger rate: of the near misses, the share that loaded it anyway.\n",
+    );
+    text
+}
+
 fn span(estimate: &Estimate) -> String {
     format!("{:.3} – {:.3}", estimate.low, estimate.high)
 }

@@ -16,7 +16,7 @@ use skill_factory_pycompat::float::round;
 use skill_factory_pycompat::json::dumps_pretty_ascii;
 use skill_factory_runfolder::result::{
     Batches, BestSkill, ComparisonRecord, HeadlineRecord, HistoryRecord, NoiseRecord, Record,
-    RunResult, ScoreEstimate, SkillRecord, Splits, TestRecord, Usage, round4,
+    RunResult, ScoreEstimate, SkillRecord, Splits, TestRecord, TriggerRecord, Usage, round4,
 };
 
 use super::headline::Headline;
@@ -85,6 +85,8 @@ pub struct RunInfo {
     pub noise: Option<Noise>,
     /// The headline's figures, once measured after the search.
     pub headline: Option<Headline>,
+    /// A trigger run's loads on the held-out split, once measured after the search.
+    pub trigger: Option<TriggerRecord>,
 }
 
 impl RunInfo {
@@ -207,6 +209,7 @@ pub fn run_result(result: &OptimizationResult, info: &RunInfo) -> RunResult {
             answered: batches.answered,
             asked_directly: batches.direct,
         }),
+        trigger: info.trigger.clone(),
     };
     RunResult {
         kind: None,

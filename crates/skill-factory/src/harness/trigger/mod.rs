@@ -21,6 +21,7 @@
 //!   (no query copied into it).
 
 pub mod detect;
+pub mod draft;
 pub mod route;
 
 use std::sync::Arc;
