@@ -31,6 +31,7 @@ mod process_harnesses;
 mod python_reader;
 mod reference_configs;
 mod secrets;
+mod triggers;
 mod ui;
 mod ui_browser;
 mod untrusted;

@@ -1,0 +1,450 @@
+//! Trigger runs (`kind: trigger`) through the binary: the offline example, optimization on
+//! the mock's router with every optimizer, the held-out figures, bad trigger configs, and
+//! `triggers draft`.
+//!
+//! The mock's router (`skill_factory_mock::routing`) loads the listed skill whose description
+//! shares the most words with the request, unless a "Not for ..." sentence names one of the
+//! request's words; its description optimizer adds the words of missed requests and rules out
+//! those of false triggers. The example's seed description ("Answers questions about receipts
+//! and bills.") both over-triggers (receipt printers, bills in the senate) and under-triggers
+//! (totals asked for without saying receipt or bill).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use skill_factory_mock::{MockConfig, MockServer, Variation};
+
+use crate::common::{self, bin, evaluate, read_json, repo_root, run, with_config};
+
+/// The example folder copied into `dest`, sub-folders (the distractor) included, a `runs/`
+/// left by a run excluded.
+fn copy_example(dest: &Path) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                if entry.file_name() != "runs" {
+                    copy(&entry.path(), &target);
+                }
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    copy(&repo_root().join("examples/receipt-trigger"), dest);
+}
+
+/// A config in `dir` for the example's data, routed and optimized by the mock at `base_url`.
+fn mock_config(dir: &Path, name: &str, base_url: &str, optimizer: &str, extra: &str) -> PathBuf {
+    let config = dir.join(format!("config.{name}.yaml"));
+    std::fs::write(
+        &config,
+        format!(
+            "kind: trigger\nskill: SKILL.md\ndataset: trigger_set.json\n\
+             distractors: [distractors/expense-report]\n\
+             val_fraction: 0.25\ntest_fraction: 0.25\nseed: 3\n\
+             provider: {{name: openai-compatible, model: router, base_url: \"{base_url}/v1\", api_key: k}}\n\
+             optimizer: {{name: {optimizer}, rounds: 6, max_metric_calls: 400, minibatch_size: 8}}\n\
+             harness: {{type: api}}\ncache: {{mode: off}}\n{extra}"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// The one run folder under `out`.
+fn run_folder(out: &Path) -> PathBuf {
+    std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("result.json").is_file())
+        .expect("a run folder")
+}
+
+fn figures<'a>(result: &'a Value, which: &str) -> &'a Value {
+    &result["trigger"][which]
+}
+
+/// The Agent Skills rules and the honesty rule every optimized description keeps.
+fn holds_the_rules(best: &str, seed: &skill_factory_core::Skill, queries: &[String]) {
+    let best = skill_factory_core::Skill::parse(best).unwrap();
+    assert_eq!(best.body, seed.body, "a trigger run never changes the body");
+    assert_eq!(best.name, seed.name);
+    assert!(
+        best.description.chars().count() <= 1024,
+        "{}",
+        best.description
+    );
+    assert!(
+        !best.description.contains(['<', '>']),
+        "{}",
+        best.description
+    );
+    let lower = best.description.to_lowercase();
+    for query in queries {
+        let query = query
+            .to_lowercase()
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_string();
+        assert!(!lower.contains(&query), "copies {query:?}: {lower}");
+    }
+}
+
+fn queries(dir: &Path) -> Vec<String> {
+    let set: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("trigger_set.json")).unwrap())
+            .unwrap();
+    set.iter()
+        .map(|q| q["query"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_offline_example_measures_the_seed_and_optimizes_its_description() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example(tmp.path());
+    let config = tmp.path().join("config.offline.yaml");
+    let ran = evaluate(&config);
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stdout.contains("Score: 0.516 over 64 tasks"),
+        "{}",
+        ran.stdout
+    );
+    assert!(
+        ran.stdout.contains(
+            "Trigger: precision 0.512, recall 0.656, false-trigger rate 0.625 (loaded for 21 of 32 queries that should load it and 20 of 32 near misses)"
+        ),
+        "{}",
+        ran.stdout
+    );
+    assert!(
+        ran.stdout
+            .contains("should have loaded, did not: the agent loaded expense-report instead")
+            || ran.stdout.contains("loaded for a query it should not"),
+        "{}",
+        ran.stdout
+    );
+
+    let out = tmp.path().join("runs");
+    let ran = common::optimize(&[], &config, &out);
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    let folder = run_folder(&out);
+    let result = read_json(&folder.join("result.json"));
+    assert_eq!(result["trigger"]["split"], "test");
+    assert_eq!(figures(&result, "seed")["accuracy"], 0.5625);
+    assert_eq!(figures(&result, "best")["accuracy"], 1.0);
+    assert_eq!(figures(&result, "best")["false_trigger_rate"], 0.0);
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(report.contains("## Triggering (test split)"), "{report}");
+    assert!(
+        report.contains("| best | 1.000 | 1.000 | 1.000 | 0.000 | 10 / 10 | 0 / 6 |"),
+        "{report}"
+    );
+    let seed = skill_factory_core::Skill::parse(
+        &std::fs::read_to_string(tmp.path().join("SKILL.md")).unwrap(),
+    )
+    .unwrap();
+    let best = std::fs::read_to_string(folder.join("best_skill.md")).unwrap();
+    holds_the_rules(&best, &seed, &queries(tmp.path()));
+    assert!(best.contains("Not for designing"), "{best}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_optimizer_rewrites_the_description_alone_and_gepa_reaches_the_held_out_bar() {
+    let server = MockServer::start(MockConfig::default()).await.unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example(tmp.path());
+    let seed = skill_factory_core::Skill::parse(
+        &std::fs::read_to_string(tmp.path().join("SKILL.md")).unwrap(),
+    )
+    .unwrap();
+    let all = queries(tmp.path());
+    for optimizer in ["gepa", "llm_loop", "skillopt"] {
+        let config = mock_config(tmp.path(), optimizer, &server.base_url(), optimizer, "");
+        let out = tmp.path().join(format!("runs-{optimizer}"));
+        let ran = tokio::task::block_in_place(|| common::optimize(&[], &config, &out));
+        assert_eq!(
+            ran.code,
+            Some(0),
+            "{optimizer}: {}{}",
+            ran.stdout,
+            ran.stderr
+        );
+        let folder = run_folder(&out);
+        let result = read_json(&folder.join("result.json"));
+        let seed_accuracy = figures(&result, "seed")["accuracy"].as_f64().unwrap();
+        let best_accuracy = figures(&result, "best")["accuracy"].as_f64().unwrap();
+        assert!(
+            best_accuracy > seed_accuracy,
+            "{optimizer}: held-out accuracy {seed_accuracy} → {best_accuracy}"
+        );
+        if optimizer == "gepa" {
+            assert!(
+                best_accuracy >= 0.9,
+                "gepa: held-out accuracy {best_accuracy}"
+            );
+        }
+        let best = std::fs::read_to_string(folder.join("best_skill.md")).unwrap();
+        holds_the_rules(&best, &seed, &all);
+        // The search never reads the held-out split: no test request reached a prompt.
+        let tasks: Vec<Value> = std::fs::read_to_string(folder.join("tasks.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let test_inputs: Vec<&str> = tasks
+            .iter()
+            .filter(|t| t["split"] == "test")
+            .map(|t| t["input"].as_str().unwrap())
+            .collect();
+        assert_eq!(test_inputs.len(), 16);
+        for request in server.received() {
+            let body = request.body.to_string();
+            if body.contains("THE PART TO REWRITE: description") {
+                for input in &test_inputs {
+                    assert!(
+                        !body.contains(input),
+                        "{optimizer} showed test request {input:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_kept_under_a_noisy_router_holds_on_its_noise_free_twin() {
+    let noisy = MockServer::start(MockConfig {
+        variation: Variation {
+            flips: 0.1,
+            ..Variation::default()
+        },
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let exact = MockServer::start(MockConfig::default()).await.unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example(tmp.path());
+    let config = mock_config(
+        tmp.path(),
+        "noisy",
+        &noisy.base_url(),
+        "gepa",
+        "noise: {samples: 3, max_samples: 6}\nharness: {type: api, temperature: 0.7}\n",
+    );
+    // The harness line above replaces the config's first one.
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replacen("harness: {type: api}\n", "", 1);
+    std::fs::write(&config, text).unwrap();
+    // The router's noise is drawn afresh (unseeded), and a run may rightly keep no edit; the
+    // check needs one that kept an edit, which most runs do.
+    let mut kept_one = None;
+    for attempt in 0..4 {
+        let out = tmp.path().join(format!("runs-{attempt}"));
+        let ran = tokio::task::block_in_place(|| common::optimize(&[], &config, &out));
+        assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+        let folder = run_folder(&out);
+        if read_json(&folder.join("result.json"))["accepted"].as_u64() > Some(1) {
+            kept_one = Some(folder);
+            break;
+        }
+    }
+    let best = kept_one
+        .expect("four noisy runs kept no edit")
+        .join("best_skill.md");
+    // Every kept edit must be real: on the noise-free router the best is no worse than the
+    // seed on every split.
+    let twin = mock_config(tmp.path(), "twin", &exact.base_url(), "gepa", "");
+    let score = |skill: &Path| -> f64 {
+        let ran = tokio::task::block_in_place(|| {
+            run(with_config("evaluate", &twin)
+                .arg("--skill")
+                .arg(skill)
+                .arg("--json"))
+        });
+        assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+        serde_json::from_str::<Value>(&ran.stdout).unwrap()["score"]
+            .as_f64()
+            .unwrap()
+    };
+    let (seed, kept) = (score(&tmp.path().join("SKILL.md")), score(&best));
+    assert!(
+        kept >= seed,
+        "noise-free accuracy fell from {seed} to {kept}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evaluate_json_names_the_rates_and_each_decision() {
+    let server = MockServer::start(MockConfig::default()).await.unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example(tmp.path());
+    let config = mock_config(tmp.path(), "json", &server.base_url(), "gepa", "");
+    let ran = tokio::task::block_in_place(|| run(with_config("evaluate", &config).arg("--json")));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let report: Value = serde_json::from_str(&ran.stdout).unwrap();
+    let trigger = &report["trigger"];
+    let (tp, fp, tn, fn_) = (
+        trigger["true_positives"].as_u64().unwrap(),
+        trigger["false_positives"].as_u64().unwrap(),
+        trigger["true_negatives"].as_u64().unwrap(),
+        trigger["false_negatives"].as_u64().unwrap(),
+    );
+    assert_eq!(tp + fp + tn + fn_, 64);
+    assert_eq!(
+        trigger["accuracy"].as_f64().unwrap(),
+        report["score"].as_f64().unwrap()
+    );
+    assert_eq!(
+        trigger["precision"].as_f64().unwrap(),
+        tp as f64 / (tp + fp) as f64
+    );
+    let items = report["items"].as_array().unwrap();
+    assert!(
+        items
+            .iter()
+            .all(|i| i["output"] == "loaded" || i["output"] == "not loaded")
+    );
+    // The router saw the candidate and the distractor, listed by name, as agents list them.
+    let listing = server
+        .received()
+        .iter()
+        .map(|r| r.body.to_string())
+        .find(|b| b.contains("The following skills are available:"))
+        .unwrap();
+    assert!(
+        listing.contains("- expense-report: Fills in expense reports"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("- receipt-total: Answers questions about receipts and bills."),
+        "{listing}"
+    );
+}
+
+#[test]
+fn a_bad_trigger_config_names_its_key_and_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example(tmp.path());
+    let dir = tmp.path();
+    let base = std::fs::read_to_string(dir.join("config.offline.yaml")).unwrap();
+    let cases: [(&str, String, &[&str]); 5] = [
+        (
+            "metric",
+            format!("{base}metric: {{golden: {{}}}}\n"),
+            &["config.yaml line", "'metric'", "remove the 'metric' block"],
+        ),
+        (
+            "subprocess",
+            base.replace(
+                "harness:\n  type: api ",
+                "harness:\n  command: [echo]\n  type: subprocess ",
+            ),
+            &[
+                "harness.type",
+                "does not show whether an agent loaded the skill",
+            ],
+        ),
+        (
+            "no kind",
+            base.replace("kind: trigger\n", "")
+                .replace("dataset: trigger_set.json", "dataset: data.jsonl"),
+            &["distractors", "add 'kind: trigger'"],
+        ),
+        (
+            "twin distractor",
+            base.replace("[distractors/expense-report]", "[SKILL.md]"),
+            &[
+                "distractors",
+                "named 'receipt-total' like another skill",
+                "rename one",
+            ],
+        ),
+        (
+            "bad set",
+            base.replace("trigger_set.json", "bad_set.json"),
+            &[
+                "bad_set.json: item 2: has no \"should_trigger\"",
+                "near miss",
+            ],
+        ),
+    ];
+    std::fs::write(dir.join("data.jsonl"), "{\"input\": \"x\"}\n").unwrap();
+    std::fs::write(
+        dir.join("bad_set.json"),
+        "[{\"query\": \"a\", \"should_trigger\": true}, {\"query\": \"b\"}]",
+    )
+    .unwrap();
+    for (name, text, wanted) in cases {
+        let config = dir.join("config.yaml");
+        std::fs::write(&config, text).unwrap();
+        let ran = evaluate(&config);
+        assert_eq!(ran.code, Some(2), "{name}: {}{}", ran.stdout, ran.stderr);
+        for want in wanted {
+            assert!(
+                ran.stderr.contains(want),
+                "{name}: {want:?} not in {}",
+                ran.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn triggers_draft_writes_a_reviewable_set_and_never_replaces_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example(tmp.path());
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("drafter.yaml"),
+        "rules:\n  - user_contains: \"near misses\"\n    reply: |\n      Here is the set:\n      [{\"query\": \"What did I pay for lunch?\", \"should_trigger\": true},\n       {\"query\": \"Design a receipt for my shop\", \"should_trigger\": false}]\n",
+    )
+    .unwrap();
+    let config = dir.join("draft.yaml");
+    std::fs::write(
+        &config,
+        "kind: trigger\nskill: SKILL.md\ndataset: not_yet.json\nprovider: {name: fake, model: m, script: drafter.yaml}\n",
+    )
+    .unwrap();
+    let out = dir.join("drafted.json");
+    let draft = |force: bool| {
+        let mut command = bin();
+        command
+            .args(["triggers", "draft"])
+            .arg(dir.join("SKILL.md"))
+            .arg("-c")
+            .arg(&config)
+            .arg("-o")
+            .arg(&out)
+            .args(["--count", "4"]);
+        if force {
+            command.arg("--force");
+        }
+        run(&mut command)
+    };
+    let ran = draft(false);
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.contains("Wrote 2 queries"), "{}", ran.stdout);
+    assert!(
+        ran.stdout
+            .contains("1 that should load receipt-total, 1 near misses"),
+        "{}",
+        ran.stdout
+    );
+    assert!(ran.stdout.contains("draft"), "{}", ran.stdout);
+    let set = skill_factory_core::trigger::parse_trigger_set(
+        &std::fs::read_to_string(&out).unwrap(),
+        "drafted.json",
+    )
+    .unwrap();
+    assert_eq!(set.len(), 2);
+    let again = draft(false);
+    assert_eq!(again.code, Some(2), "{}", again.stderr);
+    assert!(again.stderr.contains("--force"), "{}", again.stderr);
+    assert_eq!(draft(true).code, Some(0));
+}
