@@ -117,6 +117,29 @@ mod tests {
     }
 
     #[test]
+    fn the_guide_shows_the_prompt_this_module_sends() {
+        let guide = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/guide.md"),
+        )
+        .unwrap();
+        let skills = [
+            Listed {
+                name: "receipt-total".into(),
+                description: "Answers questions about receipts and bills.".into(),
+            },
+            Listed {
+                name: "expense-report".into(),
+                description: "Fills in expense reports and expense claims for trips and conferences, ready to submit for reimbursement.".into(),
+            },
+        ];
+        let shown = format!("```text\n{}\n```", system_prompt(&skills));
+        assert!(
+            guide.contains(&shown),
+            "docs/guide.md should show:\n{shown}"
+        );
+    }
+
+    #[test]
     fn a_reply_is_read_leniently_and_an_unknown_name_loads_nothing() {
         let skills = skills();
         for reply in [
