@@ -654,7 +654,38 @@
       el('span', {}, l.tag === 'insert' ? el('span', { class: 'sr-only' }, 'added: ') : l.tag === 'delete' ? el('span', { class: 'sr-only' }, 'removed: ') : '', l.text))));
   }
 
+  // A trigger run's loads (result.json's `trigger`): the seed's and the best skill's precision,
+  // recall and false-trigger rate, with their counts, on the split they were measured on.
+  function triggering(box, data) {
+    const t = data.result && data.result.trigger;
+    if (!t || !t.seed || !t.best) return;
+    const rate = (x) => (x === null || x === undefined ? 'n/a' : fmt(x));
+    const should = (f) => f.true_positives + f.false_negatives;
+    const near = (f) => f.false_positives + f.true_negatives;
+    const failures = t.seed.failed || t.best.failed;
+    const columns = [
+      ['accuracy', 'Accuracy', (f) => rate(f.accuracy)],
+      ['precision', 'Precision', (f) => rate(f.precision)],
+      ['recall', 'Recall', (f) => rate(f.recall)],
+      ['false_trigger_rate', 'False-trigger rate', (f) => rate(f.false_trigger_rate)],
+      ['loaded_should', 'Loaded / should', (f) => count(f.true_positives) + ' / ' + count(should(f))],
+      ['loaded_near_misses', 'Loaded / near misses', (f) => count(f.false_positives) + ' / ' + count(near(f))],
+      failures ? ['failed', 'Failed', (f) => count(f.failed)] : null,
+    ].filter(Boolean);
+    const requests = should(t.seed) + near(t.seed) + (t.seed.failed || 0);
+    const split = t.split === 'test' ? 'the held-out test split' : t.split === 'val' ? 'the validation split' : 'the ' + t.split + ' split';
+    append(box, [el('section', { id: 'trigger', 'aria-labelledby': 'trigger-title' },
+      el('h2', { id: 'trigger-title' }, 'Triggering'),
+      el('p', { class: 'muted', id: 'trigger-split', 'data-split': t.split }, 'Whether an agent loads the skill, on ', split, ' (', count(requests), ' request', requests === 1 ? '' : 's', ').'),
+      el('div', { class: 'panel' }, el('table', { id: 'trigger-table' },
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Skill'), columns.map(([, label]) => el('th', { scope: 'col', class: 'num' }, label)))),
+        el('tbody', {}, [['seed', 'Seed', t.seed], ['best', 'Best', t.best]].map(([key, label, figures]) =>
+          el('tr', { 'data-skill': key }, el('th', { scope: 'row' }, label), columns.map(([k, , value]) => el('td', { class: 'num', 'data-k': k }, value(figures))))))),
+      el('p', { class: 'muted' }, 'Precision: of the loads, the share that should have happened. Recall: of the requests that should load the skill, the share that did. False-trigger rate: of the near misses, the share that loaded it anyway.')))]);
+  }
+
   function overview(box, data, path) {
+    triggering(box, data);
     box.appendChild(el('h2', {}, 'Scores'));
     timeline(box, data);
     box.appendChild(el('h2', {}, 'Lineage'));
@@ -744,13 +775,22 @@
       try { page = await api.tasks(path, q); } catch (error) { if (ticket === asked) clear(body).appendChild(el('tr', {}, el('td', { class: 'error' }, error.message))); return; }
       if (ticket !== asked) return;
       const comparing = page.against !== null && page.against !== undefined && page.against !== '';
+      // A trigger run's rows: the request, whether it should load the skill, and what the agent loaded.
+      const trigger = page.rows.some((r) => typeof r.should_trigger === 'boolean');
+      const expected = (r) => (trigger ? (typeof r.should_trigger === 'boolean' ? (r.should_trigger ? 'yes' : 'no') : '–') : el('pre', {}, r.expected ?? ''));
+      // Another skill the agent chose (a distractor), beside the run's own or in its place.
+      const own = data.result.best_skill && data.result.best_skill.name;
+      const loaded = (r) => {
+        const others = trigger && Array.isArray(r.loaded_skills) ? r.loaded_skills.filter((name) => name !== own) : [];
+        return others.length ? el('div', { class: 'muted other-skills' }, r.loaded_skills.includes(own) ? 'also loaded: ' : 'loaded instead: ', others.join(', ')) : '';
+      };
       clear(headRow);
-      append(headRow, [['Task', 'Input', 'Expected', 'Output', 'Score of #' + page.candidate, comparing ? 'Score of #' + page.against : null, 'Feedback'].filter(Boolean).map((h) => el('th', { scope: 'col' }, h))]);
+      append(headRow, [['Task', trigger ? 'Request' : 'Input', trigger ? 'Should load' : 'Expected', trigger ? 'Decision' : 'Output', 'Score of #' + page.candidate, comparing ? 'Score of #' + page.against : null, 'Feedback'].filter(Boolean).map((h) => el('th', { scope: 'col' }, h))]);
       clear(body);
       append(body, [page.rows.map((r) => el('tr', { 'data-task': r.task_id },
         el('td', { class: 'mono' }, r.task_id, r.change ? el('div', {}, badge(r.change)) : ''),
-        el('td', {}, el('pre', {}, r.input)), el('td', {}, el('pre', {}, r.expected ?? '')),
-        el('td', {}, el('pre', {}, r.output), r.error ? el('div', { class: 'error' }, r.error) : ''),
+        el('td', {}, el('pre', {}, r.input)), el('td', { class: trigger ? 'should' : null }, expected(r)),
+        el('td', {}, el('pre', {}, r.output), loaded(r), r.error ? el('div', { class: 'error' }, r.error) : ''),
         el('td', { class: 'num', title: r.samples > 1 ? `the mean of ${r.samples} samples; the output shown is the first` : null }, fmt(r.score)), comparing ? el('td', { class: 'num' }, fmt(r.other_score)) : null,
         el('td', {}, el('pre', {}, r.feedback))))]);
       if (!page.rows.length) body.appendChild(el('tr', {}, el('td', { colspan: 7, class: 'empty' }, page.note || 'No task matches.')));

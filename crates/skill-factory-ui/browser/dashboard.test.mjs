@@ -14,7 +14,8 @@
 // Everything else is made here, in a fresh temporary folder W (removed at the end): the two
 // offline examples and a gepa variant optimized into W/runs, a run whose skill, dataset and
 // model replies carry script, a slow config to cancel from the page, and `ui --runs W/runs
-// --port 0` started in W (so configs launched from the page are given relative to W).
+// --port 0` started in W (so configs launched from the page are given relative to W). The
+// trigger test optimizes the offline trigger example into W/trigger-runs, with a server of its own.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -593,6 +594,132 @@ test('ui export gives one file that shows the run page with no server and no net
     await page.locator('#blame .l').first().waitFor();
     assert.deepEqual(requests.filter((url) => !url.startsWith('file://') && !url.startsWith('data:')), [], 'the export fetches nothing');
     await screenshot(page, 'export');
+  });
+});
+
+test('a trigger run shows its seed\'s and best\'s loads, in the dashboard and in its export', async () => {
+  // The offline trigger example, optimized into a runs root of its own (the shared one's runs
+  // are counted by other tests), with a copy of its result whose seed never loaded the skill.
+  cpSync(path.join(REPO, 'examples', 'receipt-trigger'), path.join(W, 'examples', 'receipt-trigger'),
+    { recursive: true, filter: (source) => path.basename(source) !== 'runs' });
+  const root = path.join(W, 'trigger-runs');
+  optimize('examples/receipt-trigger/config.offline.yaml', 'trigger-runs/receipt-trigger');
+  const { child, url } = await startUi(root);
+  try {
+    const listed = await (await fetch(`${url}/api/runs`)).json();
+    const runPath = listed.runs.find((r) => r.path.startsWith('receipt-trigger/'))?.path;
+    assert.ok(runPath, `the trigger run is not listed: ${JSON.stringify(listed)}`);
+    const runDir = path.join(root, runPath);
+    const result = JSON.parse(readFileSync(path.join(runDir, 'result.json'), 'utf8'));
+    const trigger = result.trigger;
+    assert.ok(trigger && trigger.split === 'test', `result.json has no trigger figures on test: ${JSON.stringify(trigger)}`);
+    // The offline router loads it for every receipt and for too many near misses at first; the
+    // best description stops the false loads.
+    assert.ok(trigger.seed.false_positives > 0 && trigger.best.false_positives < trigger.seed.false_positives, JSON.stringify(trigger));
+
+    // What the table must say, row by row, from result.json.
+    const rate = (x) => (x === null ? 'n/a' : x.toFixed(3));
+    const expected = (f) => [rate(f.accuracy), rate(f.precision), rate(f.recall), rate(f.false_trigger_rate),
+      `${f.true_positives} / ${f.true_positives + f.false_negatives}`, `${f.false_positives} / ${f.false_positives + f.true_negatives}`];
+    const requests = ['true_positives', 'false_positives', 'false_negatives', 'true_negatives', 'failed'].reduce((n, k) => n + trigger.seed[k], 0);
+    const table = async (page) => ({
+      headers: await page.locator('#trigger-table thead th').allTextContents(),
+      seed: await page.locator('#trigger-table tr[data-skill="seed"] td').allTextContents(),
+      best: await page.locator('#trigger-table tr[data-skill="best"] td').allTextContents(),
+      split: await page.locator('#trigger-split').textContent(),
+    });
+    const wanted = {
+      headers: ['Skill', 'Accuracy', 'Precision', 'Recall', 'False-trigger rate', 'Loaded / should', 'Loaded / near misses'],
+      seed: expected(trigger.seed),
+      best: expected(trigger.best),
+      split: `Whether an agent loads the skill, on the held-out test split (${requests} requests).`,
+    };
+    const onTrigger = (where) => `${where} (${url}/#/run/${encodeURIComponent(runPath)})`;
+
+    await withPage(async (page) => {
+      await page.goto(`${url}/#/run/${encodeURIComponent(runPath)}`);
+      await page.locator('#trigger-table').waitFor();
+      assert.deepEqual(await table(page), wanted, onTrigger('the Triggering table'));
+      assert.match(await page.locator('#trigger').textContent(), /Precision: of the loads, the share that should have happened\. Recall: of the requests that should load the skill, the share that did\. False-trigger rate: of the near misses, the share that loaded it anyway\./);
+      const violations = await axe(page);
+      assert.deepEqual(violations, [], `axe on the trigger run's overview:\n${formatViolations(violations)}`);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await screenshot(page, 'trigger');
+
+      // The tasks: each request with whether it should load the skill and what the agent loaded.
+      await page.locator('#tab-tasks').click();
+      await page.locator('#task-split').selectOption('test');
+      await until(async () => ((await page.locator('#task-count').textContent()) || '').endsWith(` of ${requests}`), 'the test split\'s tasks never showed');
+      const headers = await page.locator('#tasks thead th').allTextContents();
+      assert.deepEqual(headers.slice(0, 4), ['Task', 'Request', 'Should load', 'Decision']);
+      const rows = await page.locator('#tasks tbody tr[data-task]').evaluateAll((trs) => trs.map((tr) => ({
+        should: tr.children[2].textContent, decision: tr.children[3].querySelector('pre').textContent,
+        score: Number(tr.children[4].textContent),
+      })));
+      assert.equal(rows.length, requests);
+      for (const row of rows) {
+        assert.ok(row.should === 'yes' || row.should === 'no', JSON.stringify(row));
+        assert.ok(row.decision === 'loaded' || row.decision === 'not loaded', JSON.stringify(row));
+        // Right when the load matches what should have happened.
+        assert.equal(row.score, (row.should === 'yes') === (row.decision === 'loaded') ? 1 : 0, JSON.stringify(row));
+      }
+      const decided = (should, loaded) => rows.filter((r) => r.should === should && r.decision === loaded).length;
+      const best = trigger.best;
+      assert.deepEqual([decided('yes', 'loaded'), decided('no', 'loaded'), decided('yes', 'not loaded'), decided('no', 'not loaded')],
+        [best.true_positives, best.false_positives, best.false_negatives, best.true_negatives], 'the best\'s rows add up to its counts');
+      // On validation the best once loaded the distractor for a near miss: that row says so.
+      await page.locator('#task-split').selectOption('val');
+      const val = await (await fetch(`${url}/api/run/tasks?path=${encodeURIComponent(runPath)}&split=val`)).json();
+      const distracted = val.rows.filter((r) => r.loaded_skills.some((name) => name !== result.best_skill.name)).map((r) => r.task_id);
+      assert.ok(distracted.length > 0, `no validation row of the best loaded another skill: ${JSON.stringify(val.rows)}`);
+      await until(async () => ((await page.locator('#task-count').textContent()) || '').endsWith(` of ${val.total}`), 'the validation tasks never showed');
+      const noted = await page.locator('#tasks tbody tr[data-task]').evaluateAll((trs) => trs
+        .filter((tr) => tr.querySelector('.other-skills')).map((tr) => [tr.dataset.task, tr.querySelector('.other-skills').textContent]));
+      assert.deepEqual(noted, distracted.map((id) => [id, 'loaded instead: expense-report']));
+      await screenshot(page, 'trigger-tasks');
+      const tasksViolations = await axe(page);
+      assert.deepEqual(tasksViolations, [], `axe on the trigger run's tasks:\n${formatViolations(tasksViolations)}`);
+    });
+
+    // The export carries the same view, from the data it embeds.
+    const out = path.join(W, 'trigger.html');
+    execFileSync(BIN, ['ui', 'export', runDir, '-o', out], { cwd: W, stdio: 'pipe', timeout: 60_000 });
+    await withPage(async (page) => {
+      const requested = [];
+      page.on('request', (request) => requested.push(request.url()));
+      await page.goto('file://' + out);
+      await page.locator('#trigger-table').waitFor();
+      assert.deepEqual(await table(page), wanted, 'the exported Triggering table');
+      await page.locator('#tab-tasks').click();
+      await page.locator('#task-split').selectOption('test');
+      await until(async () => ((await page.locator('#task-count').textContent()) || '').endsWith(` of ${requests}`), 'the export\'s test tasks never showed');
+      assert.deepEqual((await page.locator('#tasks thead th').allTextContents()).slice(2, 4), ['Should load', 'Decision']);
+      assert.deepEqual(requested.filter((u) => !u.startsWith('file://') && !u.startsWith('data:')), [], 'the export fetches nothing');
+    });
+
+    // A rate with nothing to divide by (a seed that never loaded the skill) shows as n/a.
+    const never = { ...trigger.seed, precision: null, accuracy: 0.5, true_positives: 0, false_positives: 0, false_negatives: 8, true_negatives: 8, recall: 0, false_trigger_rate: 0 };
+    const copy = path.join(root, 'never-loaded', '20261101-000000');
+    mkdirSync(copy, { recursive: true });
+    writeFileSync(path.join(copy, 'result.json'), JSON.stringify({ ...result, run_id: '20261101-000000', trigger: { ...trigger, seed: never } }));
+    await withPage(async (page) => {
+      await page.goto(`${url}/#/run/${encodeURIComponent('never-loaded/20261101-000000')}`);
+      await page.locator('#trigger-table').waitFor();
+      assert.deepEqual(await page.locator('#trigger-table tr[data-skill="seed"] td').allTextContents(),
+        ['0.500', 'n/a', '0.000', '0.000', '0 / 8', '0 / 8']);
+    });
+  } finally {
+    child.kill('SIGTERM');
+  }
+
+  // A run of no trigger set shows no Triggering view.
+  await withPage(async (page) => {
+    await openRun(page, runs['ticket-gepa']);
+    await page.locator('#chart canvas').first().waitFor();
+    assert.equal(await page.locator('#trigger').count(), 0);
+    await page.locator('#tab-tasks').click();
+    await page.locator('#tasks tbody tr[data-task]').first().waitFor();
+    assert.deepEqual((await page.locator('#tasks thead th').allTextContents()).slice(0, 4), ['Task', 'Input', 'Expected', 'Output']);
   });
 });
 

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use skill_factory_core::Task;
+use skill_factory_core::{Task, trigger};
 use skill_factory_io::input;
 use skill_factory_runfolder::lines::{RolloutLine, TaskLine};
 use skill_factory_runfolder::names::{ROLLOUTS_FILE, TASKS_FILE};
@@ -48,6 +48,12 @@ pub struct Row {
     pub other_output: Option<String>,
     /// `regressed`, `fixed`, `still_failing` or `unchanged`, when comparing.
     pub change: Option<&'static str>,
+    /// A trigger task's answer: whether its request should load the skill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub should_trigger: Option<bool>,
+    /// A trigger task's decision: every skill the agent loaded (the candidate or another).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loaded_skills: Option<Vec<String>>,
 }
 
 /// Which rows of a table to give.
@@ -187,6 +193,21 @@ impl Rollouts {
                 other_score: other.map(Sampled::score),
                 other_output: other.map(|o| o.first.output.to_string()),
                 change: other.map(|o| change(o.score(), score)),
+                should_trigger: trigger::should_trigger(task).or_else(|| {
+                    line.metadata
+                        .get(trigger::SHOULD_TRIGGER)
+                        .and_then(Value::as_bool)
+                }),
+                loaded_skills: line
+                    .metadata
+                    .get(trigger::LOADED_SKILLS)
+                    .and_then(Value::as_array)
+                    .map(|skills| {
+                        skills
+                            .iter()
+                            .filter_map(|skill| skill.as_str().map(str::to_string))
+                            .collect()
+                    }),
             });
         }
         rows
@@ -417,5 +438,54 @@ mod tests {
             "{row}"
         );
         assert_eq!(row["output"], "first");
+    }
+
+    #[test]
+    fn a_trigger_task_row_says_whether_it_should_load_and_what_was_loaded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let line = |task: &str, output: &str, skills: &str, should: bool| {
+            format!(
+                "{{\"candidate\":0,\"split\":\"test\",\"task_id\":\"{task}\",\"score\":0.0,\"output\":\"{output}\",\"metadata\":{{\"loaded\":{},\"loaded_skills\":{skills},\"should_trigger\":{should}}}}}\n",
+                output == "loaded"
+            )
+        };
+        let lines = [
+            line("near", "loaded", "[\"receipt-total\"]", false),
+            line("miss", "not loaded", "[\"expense-report\"]", true),
+        ]
+        .concat();
+        std::fs::write(tmp.path().join(ROLLOUTS_FILE), lines).unwrap();
+        // The task of `near` says it should not load; `miss` has no task metadata, so its
+        // rollout's says.
+        std::fs::write(
+            tmp.path().join(TASKS_FILE),
+            "{\"split\":\"test\",\"id\":\"near\",\"input\":\"a bill in the senate\",\"expected\":\"not loaded\",\"metadata\":{\"should_trigger\":false}}\n\
+             {\"split\":\"test\",\"id\":\"miss\",\"input\":\"sum this receipt\",\"expected\":\"loaded\"}\n",
+        )
+        .unwrap();
+        let rollouts = Rollouts::load(tmp.path());
+        let query = Query {
+            split: Some("test".into()),
+            ..Query::default()
+        };
+        let rows = &rollouts.page(&query, 0)["rows"];
+        assert_eq!(rows[0]["should_trigger"], false);
+        assert_eq!(
+            rows[0]["loaded_skills"],
+            serde_json::json!(["receipt-total"])
+        );
+        assert_eq!(rows[1]["should_trigger"], true);
+        assert_eq!(
+            rows[1]["loaded_skills"],
+            serde_json::json!(["expense-report"])
+        );
+
+        // A task of no trigger set has neither field.
+        let (_tmp, plain) = run();
+        let row = &plain.page(&Query::default(), 0)["rows"][0];
+        assert!(
+            row.get("should_trigger").is_none() && row.get("loaded_skills").is_none(),
+            "{row}"
+        );
     }
 }
