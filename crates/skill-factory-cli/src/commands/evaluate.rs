@@ -27,6 +27,7 @@ use skill_factory::optimizer::StopReason;
 use skill_factory::session::{Session, SessionOptions, load_skill};
 use skill_factory::{harness, metric};
 use skill_factory_core::stats::{self, Estimate, FloorBasis, NoiseFloor, Variance, Verdict};
+use skill_factory_core::trigger::{LOADED_SKILLS, SHOULD_TRIGGER};
 use skill_factory_core::{Evaluation, Skill, Summary, Task};
 use skill_factory_runfolder::result::ScoreEstimate;
 
@@ -338,16 +339,26 @@ fn json_report(
         "cost_usd": cost,
         "regime": noise.regime,
         "regime_reasons": noise.reasons,
-        "items": evaluation.items.iter().map(|item| json!({
-            "id": item.task_id(),
-            "sample": item.rollout.sample,
-            "score": item.score(),
-            "output": item.rollout.output,
-            "error": item.rollout.error,
-            "feedback": item.result.feedback,
-            "breakdown": item.result.breakdown,
-            "latency_ms": item.rollout.latency_ms,
-        })).collect::<Vec<_>>(),
+        "items": evaluation.items.iter().map(|item| {
+            let mut line = json!({
+                "id": item.task_id(),
+                "sample": item.rollout.sample,
+                "score": item.score(),
+                "output": item.rollout.output,
+                "error": item.rollout.error,
+                "feedback": item.result.feedback,
+                "breakdown": item.result.breakdown,
+                "latency_ms": item.rollout.latency_ms,
+            });
+            // A trigger run's decision: what should have loaded, what did, and what the
+            // router said.
+            for key in [SHOULD_TRIGGER, LOADED_SKILLS, "reply"] {
+                if let (Value::Object(line), Some(value)) = (&mut line, item.rollout.metadata.get(key)) {
+                    line.insert(key.to_owned(), value.clone());
+                }
+            }
+            line
+        }).collect::<Vec<_>>(),
     });
     if let (Value::Object(report), Value::Object(figures)) = (&mut report, figures.json()) {
         report.extend(figures);

@@ -42,6 +42,9 @@ use crate::error::EngineError;
 use crate::session::{Session, read_skill};
 use route::Listed;
 
+/// Characters of a router's reply kept in the rollout's metadata.
+const REPLY_CHARS: usize = 200;
+
 /// The trigger harness of the session: the router for `api`, else the agent CLI watched.
 pub fn harness(session: &Session) -> Result<Arc<dyn Harness>, EngineError> {
     let config = &session.config.config.harness;
@@ -138,15 +141,19 @@ impl TriggerHarness {
                     route::request(&skills, &task.input, *temperature, *max_tokens, sample);
                 let started = Instant::now();
                 let mut rollout = match client.chat(&request).await {
-                    Ok(response) if response.stop_reason == StopReason::MaxTokens => {
-                        Rollout::failure(
-                            &task.id,
-                            "the routing reply was cut at harness.max_tokens: raise it",
-                        )
-                    }
                     Ok(response) => {
+                        // The name comes first: a reply cut at max_tokens still says it.
                         let chose = route::chosen(&response.text, &skills).map(|s| s.name.clone());
                         let mut rollout = decided(task, &me.name, chose.into_iter().collect());
+                        // What the model said, for a reader asking why it chose so.
+                        let reply: String =
+                            response.text.trim().chars().take(REPLY_CHARS).collect();
+                        rollout.metadata.insert("reply".into(), Value::from(reply));
+                        if response.stop_reason == StopReason::MaxTokens {
+                            rollout
+                                .metadata
+                                .insert("truncated".into(), Value::Bool(true));
+                        }
                         rollout.usage = Usage {
                             input_tokens: response.usage.input_tokens,
                             output_tokens: response.usage.output_tokens,
