@@ -20,21 +20,17 @@ use serde_json::Value;
 
 use crate::harness::AgentCli;
 
-/// The names of the skills an agent's event stream shows it loading, in order, each once;
-/// `skills` are the names installed (a read of `<name>/SKILL.md` counts only for them).
-pub fn loaded(cli: AgentCli, stream: &str, skills: &[String]) -> Vec<String> {
+/// The names of the skills an agent's event stream shows it loading, in order, each once: the
+/// skills installed for the run and any other (an agent's built-in skills compete too). A read
+/// of a file is a load of the skill whose folder holds it as `<name>/SKILL.md`.
+pub fn loaded(cli: AgentCli, stream: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     let mut add = |name: String| {
         if !found.contains(&name) {
             found.push(name);
         }
     };
-    let read_of = |path: &str| -> Option<String> {
-        skills
-            .iter()
-            .find(|name| names_skill_file(path, name))
-            .cloned()
-    };
+    let read_of = |path: &str| -> Option<String> { skill_file_folder(path) };
     for event in stream
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
@@ -120,22 +116,20 @@ pub fn loaded(cli: AgentCli, stream: &str, skills: &[String]) -> Vec<String> {
     found
 }
 
-/// Whether `text` (a path or a shell command) names `<name>/SKILL.md` as a whole path part.
-fn names_skill_file(text: &str, name: &str) -> bool {
-    let needle = format!("{name}/SKILL.md");
-    text.match_indices(&needle).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        before.is_none_or(|c| matches!(c, '/' | ' ' | '\'' | '"' | '`'))
+/// The folder name of the first `<folder>/SKILL.md` that `text` (a path or a shell command)
+/// names.
+fn skill_file_folder(text: &str) -> Option<String> {
+    text.match_indices("/SKILL.md").find_map(|(at, _)| {
+        let folder = text[..at]
+            .rsplit(|c: char| matches!(c, '/' | ' ' | '\'' | '"' | '`' | '='))
+            .next()?;
+        (!folder.is_empty() && folder != "." && folder != "..").then(|| folder.to_owned())
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn names() -> Vec<String> {
-        vec!["receipt-total".to_owned(), "total".to_owned()]
-    }
 
     #[test]
     fn claude_code_loads_through_the_skill_tool_or_a_read_of_its_file() {
@@ -149,11 +143,11 @@ mod tests {
         ]
         .join("\n");
         assert_eq!(
-            loaded(AgentCli::ClaudeCode, &stream, &names()),
+            loaded(AgentCli::ClaudeCode, &stream),
             ["receipt-total", "total"]
         );
         let text_only = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Use the receipt-total skill"}]}}"#;
-        assert!(loaded(AgentCli::ClaudeCode, text_only, &names()).is_empty());
+        assert!(loaded(AgentCli::ClaudeCode, text_only).is_empty());
     }
 
     #[test]
@@ -165,22 +159,29 @@ mod tests {
             r#"{"type":"item.completed","item":{"type":"agent_message","text":"total/SKILL.md"}}"#,
         ]
         .join("\n");
-        assert_eq!(
-            loaded(AgentCli::Codex, &stream, &names()),
-            ["receipt-total"]
-        );
+        assert_eq!(loaded(AgentCli::Codex, &stream), ["receipt-total"]);
     }
 
     #[test]
     fn gemini_cli_loads_through_activate_skill() {
         let stream = r#"{"type":"tool_use","tool_name":"activate_skill","tool_id":"1","parameters":{"name":"total"}}"#;
-        assert_eq!(loaded(AgentCli::GeminiCli, stream, &names()), ["total"]);
+        assert_eq!(loaded(AgentCli::GeminiCli, stream), ["total"]);
     }
 
     #[test]
-    fn a_path_names_a_skill_only_as_a_whole_folder() {
-        assert!(names_skill_file("cat x/total/SKILL.md", "total"));
-        assert!(!names_skill_file("cat x/receipt-total/SKILL.md", "total"));
-        assert!(names_skill_file("total/SKILL.md", "total"));
+    fn a_read_names_the_folder_that_holds_the_skill_file() {
+        let folder = |text: &str| skill_file_folder(text);
+        assert_eq!(folder("cat x/total/SKILL.md").as_deref(), Some("total"));
+        assert_eq!(
+            folder("/bin/bash -lc 'sed -n 1,80p /w/.agents/skills/receipt-total/SKILL.md'")
+                .as_deref(),
+            Some("receipt-total")
+        );
+        assert_eq!(
+            folder("cat r0/openai-docs/SKILL.md").as_deref(),
+            Some("openai-docs")
+        );
+        assert_eq!(folder("cat ./SKILL.md"), None);
+        assert_eq!(folder("cat SKILL.md"), None);
     }
 }

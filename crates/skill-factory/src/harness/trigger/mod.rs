@@ -176,9 +176,7 @@ impl TriggerHarness {
                 if !rollout.ok() {
                     return rollout;
                 }
-                let mut names = vec![me.name.clone()];
-                names.extend(self.competitors.iter().map(|c| c.name.clone()));
-                let loaded = detect::loaded(*cli, &rollout.output, &names);
+                let loaded = detect::loaded(*cli, &rollout.output);
                 let mut decided = decided(task, &me.name, loaded);
                 decided.usage = rollout.usage;
                 decided.latency_ms = rollout.latency_ms;
