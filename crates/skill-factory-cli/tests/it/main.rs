@@ -4,6 +4,7 @@
 mod common;
 
 mod agent_skills;
+mod agent_triggers;
 mod batch;
 mod cache;
 mod chaos;
