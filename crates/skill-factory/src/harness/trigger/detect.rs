@@ -120,9 +120,7 @@ pub fn loaded(cli: AgentCli, stream: &str) -> Vec<String> {
 /// names.
 fn skill_file_folder(text: &str) -> Option<String> {
     text.match_indices("/SKILL.md").find_map(|(at, _)| {
-        let folder = text[..at]
-            .rsplit(|c: char| matches!(c, '/' | ' ' | '\'' | '"' | '`' | '='))
-            .next()?;
+        let folder = text[..at].rsplit(['/', ' ', '\'', '"', '`', '=']).next()?;
         (!folder.is_empty() && folder != "." && folder != "..").then(|| folder.to_owned())
     })
 }
