@@ -44,7 +44,7 @@ bench_start_mock "$WORK"
 config() {
     cat <<EOF
 kind: trigger
-skill: SKILL.md
+skill: seed_skill.md
 dataset: trigger_set.json
 distractors: [distractors/expense-report]
 val_fraction: 0.25

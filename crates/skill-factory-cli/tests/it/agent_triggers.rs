@@ -270,7 +270,7 @@ fn strings(value: &Value) -> Vec<&str> {
 /// whose harness is the CLI pointed at the mock.
 fn write_run(dir: &Path, cli: Cli, server: &MockServer) -> PathBuf {
     let example = repo_root().join("examples/receipt-trigger");
-    std::fs::copy(example.join("SKILL.md"), dir.join("SKILL.md")).unwrap();
+    std::fs::copy(example.join("seed_skill.md"), dir.join("SKILL.md")).unwrap();
     let distractor = dir.join("distractors").join(DISTRACTOR);
     std::fs::create_dir_all(&distractor).unwrap();
     std::fs::copy(

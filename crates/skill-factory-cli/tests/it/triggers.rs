@@ -42,7 +42,7 @@ fn mock_config(dir: &Path, name: &str, base_url: &str, optimizer: &str, extra: &
     std::fs::write(
         &config,
         format!(
-            "kind: trigger\nskill: SKILL.md\ndataset: trigger_set.json\n\
+            "kind: trigger\nskill: seed_skill.md\ndataset: trigger_set.json\n\
              distractors: [distractors/expense-report]\n\
              val_fraction: 0.25\ntest_fraction: 0.25\nseed: 3\n\
              provider: {{name: openai-compatible, model: router, base_url: \"{base_url}/v1\", api_key: k}}\n\
@@ -144,7 +144,7 @@ fn the_offline_example_measures_the_seed_and_optimizes_its_description() {
         "{report}"
     );
     let seed = skill_factory_core::Skill::parse(
-        &std::fs::read_to_string(tmp.path().join("SKILL.md")).unwrap(),
+        &std::fs::read_to_string(tmp.path().join("seed_skill.md")).unwrap(),
     )
     .unwrap();
     let best = std::fs::read_to_string(folder.join("best_skill.md")).unwrap();
@@ -158,7 +158,7 @@ async fn every_optimizer_rewrites_the_description_alone_and_gepa_reaches_the_hel
     let tmp = tempfile::tempdir().unwrap();
     copy_example(tmp.path());
     let seed = skill_factory_core::Skill::parse(
-        &std::fs::read_to_string(tmp.path().join("SKILL.md")).unwrap(),
+        &std::fs::read_to_string(tmp.path().join("seed_skill.md")).unwrap(),
     )
     .unwrap();
     let all = queries(tmp.path());
@@ -272,7 +272,7 @@ async fn an_edit_kept_under_a_noisy_router_holds_on_its_noise_free_twin() {
             .as_f64()
             .unwrap()
     };
-    let (seed, kept) = (score(&tmp.path().join("SKILL.md")), score(&best));
+    let (seed, kept) = (score(&tmp.path().join("seed_skill.md")), score(&best));
     assert!(
         kept >= seed,
         "noise-free accuracy fell from {seed} to {kept}"
@@ -358,7 +358,7 @@ fn a_bad_trigger_config_names_its_key_and_fix() {
         ),
         (
             "twin distractor",
-            base.replace("[distractors/expense-report]", "[SKILL.md]"),
+            base.replace("[distractors/expense-report]", "[seed_skill.md]"),
             &[
                 "distractors",
                 "named 'receipt-total' like another skill",
@@ -408,7 +408,7 @@ fn triggers_draft_writes_a_reviewable_set_and_never_replaces_a_file() {
     let config = dir.join("draft.yaml");
     std::fs::write(
         &config,
-        "kind: trigger\nskill: SKILL.md\ndataset: not_yet.json\nprovider: {name: fake, model: m, script: drafter.yaml}\n",
+        "kind: trigger\nskill: seed_skill.md\ndataset: not_yet.json\nprovider: {name: fake, model: m, script: drafter.yaml}\n",
     )
     .unwrap();
     let out = dir.join("drafted.json");
@@ -416,7 +416,7 @@ fn triggers_draft_writes_a_reviewable_set_and_never_replaces_a_file() {
         let mut command = bin();
         command
             .args(["triggers", "draft"])
-            .arg(dir.join("SKILL.md"))
+            .arg(dir.join("seed_skill.md"))
             .arg("-c")
             .arg(&config)
             .arg("-o")
