@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Train agent skills (SKILL.md) like weights: measure them on a dataset with a metric, and
 /// keep only the edits that beat the best on held-out data.
 #[derive(Debug, Parser)]
-#[command(name = "skill-factory", version, about, long_about = None)]
+#[command(name = "skill-factory", version)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -17,6 +17,9 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Start from your own skill: write a commented config.yaml, a dataset and a trigger set
+    /// stub beside it, and print the commands to run next.
+    Init(InitArgs),
     /// Optimize a skill: keep only the edits that beat the best on validation, and write a
     /// run folder (report, best skill, result, events, every candidate).
     Optimize(OptimizeArgs),
@@ -49,6 +52,57 @@ pub enum Command {
     /// The dashboard: a page listing every run folder under the runs root (ours and the
     /// Python tool's), kept current while runs go on, served on 127.0.0.1.
     Ui(UiArgs),
+    /// Print the completion script of a shell (bash, zsh, fish, powershell, elvish).
+    Completions(CompletionsArgs),
+    /// Print the man page of skill-factory, or write one page per command into a folder.
+    Man(ManArgs),
+}
+
+/// Flags of `init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The skill: a SKILL.md, any other skill file, or a folder holding a SKILL.md.
+    #[arg(value_name = "SKILL")]
+    pub skill: PathBuf,
+    /// The folder to write config.yaml, dataset.jsonl and trigger_set.json into (created
+    /// when missing; default: the skill file's folder). A file already there is never
+    /// replaced: init then writes nothing.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Ask the config's model for N realistic tasks with their expected answers, written as
+    /// drafts to review, instead of example lines to replace.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(3..=100))]
+    pub draft_tasks: Option<u32>,
+    /// The provider to write (default: the first whose key is set in the environment or a
+    /// .env file, among anthropic, openai, openrouter, together, groq and deepseek; else the
+    /// local provider with SmolLM2-135M-Instruct).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// The model of every role (default: one chosen for the provider; needed for providers
+    /// that serve the models you load, such as ollama, lmstudio, vllm).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The provider's endpoint, for a server elsewhere than its default.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+}
+
+/// Flags of `completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell whose script to print.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// Flags of `man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write skill-factory.1 and one page per command (skill-factory-optimize.1, ...) into
+    /// this folder instead of printing the main page; pages written earlier are replaced,
+    /// any other file is not.
+    #[arg(short, long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Flags of `ui`.

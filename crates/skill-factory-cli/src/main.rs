@@ -50,6 +50,7 @@ fn main() -> ExitCode {
             interrupt::quit_on_ctrl_c();
         }
         match command {
+            Command::Init(args) => commands::init::run(args).await,
             Command::Optimize(args) => commands::optimize::run(args).await,
             Command::Evaluate(args) => commands::evaluate::run(args).await,
             Command::List => commands::list::run(),
@@ -62,6 +63,8 @@ fn main() -> ExitCode {
             Command::Lab(args) => commands::lab::run(args).await,
             Command::Triggers(args) => commands::triggers::run(args).await,
             Command::Ui(args) => commands::ui::run(args).await,
+            Command::Completions(args) => commands::completions::run(args),
+            Command::Man(args) => commands::man::run(args),
         }
     });
     // No engine thread of a local model may be inside llama.cpp while the process exits.

@@ -3,14 +3,17 @@
 use skill_factory::session::Session;
 
 pub mod cache;
+pub mod completions;
 pub mod evaluate;
 pub mod export;
 pub mod gallery;
+pub mod init;
 pub mod install;
 pub mod lab;
 pub mod lab_export;
 pub mod lab_open;
 pub mod list;
+pub mod man;
 pub mod models;
 pub mod optimize;
 pub mod triggers;

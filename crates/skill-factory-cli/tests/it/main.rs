@@ -23,6 +23,7 @@ mod errors;
 mod evaluate;
 mod gallery;
 mod honesty;
+mod init;
 mod noise;
 mod npx_skills;
 mod optimize;
