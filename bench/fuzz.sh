@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes every parser a user or a model feeds (fuzz/fuzz_targets/: SKILL.md, dataset JSONL,
 # config YAML, the metrics' JSON extraction, both providers' response bodies, edit patches,
-# probe sets and score expressions, policies, proposer replies, answers.jsonl, and the run
-# folder files the dashboard reads back) with libFuzzer, each for a bounded time, starting from
+# probe sets and score expressions, policies, proposer replies, answers.jsonl, trigger sets,
+# agent CLIs' event streams and routing replies, and the run folder files the dashboard reads
+# back) with libFuzzer, each for a bounded time, starting from
 # the seeds in fuzz/corpus/<target>/ (copied: the committed corpus only changes by hand).
 #
 #   bash bench/fuzz.sh                    # 60 s per target, writes bench/results/fuzz.md
