@@ -434,9 +434,20 @@ mod tests {
         let (workdir, root) = (tmp.path().join("work"), tmp.path().join("runs"));
         std::fs::create_dir_all(&workdir).unwrap();
         std::fs::write(workdir.join("config.yaml"), "skill: s.md\n").unwrap();
-        // A program that runs until it is stopped, whatever it is asked.
-        let program = tmp.path().join("slow.sh");
-        std::fs::write(&program, "#!/bin/sh\nexec sleep 60\n").unwrap();
+        // A program that runs until it is stopped, whatever it is asked. It stops on SIGINT as
+        // the binary does (which handles the signal itself): a test run started in the
+        // background inherits SIGINT ignored, which `sleep` keeps and a shell cannot undo. It
+        // says when it is ready, so that no signal comes before it listens.
+        let program = tmp.path().join("slow.pl");
+        let ready = tmp.path().join("ready");
+        std::fs::write(
+            &program,
+            format!(
+                "#!/usr/bin/perl\n$SIG{{INT}} = 'DEFAULT';\nopen(my $f, '>', '{}'); close($f);\nsleep 60;\n",
+                ready.display()
+            ),
+        )
+        .unwrap();
         std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
         let workdir = workdir.canonicalize().unwrap();
         let first = Jobs::new(program.clone(), workdir.clone(), root.clone());
@@ -445,6 +456,13 @@ mod tests {
             config: "config.yaml".into(),
         };
         let running = first.start(launch()).unwrap();
+        for _ in 0..200 {
+            if ready.exists() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        assert!(ready.exists(), "the job's program started");
         let done_folder = root.join(JOBS_DIR).join("job-0-1");
         std::fs::create_dir_all(&done_folder).unwrap();
         let ended_unseen = Record {

@@ -6,7 +6,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use serde_json::Value;
 use skill_factory_core::{Rollout, Skill, Task, Usage};
-use skill_factory_llm::{ChatModel, ChatRequest, StopReason};
+use skill_factory_llm::{ChatModel, ChatRequest, ChatResponse, LlmError, StopReason};
 
 use super::Harness;
 use crate::config::HarnessConfig;
@@ -58,34 +58,37 @@ impl Harness for ApiHarness {
         let started = Instant::now();
         let answer = self.client.chat(&request).await;
         let latency_ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
-        let mut rollout = match answer {
-            Ok(response) => {
-                let mut rollout = Rollout::success(&task.id, response.text);
-                rollout.usage = Usage {
-                    input_tokens: response.usage.input_tokens,
-                    output_tokens: response.usage.output_tokens,
-                };
-                rollout
-                    .metadata
-                    .insert("model".into(), Value::from(response.model));
-                if response.stop_reason == StopReason::MaxTokens {
-                    // Truncated output is still scored, but the reason must be visible to the
-                    // optimizer and in reports.
-                    rollout
-                        .metadata
-                        .insert("truncated".into(), Value::Bool(true));
-                }
-                rollout
-            }
-            Err(error) if error.is_unreachable() => {
-                Rollout::unreachable(&task.id, error.to_string())
-            }
-            Err(error) => Rollout::failure(&task.id, error.to_string()),
-        };
+        let mut rollout = answered(&task.id, answer);
         rollout.latency_ms = latency_ms;
         rollout
             .metadata
             .insert("harness".into(), Value::from("api"));
         rollout
+    }
+}
+
+/// The rollout of one model call: the answer's text as the output, its tokens and model, and
+/// whether it was cut at max_tokens (still scored, but the reason must be visible to the
+/// optimizer and in reports); or the call's error, unreachable when no answer came.
+pub(crate) fn answered(task_id: &str, answer: Result<ChatResponse, LlmError>) -> Rollout {
+    match answer {
+        Ok(response) => {
+            let mut rollout = Rollout::success(task_id, response.text);
+            rollout.usage = Usage {
+                input_tokens: response.usage.input_tokens,
+                output_tokens: response.usage.output_tokens,
+            };
+            rollout
+                .metadata
+                .insert("model".into(), Value::from(response.model));
+            if response.stop_reason == StopReason::MaxTokens {
+                rollout
+                    .metadata
+                    .insert("truncated".into(), Value::Bool(true));
+            }
+            rollout
+        }
+        Err(error) if error.is_unreachable() => Rollout::unreachable(task_id, error.to_string()),
+        Err(error) => Rollout::failure(task_id, error.to_string()),
     }
 }

@@ -32,9 +32,10 @@ use serde_json::Value;
 use skill_factory_core::trigger::{
     LOADED, LOADED_KEY, LOADED_SKILLS, NOT_LOADED, SHOULD_TRIGGER, should_trigger,
 };
-use skill_factory_core::{Rollout, Skill, Task, Usage};
-use skill_factory_llm::{ChatModel, StopReason};
+use skill_factory_core::{Rollout, Skill, Task};
+use skill_factory_llm::ChatModel;
 
+use super::api::answered;
 use super::workspace::skill_folder_name;
 use super::{AgentCli, BudgetedHarness, Harness, SubprocessHarness};
 use crate::config::Role;
@@ -127,7 +128,7 @@ pub struct TriggerHarness {
 }
 
 impl TriggerHarness {
-    async fn decide(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout {
+    async fn run_query(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout {
         let me = listing(skill);
         match &self.way {
             Way::Route {
@@ -140,34 +141,15 @@ impl TriggerHarness {
                 let request =
                     route::request(&skills, &task.input, *temperature, *max_tokens, sample);
                 let started = Instant::now();
-                let mut rollout = match client.chat(&request).await {
-                    Ok(response) => {
-                        // The name comes first: a reply cut at max_tokens still says it.
-                        let chose = route::chosen(&response.text, &skills).map(|s| s.name.clone());
-                        let mut rollout = decided(task, &me.name, chose.into_iter().collect());
-                        // What the model said, for a reader asking why it chose so.
-                        let reply: String =
-                            response.text.trim().chars().take(REPLY_CHARS).collect();
-                        rollout.metadata.insert("reply".into(), Value::from(reply));
-                        if response.stop_reason == StopReason::MaxTokens {
-                            rollout
-                                .metadata
-                                .insert("truncated".into(), Value::Bool(true));
-                        }
-                        rollout.usage = Usage {
-                            input_tokens: response.usage.input_tokens,
-                            output_tokens: response.usage.output_tokens,
-                        };
-                        rollout
-                            .metadata
-                            .insert("model".into(), Value::from(response.model));
-                        rollout
-                    }
-                    Err(error) if error.is_unreachable() => {
-                        Rollout::unreachable(&task.id, error.to_string())
-                    }
-                    Err(error) => Rollout::failure(&task.id, error.to_string()),
-                };
+                let mut rollout = answered(&task.id, client.chat(&request).await);
+                if rollout.ok() {
+                    // The name comes first: a reply cut at max_tokens still says it.
+                    let chose = route::chosen(&rollout.output, &skills).map(|s| s.name.clone());
+                    // What the model said, for a reader asking why it chose so.
+                    let reply: String = rollout.output.trim().chars().take(REPLY_CHARS).collect();
+                    rollout.metadata.insert("reply".into(), Value::from(reply));
+                    decide(&mut rollout, &me.name, chose.into_iter().collect());
+                }
                 rollout.latency_ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
                 rollout
             }
@@ -176,32 +158,27 @@ impl TriggerHarness {
                 if !rollout.ok() {
                     return rollout;
                 }
+                let mut rollout = rollout;
                 let loaded = detect::loaded(*cli, &rollout.output);
-                let mut decided = decided(task, &me.name, loaded);
-                decided.usage = rollout.usage;
-                decided.latency_ms = rollout.latency_ms;
-                for (key, value) in rollout.metadata {
-                    // The stream was read; what it said is the decision.
-                    if key != "stdout" {
-                        decided.metadata.entry(key).or_insert(value);
-                    }
-                }
-                decided
+                // The stream was read; what it said is the decision.
+                rollout.metadata.remove("stdout");
+                decide(&mut rollout, &me.name, loaded);
+                rollout
             }
         }
     }
 }
 
-/// The rollout of a decision: `loaded` are the skills the agent loaded.
-fn decided(task: &Task, name: &str, loaded: Vec<String>) -> Rollout {
+/// `rollout` made the record of a decision: `loaded` are the skills the agent loaded, the
+/// output says whether the candidate (`name`) was one of them.
+fn decide(rollout: &mut Rollout, name: &str, loaded: Vec<String>) {
     let hit = loaded.iter().any(|n| n == name);
-    let mut rollout = Rollout::success(&task.id, if hit { LOADED } else { NOT_LOADED });
+    rollout.output = if hit { LOADED } else { NOT_LOADED }.to_owned();
     rollout.metadata.insert(LOADED_KEY.into(), Value::Bool(hit));
     rollout.metadata.insert(
         LOADED_SKILLS.into(),
         Value::from(loaded.into_iter().map(Value::from).collect::<Vec<_>>()),
     );
-    rollout
 }
 
 #[async_trait]
@@ -218,7 +195,7 @@ impl Harness for TriggerHarness {
     }
 
     async fn run_sample(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout {
-        let mut rollout = self.decide(skill, task, sample).await;
+        let mut rollout = self.run_query(skill, task, sample).await;
         if let Some(should) = should_trigger(task) {
             rollout
                 .metadata
