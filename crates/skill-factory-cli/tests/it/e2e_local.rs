@@ -65,17 +65,11 @@ fn examples_with(file: &str) -> Vec<PathBuf> {
     found
 }
 
-/// A temporary folder holding a copy of the files of `example`.
+/// A temporary folder holding a copy of `example` (its sub-folders too, not its runs).
 fn copy_example(example: &Path) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("temp dir");
-    for entry in fs::read_dir(example)
-        .expect("example folder")
-        .filter_map(Result::ok)
-    {
-        if entry.path().is_file() {
-            fs::copy(entry.path(), tmp.path().join(entry.file_name())).expect("copy example file");
-        }
-    }
+    let name = example.file_name().expect("an example folder");
+    crate::common::copy_example(&name.to_string_lossy(), tmp.path());
     tmp
 }
 

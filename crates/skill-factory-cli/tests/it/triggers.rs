@@ -14,26 +14,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use skill_factory_mock::{MockConfig, MockServer, Variation};
 
-use crate::common::{self, bin, evaluate, read_json, repo_root, run, with_config};
+use crate::common::{self, bin, evaluate, read_json, run, with_config};
 
-/// The example folder copied into `dest`, sub-folders (the distractor) included, a `runs/`
-/// left by a run excluded.
+/// The example folder copied into `dest`, the distractor included.
 fn copy_example(dest: &Path) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                if entry.file_name() != "runs" {
-                    copy(&entry.path(), &target);
-                }
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-    copy(&repo_root().join("examples/receipt-trigger"), dest);
+    common::copy_example("receipt-trigger", dest);
 }
 
 /// A config in `dir` for the example's data, routed and optimized by the mock at `base_url`.

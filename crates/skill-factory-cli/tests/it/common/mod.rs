@@ -131,14 +131,23 @@ pub async fn labelled_mock(
     .unwrap()
 }
 
-/// Copies the files of `examples/<name>` (not its sub-folders, such as a `runs/` left by a
-/// run) into `dest`, made as needed.
+/// Copies `examples/<name>` into `dest`, made as needed: its files and sub-folders (a trigger
+/// example's distractor skills), but not a `runs/` folder a run left there.
 pub fn copy_example(name: &str, dest: &Path) {
-    std::fs::create_dir_all(dest).unwrap();
-    for entry in std::fs::read_dir(repo_root().join("examples").join(name)).unwrap() {
+    copy_folder(&repo_root().join("examples").join(name), dest);
+}
+
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), dest.join(entry.file_name())).unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != "runs" {
+                copy_folder(&entry.path(), &target);
+            }
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
         }
     }
 }
