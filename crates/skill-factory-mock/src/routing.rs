@@ -495,7 +495,7 @@ mod tests {
 
     #[test]
     fn codex_reads_the_chosen_skills_file_by_its_expanded_path() {
-        let developer = "## Skills\n- `r1` = `/work/proj/.agents/skills`\n### Available skills\n\
+        let developer = "## Skills\n- `r1` = `/projects/demo/.agents/skills`\n### Available skills\n\
             - receipt-totals: Add up receipts into a monthly expense report. (file: r1/receipt-totals/SKILL.md)\n\
             - pdf-forms: Fill in PDF forms. (file: r1/pdf-forms/SKILL.md)\n### How to use skills\n";
         let body = json!({"model": "gpt-5", "instructions": "You are Codex.", "stream": true,
@@ -504,7 +504,7 @@ mod tests {
                 {"type": "message", "role": "developer",
                  "content": [{"type": "input_text", "text": developer}]},
                 {"type": "message", "role": "user",
-                 "content": [{"type": "input_text", "text": "<environment_context>\n<cwd>/work/proj</cwd>\n</environment_context>"}]},
+                 "content": [{"type": "input_text", "text": "<environment_context>\n<cwd>/projects/demo</cwd>\n</environment_context>"}]},
                 {"type": "message", "role": "user",
                  "content": [{"type": "input_text", "text": "Make the monthly expense report"}]}]});
         let reply = routed(Format::Responses, &body);
@@ -512,7 +512,7 @@ mod tests {
             reply,
             Reply::tool_call(
                 "exec_command",
-                json!({"cmd": "cat /work/proj/.agents/skills/receipt-totals/SKILL.md"})
+                json!({"cmd": "cat /projects/demo/.agents/skills/receipt-totals/SKILL.md"})
             )
         );
         let mut second = body.clone();

@@ -27,7 +27,7 @@ use skill_factory::optimizer::StopReason;
 use skill_factory::session::{Session, SessionOptions, load_skill};
 use skill_factory::{harness, metric};
 use skill_factory_core::stats::{self, Estimate, FloorBasis, NoiseFloor, Variance, Verdict};
-use skill_factory_core::trigger::{LOADED_SKILLS, SHOULD_TRIGGER};
+use skill_factory_core::trigger::{LOADED_SKILLS, SHOULD_TRIGGER, TriggerCounts};
 use skill_factory_core::{Evaluation, Skill, Summary, Task};
 use skill_factory_runfolder::result::ScoreEstimate;
 
@@ -80,7 +80,7 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         bar.finish();
         super::print_model_calls(&session);
         let summary = evaluation.summary(0);
-        let figures = Figures::of(summary.per_task(), &noise);
+        let figures = Figures::of(&summary, &noise);
         outln!(
             "{}",
             serde_json::to_string_pretty(&json_report(
@@ -148,10 +148,13 @@ struct Figures {
     /// `pass@k` and `pass^k` with k the samples per task, when there are several.
     passes: Option<(f64, f64)>,
     samples: u32,
+    /// A trigger run's loads against what should have loaded.
+    trigger: Option<TriggerCounts>,
 }
 
 impl Figures {
-    fn of(per_task: &[Vec<f64>], noise: &Noise) -> Figures {
+    fn of(summary: &Summary, noise: &Noise) -> Figures {
+        let per_task = summary.per_task();
         let estimate = noise.estimate(per_task);
         let mut floor = stats::noise_floor(per_task, noise.confidence, POWER);
         // One sample of a run whose rollouts cannot vary: the floor is one task, not the
@@ -178,6 +181,7 @@ impl Figures {
             variance: stats::variance(per_task),
             passes,
             samples: noise.samples,
+            trigger: summary.trigger(),
         }
     }
 
@@ -237,7 +241,7 @@ impl Figures {
     }
 
     fn json(&self) -> Value {
-        json!({
+        let mut json = json!({
             "interval": [self.estimate.low, self.estimate.high],
             "se": self.estimate.se,
             "confidence": self.estimate.confidence,
@@ -253,7 +257,12 @@ impl Figures {
             })),
             "pass_at_k": self.passes.map(|(any, _)| any),
             "pass_all_k": self.passes.map(|(_, all)| all),
-        })
+        });
+        // Only a trigger run's report has the key.
+        if let (Value::Object(json), Some(counts)) = (&mut json, self.trigger) {
+            json.insert("trigger".into(), json!(counts.figures()));
+        }
+        json
     }
 }
 
@@ -286,7 +295,7 @@ fn over(tasks: usize, samples: u32) -> String {
 }
 
 fn print_text(summary: &Summary, worst: usize, noise: &Noise) {
-    let figures = Figures::of(summary.per_task(), noise);
+    let figures = Figures::of(summary, noise);
     // The score line is the Python tool's, so that scripts reading it keep working.
     outln!(
         "Score: {:.3} {}",
@@ -296,7 +305,7 @@ fn print_text(summary: &Summary, worst: usize, noise: &Noise) {
     for line in figures.lines(noise) {
         outln!("{line}");
     }
-    if let Some(trigger) = summary.trigger() {
+    if let Some(trigger) = figures.trigger {
         outln!("Trigger: {}", trigger.line());
     }
     let failed = summary.failed();
@@ -363,9 +372,6 @@ fn json_report(
     if let (Value::Object(report), Value::Object(figures)) = (&mut report, figures.json()) {
         report.extend(figures);
     }
-    if let (Value::Object(report), Some(trigger)) = (&mut report, evaluation.summary(0).trigger()) {
-        report.insert("trigger".into(), json!(trigger.figures()));
-    }
     report
 }
 
@@ -416,8 +422,8 @@ async fn compare(
     let (summary_a, summary_b) = (scored_a.summary(0), scored_b.summary(0));
     let difference = noise.paired(summary_a.per_task(), summary_b.per_task());
     let (fa, fb) = (
-        Figures::of(summary_a.per_task(), &noise),
-        Figures::of(summary_b.per_task(), &noise),
+        Figures::of(&summary_a, &noise),
+        Figures::of(&summary_b, &noise),
     );
     let verdict = difference.verdict();
     let floor = pooled_floor(summary_a.per_task(), summary_b.per_task(), &noise);

@@ -11,6 +11,21 @@ pub fn is_py_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
+/// What a text cut by [`clip`] ends with.
+pub const TRUNCATION_MARK: &str = " …[truncated]";
+
+/// `text` trimmed, and cut to `limit` characters plus [`TRUNCATION_MARK`] when longer: how a
+/// prompt shows a field that may be long.
+pub fn clip(text: &str, limit: usize) -> String {
+    let text = py_strip(text);
+    if text.chars().count() > limit {
+        let cut: String = text.chars().take(limit).collect();
+        format!("{cut}{TRUNCATION_MARK}")
+    } else {
+        text.to_string()
+    }
+}
+
 /// `text` without leading and trailing whitespace, like Python's `str.strip()`.
 pub fn py_strip(text: &str) -> &str {
     text.trim_matches(is_py_space)

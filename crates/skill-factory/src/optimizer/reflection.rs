@@ -25,7 +25,7 @@ use skill_factory_package::spec::{self, Finding, Rule};
 use skill_factory_pycompat::repr::repr_str;
 
 use crate::config::ReflectionStyle;
-use crate::metric::text::py_strip;
+use crate::metric::text::{clip, py_strip};
 
 /// The name of the description component ([`super::component`]).
 const DESCRIPTION: &str = "description";
@@ -62,8 +62,7 @@ const FORMAT_PLACEHOLDERS: [&str; 4] = [
 /// Characters kept of each rollout field (input, output, expected, feedback) in the prompt.
 pub const FIELD_CHARS: usize = 800;
 
-/// What a cut field ends with.
-pub const TRUNCATION_MARK: &str = " …[truncated]";
+pub use crate::metric::text::TRUNCATION_MARK;
 
 /// Characters of a rationale kept as a history note.
 pub const NOTE_CHARS: usize = 200;
@@ -151,17 +150,6 @@ pub struct Reflection<'a> {
     /// The protected names (`optimizer.protected`, normalized): a prompt for a whole body
     /// asks for their sections word for word, since a candidate that changes one is refused.
     pub protected: &'a [String],
-}
-
-/// `text` trimmed, and cut to [`FIELD_CHARS`] characters plus a mark when longer.
-fn clip(text: &str, limit: usize) -> String {
-    let text = py_strip(text);
-    if text.chars().count() > limit {
-        let cut: String = text.chars().take(limit).collect();
-        format!("{cut}{TRUNCATION_MARK}")
-    } else {
-        text.to_string()
-    }
 }
 
 impl Reflection<'_> {

@@ -30,7 +30,6 @@ pub fn loaded(cli: AgentCli, stream: &str) -> Vec<String> {
             found.push(name);
         }
     };
-    let read_of = |path: &str| -> Option<String> { skill_file_folder(path) };
     for event in stream
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
@@ -62,7 +61,7 @@ pub fn loaded(cli: AgentCli, stream: &str) -> Vec<String> {
                             if let Some(name) = input
                                 .get("file_path")
                                 .and_then(Value::as_str)
-                                .and_then(read_of)
+                                .and_then(skill_file_folder)
                             {
                                 add(name);
                             }
@@ -83,7 +82,7 @@ pub fn loaded(cli: AgentCli, stream: &str) -> Vec<String> {
                 if let Some(name) = item
                     .get("command")
                     .and_then(Value::as_str)
-                    .and_then(read_of)
+                    .and_then(skill_file_folder)
                 {
                     add(name);
                 }
@@ -104,7 +103,7 @@ pub fn loaded(cli: AgentCli, stream: &str) -> Vec<String> {
                             .get("absolute_path")
                             .or_else(|| parameters.get("file_path"))
                             .and_then(Value::as_str);
-                        if let Some(name) = path.and_then(read_of) {
+                        if let Some(name) = path.and_then(skill_file_folder) {
                             add(name);
                         }
                     }

@@ -9,6 +9,8 @@ use serde_json::Value;
 use skill_factory_core::Skill;
 use skill_factory_llm::{ChatModel, ChatRequest, LlmError};
 
+use crate::metric::text::clip;
+
 /// One drafted query, in skill-creator's eval-set shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Drafted {
@@ -48,14 +50,6 @@ pub fn prompt(skill: &Skill, count: usize) -> String {
             .join(" "),
         clip(&skill.body, 3000),
     )
-}
-
-fn clip(text: &str, limit: usize) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(limit) {
-        Some((at, _)) => format!("{} …", &text[..at]),
-        None => text.to_owned(),
-    }
 }
 
 /// Asks `client` for `count` queries about `skill`; the queries come in the model's order,
