@@ -57,9 +57,7 @@ fn fetch(
         short_hash(model.sha256)
     );
     if !local::engine_available() {
-        outln!(
-            "note: this build has no local engine; build with the cargo feature `local` to run it"
-        );
+        outln!("note: {}", local::ENGINE_MISSING);
     }
     Ok(ExitCode::SUCCESS)
 }

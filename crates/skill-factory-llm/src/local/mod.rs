@@ -57,6 +57,11 @@ pub const fn engine_available() -> bool {
     cfg!(feature = "local")
 }
 
+/// What a build without the engine (`--no-default-features`) says when a config asks for a
+/// local model, and what `skill-factory models fetch` notes in such a build.
+pub const ENGINE_MISSING: &str = "this build lacks the local model engine; reinstall with the \
+    default features (needs cmake and libclang: scripts/setup-tools.sh)";
+
 /// Builds the client of a `local` provider block. `model` is the GGUF file (the config layer
 /// has already joined a relative path to the config's folder). The file is checked and the
 /// model loaded now, so a wrong path fails before a run starts, not on its first task.
@@ -159,10 +164,8 @@ mod imp {
         _settings: &ProviderSettings,
     ) -> Result<Arc<dyn ChatModel>, LlmError> {
         Err(LlmError::Config(format!(
-            "this build of skill-factory has no local model engine, so it cannot run {}: build with \
-             the cargo feature `local` (on by default; it needs cmake and libclang, which \
-             scripts/setup-tools.sh installs), or serve the model with llama-server, LM Studio or \
-             Ollama and use that provider",
+            "cannot run local model {}: {ENGINE_MISSING}; or serve the model with llama-server, \
+             LM Studio or Ollama and use that provider",
             path.display()
         )))
     }
@@ -432,7 +435,14 @@ mod tests {
     fn a_build_without_the_engine_says_how_to_get_one() {
         let (_dir, path) = llama_header_file();
         let error = error_of(&block(path.to_str()));
-        assert!(error.contains("cargo feature `local`"), "{error}");
+        assert!(error.contains(path.to_str().unwrap()), "{error}");
+        assert!(
+            error.contains(
+                "this build lacks the local model engine; reinstall with the default features \
+                 (needs cmake and libclang: scripts/setup-tools.sh)"
+            ),
+            "{error}"
+        );
         assert!(!engine_available());
     }
 }
