@@ -338,6 +338,7 @@ fn task_from_record(
         input: as_text(input),
         expected,
         metadata,
+        weight: 1.0,
     })
 }
 

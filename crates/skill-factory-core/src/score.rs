@@ -53,15 +53,36 @@ pub fn clamp_unit(score: f64) -> f64 {
 }
 
 /// One task's rollout together with its score.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskEvaluation {
     /// The rollout that was scored.
     pub rollout: Rollout,
     /// The metric's verdict.
     pub result: MetricResult,
+    /// The task's weight ([`crate::Task::weight`]).
+    #[serde(
+        default = "crate::task::one",
+        skip_serializing_if = "crate::task::is_one"
+    )]
+    pub weight: f64,
+}
+
+impl Default for TaskEvaluation {
+    fn default() -> Self {
+        TaskEvaluation::new(Rollout::default(), MetricResult::default())
+    }
 }
 
 impl TaskEvaluation {
+    /// A rollout with its verdict, of a task that counts like any other.
+    pub fn new(rollout: Rollout, result: MetricResult) -> Self {
+        TaskEvaluation {
+            rollout,
+            result,
+            weight: 1.0,
+        }
+    }
+
     /// The task's score.
     pub fn score(&self) -> f64 {
         self.result.score
@@ -94,13 +115,18 @@ impl Evaluation {
         summary
     }
 
-    /// Arithmetic mean of the item scores (0 when empty): the mean of the task scores when
-    /// every task has as many samples.
+    /// Mean of the item scores, each by its task's weight (0 when empty): the weighted mean
+    /// of the task scores when every task has as many samples.
     pub fn score(&self) -> f64 {
-        if self.items.is_empty() {
+        let total: f64 = self.items.iter().map(|item| item.weight).sum();
+        if total <= 0.0 {
             return 0.0;
         }
-        self.items.iter().map(TaskEvaluation::score).sum::<f64>() / self.items.len() as f64
+        self.items
+            .iter()
+            .map(|item| item.score() * item.weight)
+            .sum::<f64>()
+            / total
     }
 
     /// Number of items evaluated (tasks times their samples).

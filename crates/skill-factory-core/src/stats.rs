@@ -8,6 +8,12 @@
 //! `d_i = m_i(B) − m_i(A)` over the same tasks and the same samples, whose standard error
 //! `sd(d) / √n` leaves out the difficulty both skills share. Intervals use Student's t with
 //! `n − 1` degrees of freedom. `docs/statistics.md` explains the formulas for users.
+//!
+//! Tasks may count unequally (a skill-mode run with a trigger set weighs its queries apart
+//! from its tasks): with weights `w_i`, the score is `Σ w_i m_i / Σ w_i`, its standard error
+//! the linearized one of a weighted mean, `√(n/(n−1) · Σ w_i² (m_i − m̄)²) / Σ w_i`, on the
+//! degrees of freedom of Kish's effective number of tasks `(Σ w_i)² / Σ w_i²`. With equal
+//! weights every formula is the unweighted one.
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
@@ -73,6 +79,38 @@ pub struct Estimate {
     pub df: usize,
 }
 
+/// How much each task counts, by task index; a task past the end counts 1, so an empty
+/// slice weighs every task alike.
+pub type Weights<'a> = &'a [f64];
+
+/// The weight of task `index`.
+fn weight_of(weights: Weights<'_>, index: usize) -> f64 {
+    weights.get(index).copied().unwrap_or(1.0)
+}
+
+/// The mean of `values` (one per task), each by its weight; 0 when there are none.
+pub fn mean(values: &[f64], weights: Weights<'_>) -> f64 {
+    let (sum, total) =
+        values
+            .iter()
+            .enumerate()
+            .fold((0.0, 0.0), |(sum, total), (index, value)| {
+                let weight = weight_of(weights, index);
+                (sum + value * weight, total + weight)
+            });
+    if total <= 0.0 { 0.0 } else { sum / total }
+}
+
+/// Kish's effective number of tasks of these weights: `(Σ w)² / Σ w²` (their count when
+/// equal), rounded down but for a rounding error.
+fn effective_tasks(weights: impl Iterator<Item = f64>) -> usize {
+    let (sum, squares) = weights.fold((0.0, 0.0), |(s, q), w| (s + w, q + w * w));
+    if squares <= 0.0 {
+        return 0;
+    }
+    (sum * sum / squares + 1e-9).floor() as usize
+}
+
 /// The range a value can take: scores lie in [0, 1], differences of scores in [−1, 1].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Range {
@@ -129,29 +167,35 @@ fn z_quantile(p: f64) -> f64 {
 }
 
 impl Estimate {
-    /// The estimate of the mean of `values` (one per task), each over `samples` in all.
-    fn of(values: &[f64], samples: usize, confidence: f64, range: Range) -> Estimate {
+    /// The estimate of the weighted mean of `values` (one per task, with its weight), each
+    /// over `samples` in all.
+    fn of(values: &[(f64, f64)], samples: usize, confidence: f64, range: Range) -> Estimate {
         let tasks = values.len();
-        let mean = if tasks == 0 {
+        let total: f64 = values.iter().map(|(_, w)| w).sum();
+        let mean = if total <= 0.0 {
             0.0
         } else {
-            values.iter().sum::<f64>() / tasks as f64
+            values.iter().map(|(v, w)| v * w).sum::<f64>() / total
         };
-        let se = (tasks >= 2).then(|| {
-            let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (tasks - 1) as f64;
-            (var / tasks as f64).sqrt()
+        let effective = effective_tasks(values.iter().map(|(_, w)| *w));
+        let se = (tasks >= 2 && total > 0.0).then(|| {
+            let squares = values
+                .iter()
+                .map(|(v, w)| (w * (v - mean)).powi(2))
+                .sum::<f64>();
+            (squares * tasks as f64 / (tasks - 1) as f64).sqrt() / total
         });
         let mut estimate = Estimate::with_se(
             mean,
             se,
-            tasks.saturating_sub(1),
+            effective.saturating_sub(1),
             (tasks, samples),
             confidence,
             range,
         );
-        let binary = values.iter().all(|v| *v == 0.0 || *v == 1.0);
-        if range == Range::Score && binary && tasks > 0 {
-            let (low, high) = wilson(mean, tasks, confidence);
+        let binary = values.iter().all(|(v, _)| *v == 0.0 || *v == 1.0);
+        if range == Range::Score && binary && effective > 0 {
+            let (low, high) = wilson(mean, effective, confidence);
             estimate.low = estimate.low.min(low);
             estimate.high = estimate.high.max(high);
         }
@@ -249,19 +293,23 @@ impl Estimate {
 }
 
 /// The score of a skill over tasks whose samples' scores are `per_task` (one list per task;
-/// tasks without a sample are left out), each task's score its `aggregate` over its samples.
+/// tasks without a sample are left out), each task's score its `aggregate` over its samples,
+/// counted by its weight.
 pub fn estimate(
     per_task: &[Vec<f64>],
+    weights: Weights<'_>,
     aggregate: Aggregate,
     pass_score: f64,
     confidence: f64,
 ) -> Estimate {
-    let sampled: Vec<&Vec<f64>> = per_task.iter().filter(|s| !s.is_empty()).collect();
-    let values: Vec<f64> = sampled
-        .iter()
-        .map(|s| aggregate.of(s, pass_score))
-        .collect();
-    let samples = sampled.iter().map(|s| s.len()).sum();
+    let mut values = Vec::with_capacity(per_task.len());
+    let mut samples = 0;
+    for (index, scores) in per_task.iter().enumerate() {
+        if !scores.is_empty() {
+            values.push((aggregate.of(scores, pass_score), weight_of(weights, index)));
+            samples += scores.len();
+        }
+    }
     Estimate::of(&values, samples, confidence, Range::Score)
 }
 
@@ -271,25 +319,25 @@ pub fn estimate(
 pub fn paired(
     a: &[Vec<f64>],
     b: &[Vec<f64>],
+    weights: Weights<'_>,
     aggregate: Aggregate,
     pass_score: f64,
     confidence: f64,
 ) -> Estimate {
-    differences(a, b, (aggregate, pass_score), confidence, true)
+    differences((a, b, weights), (aggregate, pass_score), confidence, true)
 }
 
 /// The per-task differences of `b` and `a` and their estimate: over the samples both have
 /// (`same_samples`), or each side over all of its own.
 fn differences(
-    a: &[Vec<f64>],
-    b: &[Vec<f64>],
+    (a, b, weights): (&[Vec<f64>], &[Vec<f64>], Weights<'_>),
     (aggregate, pass_score): (Aggregate, f64),
     confidence: f64,
     same_samples: bool,
 ) -> Estimate {
     let mut diffs = Vec::with_capacity(a.len().min(b.len()));
     let mut samples = 0;
-    for (a, b) in a.iter().zip(b) {
+    for (index, (a, b)) in a.iter().zip(b).enumerate() {
         let both = a.len().min(b.len());
         if both == 0 {
             continue;
@@ -300,7 +348,10 @@ fn differences(
         } else {
             (&a[..], &b[..])
         };
-        diffs.push(aggregate.of(b, pass_score) - aggregate.of(a, pass_score));
+        diffs.push((
+            aggregate.of(b, pass_score) - aggregate.of(a, pass_score),
+            weight_of(weights, index),
+        ));
     }
     Estimate::of(&diffs, samples, confidence, Range::Difference)
 }
@@ -316,15 +367,21 @@ const PRIOR_VARIANCE: f64 = 0.25;
 /// A), their variance pooled over the tasks (with a prior of 0.25, a fair coin's, as one
 /// more degree of freedom), and the standard error of the mean of the tasks' mean
 /// differences,
-/// `√(Σ v / m_t) / n`. Unlike [`paired`], it does not count how differently the tasks
+/// `√(Σ v / m_t) / n` (with weights, `√(v Σ w_t² / m_t) / Σ w_t` around the weighted mean).
+/// Unlike [`paired`], it does not count how differently the tasks
 /// respond to the edit (the tasks are these, not a sample of others): it answers whether B
 /// would score higher than A on these tasks if each were sampled without end, which is the
 /// question a gate asks. `None` until some task has two paired samples. Means only: a
 /// `pass@k` is not a mean of samples.
-pub fn paired_on_these_tasks(a: &[Vec<f64>], b: &[Vec<f64>], confidence: f64) -> Option<Estimate> {
+pub fn paired_on_these_tasks(
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
+    weights: Weights<'_>,
+    confidence: f64,
+) -> Option<Estimate> {
     let mut means = Vec::new();
     let (mut squares, mut df, mut inverse, mut samples) = (0.0, 0usize, 0.0, 0usize);
-    for (a, b) in a.iter().zip(b) {
+    for (index, (a, b)) in a.iter().zip(b).enumerate() {
         let m = a.len().min(b.len());
         if m == 0 {
             continue;
@@ -333,17 +390,18 @@ pub fn paired_on_these_tasks(a: &[Vec<f64>], b: &[Vec<f64>], confidence: f64) ->
         let mean = diffs.iter().sum::<f64>() / m as f64;
         squares += diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>();
         df += m - 1;
-        inverse += 1.0 / m as f64;
+        let weight = weight_of(weights, index);
+        inverse += weight * weight / m as f64;
         samples += m;
-        means.push(mean);
+        means.push((mean, weight));
     }
-    if df == 0 {
+    let total: f64 = means.iter().map(|(_, w)| w).sum();
+    if df == 0 || total <= 0.0 {
         return None;
     }
-    let n = means.len() as f64;
     let variance = (squares + PRIOR_VARIANCE) / (df + 1) as f64;
-    let se = (variance * inverse).sqrt() / n;
-    let mean = means.iter().sum::<f64>() / n;
+    let se = (variance * inverse).sqrt() / total;
+    let mean = means.iter().map(|(m, w)| m * w).sum::<f64>() / total;
     Some(Estimate::with_se(
         mean,
         Some(se),
@@ -360,11 +418,12 @@ pub fn paired_on_these_tasks(a: &[Vec<f64>], b: &[Vec<f64>], confidence: f64) ->
 pub fn paired_by_task(
     a: &[Vec<f64>],
     b: &[Vec<f64>],
+    weights: Weights<'_>,
     aggregate: Aggregate,
     pass_score: f64,
     confidence: f64,
 ) -> Estimate {
-    differences(a, b, (aggregate, pass_score), confidence, false)
+    differences((a, b, weights), (aggregate, pass_score), confidence, false)
 }
 
 /// How the variance of single samples splits between tasks (some are harder than others)
@@ -468,7 +527,7 @@ pub fn noise_floor(per_task: &[Vec<f64>], confidence: f64, power: f64) -> Option
             (z * se, FloorBasis::Sampling)
         }
         None => {
-            let score = estimate(per_task, Aggregate::Mean, 1.0, confidence);
+            let score = estimate(per_task, &[], Aggregate::Mean, 1.0, confidence);
             (
                 z * std::f64::consts::SQRT_2 * score.se.unwrap_or(0.0),
                 FloorBasis::Unpaired,
@@ -521,7 +580,7 @@ mod tests {
         // Two tasks, always right on one and always wrong on the other: 8 samples would look
         // like 8 independent draws unclustered (SE 0.19); clustered, they are two (SE 0.5).
         let per_task = vec![vec![1.0; 4], vec![0.0; 4]];
-        let e = estimate(&per_task, Aggregate::Mean, 1.0, 0.95);
+        let e = estimate(&per_task, &[], Aggregate::Mean, 1.0, 0.95);
         assert_eq!((e.mean, e.tasks, e.samples), (0.5, 2, 8));
         assert!(close(e.se.unwrap(), 0.5));
         assert_eq!((e.low, e.high), (0.0, 1.0), "clamped to the score range");
@@ -530,21 +589,21 @@ mod tests {
     #[test]
     fn tasks_that_all_agree_still_leave_room_near_zero_and_one() {
         // Eight failures have a standard error of 0, not a certainty of 0.
-        let failed = estimate(&vec![vec![0.0]; 8], Aggregate::Mean, 1.0, 0.95);
+        let failed = estimate(&vec![vec![0.0]; 8], &[], Aggregate::Mean, 1.0, 0.95);
         assert_eq!((failed.mean, failed.se, failed.low), (0.0, Some(0.0), 0.0));
         assert!(close(failed.high, 0.324), "{failed:?}");
-        let passed = estimate(&vec![vec![1.0]; 8], Aggregate::Mean, 1.0, 0.95);
+        let passed = estimate(&vec![vec![1.0]; 8], &[], Aggregate::Mean, 1.0, 0.95);
         assert!(close(passed.low, 0.676) && passed.high == 1.0, "{passed:?}");
         // Where the tasks spread, the t interval is the wider and stands.
         let spread: Vec<Vec<f64>> = (0..10).map(|i| vec![f64::from(i % 2)]).collect();
-        let e = estimate(&spread, Aggregate::Mean, 1.0, 0.95);
+        let e = estimate(&spread, &[], Aggregate::Mean, 1.0, 0.95);
         assert!(close(e.low, 0.5 - 0.377));
     }
 
     #[test]
     fn an_interval_covers_the_mean_with_t_quantiles() {
         let per_task: Vec<Vec<f64>> = (0..10).map(|i| vec![f64::from(i % 2)]).collect();
-        let e = estimate(&per_task, Aggregate::Mean, 1.0, 0.95);
+        let e = estimate(&per_task, &[], Aggregate::Mean, 1.0, 0.95);
         // sd of 0/1 alternating over 10 = 0.527, se = 0.1667, t(0.975, 9) = 2.262
         assert!(close(e.se.unwrap(), 0.1667), "{e:?}");
         assert!(
@@ -557,7 +616,7 @@ mod tests {
 
     #[test]
     fn one_task_says_nothing_about_the_spread() {
-        let e = estimate(&[vec![1.0, 0.0]], Aggregate::Mean, 1.0, 0.95);
+        let e = estimate(&[vec![1.0, 0.0]], &[], Aggregate::Mean, 1.0, 0.95);
         assert_eq!(e.se, None);
         assert_eq!((e.low, e.high), (0.0, 1.0));
         assert_eq!(e.lower(0.025), f64::NEG_INFINITY);
@@ -571,7 +630,7 @@ mod tests {
         let mut b = a.clone();
         b[10] = vec![1.0];
         b[11] = vec![1.0];
-        let d = paired(&a, &b, Aggregate::Mean, 1.0, 0.95);
+        let d = paired(&a, &b, &[], Aggregate::Mean, 1.0, 0.95);
         assert!(close(d.mean, 0.1), "{d:?}");
         assert!(d.low < 0.1 && d.low > -0.05, "{d:?}");
         assert_eq!(d.samples, 20);
@@ -579,6 +638,7 @@ mod tests {
         let d = paired(
             &[vec![0.0, 1.0]],
             &[vec![1.0, 1.0, 0.0]],
+            &[],
             Aggregate::Mean,
             1.0,
             0.95,
@@ -591,8 +651,8 @@ mod tests {
         // B fixes half the tasks, always: the tasks differ a lot, the samples not at all.
         let a = vec![vec![0.0, 0.0]; 20];
         let b: Vec<Vec<f64>> = (0..20).map(|i| vec![f64::from(i % 2); 2]).collect();
-        let population = paired(&a, &b, Aggregate::Mean, 1.0, 0.95);
-        let these = paired_on_these_tasks(&a, &b, 0.95).unwrap();
+        let population = paired(&a, &b, &[], Aggregate::Mean, 1.0, 0.95);
+        let these = paired_on_these_tasks(&a, &b, &[], 0.95).unwrap();
         assert!(close(these.mean, 0.5) && close(population.mean, 0.5));
         // Only the prior's noise is left: (0 + 0.25) / 21 per sample, 20 tasks of 2.
         assert!(close(
@@ -604,12 +664,12 @@ mod tests {
         // Coin flips on every task: the noise is measured, not assumed.
         let coin_a: Vec<Vec<f64>> = (0..40).map(|i| vec![f64::from(i % 2), 0.0]).collect();
         let coin_b: Vec<Vec<f64>> = (0..40).map(|i| vec![0.0, f64::from(i % 2)]).collect();
-        let noisy = paired_on_these_tasks(&coin_a, &coin_b, 0.95).unwrap();
+        let noisy = paired_on_these_tasks(&coin_a, &coin_b, &[], 0.95).unwrap();
         assert!(close(noisy.mean, 0.0));
         assert!(noisy.se.unwrap() > 0.07, "{noisy:?}");
         // One sample each: nothing measured yet.
         assert_eq!(
-            paired_on_these_tasks(&[vec![1.0]], &[vec![0.0]], 0.95),
+            paired_on_these_tasks(&[vec![1.0]], &[vec![0.0]], &[], 0.95),
             None
         );
     }
@@ -618,7 +678,7 @@ mod tests {
     fn samples_drawn_apart_are_paired_by_task() {
         let seed = vec![vec![0.0, 0.0, 1.0], vec![1.0]];
         let best = vec![vec![1.0, 1.0], vec![1.0, 1.0]];
-        let d = paired_by_task(&seed, &best, Aggregate::Mean, 1.0, 0.95);
+        let d = paired_by_task(&seed, &best, &[], Aggregate::Mean, 1.0, 0.95);
         assert!(close(d.mean, (2.0 / 3.0 + 0.0) / 2.0), "{d:?}");
         assert_eq!((d.tasks, d.samples), (2, 3));
     }
@@ -626,7 +686,7 @@ mod tests {
     #[test]
     fn identical_differences_have_no_spread() {
         let a = vec![vec![0.0]; 5];
-        let d = paired(&a, &a, Aggregate::Mean, 1.0, 0.95);
+        let d = paired(&a, &a, &[], Aggregate::Mean, 1.0, 0.95);
         assert_eq!((d.mean, d.se, d.low, d.high), (0.0, Some(0.0), 0.0, 0.0));
     }
 
@@ -688,5 +748,45 @@ mod tests {
         // 2 · 0.25 · 2.845² / (64 · 0.01) = 6.3
         assert_eq!(k, 7);
         assert_eq!(samples_for(0.5, &split, 64, 0.95, 0.8), 1);
+    }
+
+    #[test]
+    fn weights_give_each_group_its_share_and_equal_weights_change_nothing() {
+        // Eight tasks at 1.0 and two queries at 0.0: unweighted 0.8; the queries given half
+        // the score (each weighs 4 tasks' worth: 2 · 4 = 8) make it 0.5.
+        let per_task: Vec<Vec<f64>> = (0..10).map(|i| vec![f64::from(u8::from(i < 8))]).collect();
+        let plain = estimate(&per_task, &[], Aggregate::Mean, 1.0, 0.95);
+        assert!(close(plain.mean, 0.8));
+        let equal = estimate(&per_task, &[2.0; 10], Aggregate::Mean, 1.0, 0.95);
+        assert_eq!(plain, equal, "scaling every weight alike changes nothing");
+        let mut weights = vec![1.0; 8];
+        weights.extend([4.0, 4.0]);
+        let weighted = estimate(&per_task, &weights, Aggregate::Mean, 1.0, 0.95);
+        assert!(close(weighted.mean, 0.5), "{weighted:?}");
+        // Kish: (16)² / (8 + 32) = 6.4 effective tasks, so 5 degrees of freedom.
+        assert_eq!((weighted.tasks, weighted.df), (10, 5));
+        // √(10/9 · (8 · 0.5² + 2 · 4² · 0.5²)) / 16 = 0.2083
+        assert!(close(weighted.se.unwrap(), 0.2083), "{weighted:?}");
+
+        // The paired tests weigh the same way.
+        let a = vec![vec![0.0, 0.0]; 10];
+        let b: Vec<Vec<f64>> = per_task.iter().map(|s| vec![s[0]; 2]).collect();
+        assert!(close(
+            paired(&a, &b, &weights, Aggregate::Mean, 1.0, 0.95).mean,
+            0.5
+        ));
+        assert!(close(
+            paired_by_task(&a, &b, &weights, Aggregate::Mean, 1.0, 0.95).mean,
+            0.5
+        ));
+        let these = paired_on_these_tasks(&a, &b, &weights, 0.95).unwrap();
+        let these_plain = paired_on_these_tasks(&a, &b, &[], 0.95).unwrap();
+        assert!(close(these.mean, 0.5) && close(these_plain.mean, 0.8));
+        // √(v · Σ w²/m) / Σ w against √(v · Σ 1/m) / n: heavy weights on few tasks widen it.
+        assert!(these.se.unwrap() > these_plain.se.unwrap());
+        assert_eq!(
+            paired_on_these_tasks(&a, &b, &[1.0; 10], 0.95),
+            Some(these_plain)
+        );
     }
 }

@@ -14,7 +14,11 @@ pub struct Summary {
     size: usize,
     /// The scores of each task's samples, by task index.
     scores: Vec<Vec<f64>>,
+    /// Each task's weight, by task index.
+    weights: Vec<f64>,
+    /// The scores summed, each times its task's weight, and the weights summed.
     sum: f64,
+    total_weight: f64,
     failed: usize,
     usage: Usage,
     any_reachable: bool,
@@ -50,9 +54,12 @@ impl Summary {
         self.size += 1;
         if self.scores.len() <= index {
             self.scores.resize_with(index + 1, Vec::new);
+            self.weights.resize(index + 1, 1.0);
         }
         self.scores[index].push(item.score());
-        self.sum += item.score();
+        self.weights[index] = item.weight;
+        self.sum += item.score() * item.weight;
+        self.total_weight += item.weight;
         self.failed += usize::from(!item.rollout.ok());
         let mut counts = self.trigger.unwrap_or_default();
         if counts.add(&item.rollout) {
@@ -90,12 +97,12 @@ impl Summary {
         }
     }
 
-    /// Arithmetic mean of the task scores (0 when empty).
+    /// Mean of the item scores, each by its task's weight (0 when empty).
     pub fn score(&self) -> f64 {
-        if self.size == 0 {
+        if self.total_weight <= 0.0 {
             return 0.0;
         }
-        self.sum / self.size as f64
+        self.sum / self.total_weight
     }
 
     /// Number of rollouts evaluated (tasks times their samples).
@@ -111,6 +118,12 @@ impl Summary {
     /// The scores of each task's samples, by task index (a task not evaluated has none).
     pub fn per_task(&self) -> &[Vec<f64>] {
         &self.scores
+    }
+
+    /// Each task's weight, by task index ([`crate::Task::weight`]), for the statistics of
+    /// [`Summary::per_task`].
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
     }
 
     /// Number of rollouts that failed (harness or model error).
@@ -169,10 +182,10 @@ mod tests {
     use crate::{Evaluation, MetricResult, Rollout};
 
     fn item(id: &str, score: f64) -> TaskEvaluation {
-        TaskEvaluation {
-            rollout: Rollout::success(id, "out"),
-            result: MetricResult::new("m", score, format!("fb {id}")),
-        }
+        TaskEvaluation::new(
+            Rollout::success(id, "out"),
+            MetricResult::new("m", score, format!("fb {id}")),
+        )
     }
 
     #[test]
@@ -198,10 +211,7 @@ mod tests {
     }
 
     fn failed(rollout: Rollout) -> TaskEvaluation {
-        TaskEvaluation {
-            rollout,
-            result: MetricResult::new("m", 0.0, "no output"),
-        }
+        TaskEvaluation::new(rollout, MetricResult::new("m", 0.0, "no output"))
     }
 
     /// Both ways of summing up agree on whether an evaluation measured anything.

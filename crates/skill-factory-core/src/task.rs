@@ -19,6 +19,31 @@ pub struct Task {
     /// Free-form metadata carried along for harnesses, metrics and reports.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
+    /// How much the task counts in a score against the others of its evaluation (1; a
+    /// skill-mode run with a trigger set weighs its queries apart, so that together they
+    /// make `trigger.weight` of the score).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub weight: f64,
+}
+
+/// The weights of `tasks`, in their order, for the statistics of their scores
+/// ([`crate::stats::Weights`]).
+pub fn weights(tasks: &[Task]) -> Vec<f64> {
+    tasks.iter().map(|task| task.weight).collect()
+}
+
+/// The weight of a task that counts like any other.
+pub(crate) fn one() -> f64 {
+    1.0
+}
+
+/// Whether `weight` is that of a task that counts like any other (left out of files).
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+pub(crate) fn is_one(weight: &f64) -> bool {
+    *weight == 1.0
 }
 
 impl Task {
@@ -29,6 +54,7 @@ impl Task {
             input: input.into(),
             expected: None,
             metadata: Map::new(),
+            weight: 1.0,
         }
     }
 

@@ -197,6 +197,7 @@ fn task(index: usize, item: Value) -> Result<Task, String> {
         input: query.clone(),
         expected: Some(if should { LOADED } else { NOT_LOADED }.to_owned()),
         metadata,
+        weight: 1.0,
     })
 }
 
@@ -342,6 +343,25 @@ fn ratio(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
+/// A skill-mode run's tasks of one part of its split with the trigger queries of the same
+/// part after them, weighted so that the queries make `weight` of the part's score and the
+/// tasks the rest (the mean weight stays 1). A part without one or the other keeps its
+/// weights.
+pub fn beside(mut tasks: Vec<Task>, mut queries: Vec<Task>, weight: f64) -> Vec<Task> {
+    let (n, m) = (tasks.len() as f64, queries.len() as f64);
+    if n > 0.0 && m > 0.0 {
+        let total = n + m;
+        tasks
+            .iter_mut()
+            .for_each(|task| task.weight = (1.0 - weight) * total / n);
+        queries
+            .iter_mut()
+            .for_each(|query| query.weight = weight * total / m);
+    }
+    tasks.append(&mut queries);
+    tasks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -405,10 +425,7 @@ mod tests {
                 .metadata
                 .insert(LOADED_KEY.into(), Value::Bool(loaded));
         }
-        TaskEvaluation {
-            rollout,
-            result: MetricResult::new("trigger", 0.0, ""),
-        }
+        TaskEvaluation::new(rollout, MetricResult::new("trigger", 0.0, ""))
     }
 
     #[test]
@@ -448,5 +465,32 @@ mod tests {
         let json = serde_json::to_value(counts.figures()).unwrap();
         assert_eq!(json["false_trigger_rate"], 0.25);
         assert_eq!(json["true_positives"], 2);
+    }
+
+    #[test]
+    fn queries_beside_tasks_make_their_share_of_the_score() {
+        let tasks: Vec<Task> = (0..6).map(|i| Task::new(format!("t{i}"), "in")).collect();
+        let queries: Vec<Task> = (0..2).map(|i| Task::new(format!("q{i}"), "in")).collect();
+        let both = beside(tasks.clone(), queries.clone(), 0.25);
+        assert_eq!(both.len(), 8);
+        let weights = crate::task::weights(&both);
+        // 6 tasks share 0.75 and 2 queries 0.25 of a total weight of 8.
+        assert!((weights[0] - 1.0).abs() < 1e-12 && (weights[7] - 1.0).abs() < 1e-12);
+        let both = beside(tasks.clone(), queries.clone(), 0.5);
+        let weights = crate::task::weights(&both);
+        let total: f64 = weights.iter().sum();
+        assert!((total - 8.0).abs() < 1e-12);
+        assert!((weights[6..].iter().sum::<f64>() / total - 0.5).abs() < 1e-12);
+        // Alone, either keeps its weights.
+        assert!(
+            beside(tasks, Vec::new(), 0.5)
+                .iter()
+                .all(|t| t.weight == 1.0)
+        );
+        assert!(
+            beside(Vec::new(), queries, 0.5)
+                .iter()
+                .all(|t| t.weight == 1.0)
+        );
     }
 }

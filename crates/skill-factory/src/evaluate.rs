@@ -298,6 +298,7 @@ fn unscored(task: &Task, sample: u32, reason: &str) -> TaskEvaluation {
     TaskEvaluation {
         rollout,
         result: crate::metric::rollout_failed("evaluate", reason),
+        weight: task.weight,
     }
 }
 
@@ -311,5 +312,9 @@ async fn score_rollout(task: &Task, rollout: Rollout, metric: &dyn Metric) -> Ta
             format!("not applicable: {}", not_applicable.0),
         ),
     };
-    TaskEvaluation { rollout, result }
+    TaskEvaluation {
+        rollout,
+        result,
+        weight: task.weight,
+    }
 }

@@ -10,7 +10,7 @@
 //! ([`crate::optimizer::gate`]). `noise.regime` can say which instead of `auto`.
 
 use serde::Serialize;
-use skill_factory_core::stats::{self, Aggregate, Estimate};
+use skill_factory_core::stats::{self, Aggregate, Estimate, Weights};
 
 use crate::config::{HarnessType, NoiseConfig, RegimeSetting, RunConfig};
 
@@ -102,20 +102,41 @@ impl Noise {
         }
     }
 
-    /// The score of a skill whose samples' scores by task are `per_task`, with its interval
-    /// ([`stats::estimate`] at this run's aggregate and confidence).
-    pub fn estimate(&self, per_task: &[Vec<f64>]) -> Estimate {
-        stats::estimate(per_task, self.aggregate, self.pass_score, self.confidence)
+    /// The score of a skill whose samples' scores by task are `per_task`, the tasks
+    /// weighing `weights`, with its interval ([`stats::estimate`] at this run's aggregate and
+    /// confidence).
+    pub fn estimate(&self, per_task: &[Vec<f64>], weights: Weights<'_>) -> Estimate {
+        stats::estimate(
+            per_task,
+            weights,
+            self.aggregate,
+            self.pass_score,
+            self.confidence,
+        )
     }
 
     /// B − A paired by task and sample, with its interval ([`stats::paired`]).
-    pub fn paired(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Estimate {
-        stats::paired(a, b, self.aggregate, self.pass_score, self.confidence)
+    pub fn paired(&self, a: &[Vec<f64>], b: &[Vec<f64>], weights: Weights<'_>) -> Estimate {
+        stats::paired(
+            a,
+            b,
+            weights,
+            self.aggregate,
+            self.pass_score,
+            self.confidence,
+        )
     }
 
     /// B − A paired by task only, each side over all its samples ([`stats::paired_by_task`]).
-    pub fn paired_by_task(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Estimate {
-        stats::paired_by_task(a, b, self.aggregate, self.pass_score, self.confidence)
+    pub fn paired_by_task(&self, a: &[Vec<f64>], b: &[Vec<f64>], weights: Weights<'_>) -> Estimate {
+        stats::paired_by_task(
+            a,
+            b,
+            weights,
+            self.aggregate,
+            self.pass_score,
+            self.confidence,
+        )
     }
 
     /// The tail probability of a two-sided interval at the configured confidence (0.025 for

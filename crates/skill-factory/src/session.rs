@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use skill_factory_core::{Dataset, Skill, Split};
+use skill_factory_core::{Dataset, Skill, Split, Task, trigger};
 use skill_factory_io::input;
 use skill_factory_llm::{
     BudgetedModel, CacheMode, CacheStore, ChatModel, Ledger, LlmError, ModelLayers,
@@ -48,6 +48,24 @@ pub struct SessionOptions {
     pub samples: Option<u32>,
 }
 
+/// What the ids of a skill-mode run's trigger queries start with.
+pub const TRIGGER_ID_PREFIX: &str = "trigger-";
+
+/// Reads a skill-mode run's trigger set, its ids prefixed.
+fn read_triggers(path: &Path) -> Result<Dataset, EngineError> {
+    let text = input::read_text(path, input::DATASET)?;
+    let origin = path.display().to_string();
+    let set = trigger::parse_trigger_set(&text, &origin)?;
+    let queries = set
+        .iter()
+        .map(|query| Task {
+            id: format!("{TRIGGER_ID_PREFIX}{}", query.id),
+            ..query.clone()
+        })
+        .collect();
+    Ok(Dataset::from_tasks(queries, &origin)?)
+}
+
 /// Rollouts in flight at once in batch mode: as many as a batch takes
 /// ([`skill_factory_llm::batch::BatchOptions`]), so an evaluation's calls make one batch
 /// instead of one per `max_workers`.
@@ -67,6 +85,9 @@ pub struct Session {
     pub skill_files: Vec<String>,
     /// The whole dataset.
     pub dataset: Dataset,
+    /// A skill-mode run's trigger set (its `trigger` block), each query's id prefixed with
+    /// [`TRIGGER_ID_PREFIX`] so that it cannot clash with a task's.
+    pub triggers: Option<Dataset>,
     /// What the run's calls have spent, and its budget (see [`Session::ledger`]).
     ledger: Arc<Ledger>,
     /// `--no-cache`.
@@ -100,6 +121,10 @@ impl Session {
         } else {
             Dataset::from_jsonl(&text, &origin)?
         };
+        let triggers = match &config.config.trigger {
+            Some(block) => Some(read_triggers(&block.dataset)?),
+            None => None,
+        };
         let ledger = if options.budgeted {
             Ledger::new(config.config.optimizer.budget.limits())
         } else {
@@ -111,6 +136,7 @@ impl Session {
             skill_path,
             skill_files,
             dataset,
+            triggers,
             ledger: Arc::new(ledger),
             cache_off: options.no_cache,
             record: options.record,
@@ -143,6 +169,9 @@ impl Session {
             ("skill", self.skill_path.clone()),
             ("dataset", run.dataset.clone()),
         ];
+        if let Some(block) = &run.trigger {
+            inputs.push(("trigger set", block.dataset.clone()));
+        }
         for settings in Role::ALL.map(|role| self.config.role(role)) {
             if let Some(script) = &settings.script {
                 inputs.push(("fake provider script", PathBuf::from(script)));
@@ -266,16 +295,45 @@ impl Session {
     }
 
     /// The train / val / test split of the dataset, as the config's `val_fraction`,
-    /// `test_fraction` and `seed` describe it.
+    /// `test_fraction` and `seed` describe it. A trigger set is split the same way on its
+    /// own and each of its parts follows the tasks of the same part, weighted so that the
+    /// queries make `trigger.weight` of the part's score ([`trigger::beside`]).
     pub fn split(&self) -> Result<Split, EngineError> {
         let run = &self.config.config;
-        self.dataset
-            .split(run.val_fraction, run.test_fraction, run.seed)
-            .map_err(|cause| EngineError::Split {
-                config: self.config.path.clone(),
-                dataset: run.dataset.clone(),
-                cause,
-            })
+        let split = |dataset: &Dataset, path: &Path| {
+            dataset
+                .split(run.val_fraction, run.test_fraction, run.seed)
+                .map_err(|cause| EngineError::Split {
+                    config: self.config.path.clone(),
+                    dataset: path.to_path_buf(),
+                    cause,
+                })
+        };
+        let tasks = split(&self.dataset, &run.dataset)?;
+        match (&self.triggers, &run.trigger) {
+            (Some(triggers), Some(block)) => {
+                let queries = split(triggers, &block.dataset)?;
+                Ok(Split {
+                    train: trigger::beside(tasks.train, queries.train, block.weight),
+                    val: trigger::beside(tasks.val, queries.val, block.weight),
+                    test: trigger::beside(tasks.test, queries.test, block.weight),
+                })
+            }
+            _ => Ok(tasks),
+        }
+    }
+
+    /// Every task of the run: the dataset's, and a trigger set's queries after them weighted
+    /// as in each part of the split ([`trigger::beside`]). The dataset alone is borrowed.
+    pub fn all_tasks(&self) -> std::borrow::Cow<'_, [Task]> {
+        match (&self.triggers, &self.config.config.trigger) {
+            (Some(triggers), Some(block)) => std::borrow::Cow::Owned(trigger::beside(
+                self.dataset.tasks.clone(),
+                triggers.tasks.clone(),
+                block.weight,
+            )),
+            _ => std::borrow::Cow::Borrowed(&self.dataset.tasks),
+        }
     }
 
     /// Whether the calls of `role` go as provider batches: its block says `batch: true`, or

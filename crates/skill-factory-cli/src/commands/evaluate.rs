@@ -126,7 +126,7 @@ fn nothing_worked(summary: &Summary) -> Option<ExitCode> {
 /// The tasks of the split asked for; the whole dataset is borrowed, not copied.
 fn select_tasks(session: &Session, choice: SplitChoice) -> anyhow::Result<Cow<'_, [Task]>> {
     let tasks = match choice {
-        SplitChoice::All => return Ok(Cow::Borrowed(&session.dataset.tasks)),
+        SplitChoice::All => return Ok(session.all_tasks()),
         SplitChoice::Train => session.split()?.train,
         SplitChoice::Val => session.split()?.val,
         SplitChoice::Test => session.split()?.test,
@@ -154,8 +154,8 @@ struct Figures {
 
 impl Figures {
     fn of(summary: &Summary, noise: &Noise) -> Figures {
-        let per_task = summary.per_task();
-        let estimate = noise.estimate(per_task);
+        let (per_task, weights) = (summary.per_task(), summary.weights());
+        let estimate = noise.estimate(per_task, weights);
         let mut floor = stats::noise_floor(per_task, noise.confidence, POWER);
         // One sample of a run whose rollouts cannot vary: the floor is one task, not the
         // unpaired bound of a noisy run.
@@ -168,7 +168,14 @@ impl Figures {
         }
         let passes = (noise.samples >= 2).then(|| {
             let of = |aggregate| {
-                stats::estimate(per_task, aggregate, noise.pass_score, noise.confidence).mean
+                stats::estimate(
+                    per_task,
+                    weights,
+                    aggregate,
+                    noise.pass_score,
+                    noise.confidence,
+                )
+                .mean
             };
             (
                 of(stats::Aggregate::PassAtK),
@@ -366,6 +373,10 @@ fn json_report(
                     line.insert(key.to_owned(), value.clone());
                 }
             }
+            // A task that counts apart from the others (a trigger set beside the tasks).
+            if let (Value::Object(line), true) = (&mut line, item.weight != 1.0) {
+                line.insert("weight".to_owned(), Value::from(item.weight));
+            }
             line
         }).collect::<Vec<_>>(),
     });
@@ -420,13 +431,17 @@ async fn compare(
     bar.finish();
     super::print_model_calls(session);
     let (summary_a, summary_b) = (scored_a.summary(0), scored_b.summary(0));
-    let difference = noise.paired(summary_a.per_task(), summary_b.per_task());
+    let weights = summary_a.weights();
+    let difference = noise.paired(summary_a.per_task(), summary_b.per_task(), weights);
     let (fa, fb) = (
         Figures::of(&summary_a, &noise),
         Figures::of(&summary_b, &noise),
     );
     let verdict = difference.verdict();
-    let floor = pooled_floor(summary_a.per_task(), summary_b.per_task(), &noise);
+    let floor = pooled_floor(
+        (summary_a.per_task(), summary_b.per_task(), weights),
+        &noise,
+    );
     let name = |path: &Path| path.display().to_string();
     if args.json {
         let side = |path: &Path, figures: &Figures, evaluation: &Evaluation| {
@@ -500,10 +515,10 @@ async fn compare(
 
 /// The noise floor of the comparison itself: the smallest difference its paired design
 /// detects at 80% power, from the spread of the per-task differences it saw.
-fn pooled_floor(a: &[Vec<f64>], b: &[Vec<f64>], noise: &Noise) -> Option<f64> {
-    let d = noise.paired(a, b);
+fn pooled_floor((a, b, weights): (&[Vec<f64>], &[Vec<f64>], &[f64]), noise: &Noise) -> Option<f64> {
+    let d = noise.paired(a, b, weights);
     let se = d.se?;
-    let df = d.tasks.saturating_sub(1);
+    let df = d.df;
     let z = stats::t_quantile(1.0 - noise.tail(), df) + stats::t_quantile(POWER, df);
     Some((z * se).max(1.0 / d.tasks.max(1) as f64))
 }

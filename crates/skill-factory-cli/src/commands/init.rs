@@ -437,6 +437,19 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
     text.push_str(&format!(
         "dataset: {DATASET}\nval_fraction: 0.3\ntest_fraction: 0.2\n\n"
     ));
+    text.push_str(&comment(
+        "",
+        &format!(
+            "Whether agents load the skill: once {TRIGGER_SET} holds real requests (`skill-factory \
+             triggers draft` drafts a set to review), uncomment to score them beside the tasks, \
+             the requests making `weight` of the score, so that an optimized skill never ships \
+             with a description that stopped loading it. \
+             {GUIDE}#triggering-does-the-skill-load-when-it-should"
+        ),
+    ));
+    text.push_str(&format!(
+        "# trigger:\n#   dataset: {TRIGGER_SET}\n#   weight: 0.3\n\n"
+    ));
 
     let role = if smollm {
         format!(

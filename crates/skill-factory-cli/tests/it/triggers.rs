@@ -433,3 +433,176 @@ fn triggers_draft_writes_a_reviewable_set_and_never_replaces_a_file() {
     assert!(again.stderr.contains("--force"), "{}", again.stderr);
     assert_eq!(draft(true).code, Some(0));
 }
+
+/// 24 receipt tasks in three kinds for the needs mock (each right only when the body holds
+/// its kind's rule), written into `dir` as `tasks.jsonl`, with the mock serving them.
+async fn receipt_tasks(dir: &Path) -> MockServer {
+    let kinds = ["tax", "tip", "discount"];
+    let mut lines = String::new();
+    for n in 0..8 {
+        for kind in kinds {
+            lines.push_str(&format!(
+                "{{\"id\": \"{kind}-{n}\", \"input\": \"Receipt {n} for table {}: which adjustment does the {kind} line make?\", \"expected\": \"{kind}\"}}\n",
+                10 + n
+            ));
+        }
+    }
+    let dataset = dir.join("tasks.jsonl");
+    std::fs::write(&dataset, lines).unwrap();
+    let answers = skill_factory_mock::load_answers(&dataset).unwrap();
+    let needs = skill_factory_mock::Needs::new(&answers, Default::default(), Vec::new());
+    MockServer::start(MockConfig {
+        answers,
+        answering: skill_factory_mock::Answering::Needs(std::sync::Arc::new(needs)),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// A skill-mode config over the receipt tasks that carries the example's trigger set.
+fn together_config(dir: &Path, base_url: &str, extra: &str) -> PathBuf {
+    let config = dir.join("config.together.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "skill: seed_skill.md\ndataset: tasks.jsonl\n\
+             trigger: {{dataset: trigger_set.json, weight: 0.4}}\n\
+             distractors: [distractors/expense-report]\n\
+             val_fraction: 0.25\ntest_fraction: 0.25\nseed: 3\n\
+             provider: {{name: openai-compatible, model: m, base_url: \"{base_url}/v1\", api_key: k}}\n\
+             optimizer: {{name: gepa, max_metric_calls: 1500, minibatch_size: 8}}\n\
+             metric: {{golden: {{mode: exact}}}}\nharness: {{type: api}}\ncache: {{mode: off}}\n{extra}"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_run_with_a_trigger_set_scores_both_by_their_weights_and_optimizes_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example(tmp.path());
+    let server = receipt_tasks(tmp.path()).await;
+    let config = together_config(tmp.path(), &server.base_url(), "");
+
+    // evaluate: the tasks and the queries of the validation split, weighed 0.6 and 0.4.
+    let ran = tokio::task::block_in_place(|| run(with_config("evaluate", &config).arg("--json")));
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    let report: Value = serde_json::from_str(&ran.stdout).unwrap();
+    let items = report["items"].as_array().unwrap();
+    let mean = |queries: bool| {
+        let scores: Vec<f64> = items
+            .iter()
+            .filter(|i| i["should_trigger"].is_boolean() == queries)
+            .map(|i| i["score"].as_f64().unwrap())
+            .collect();
+        assert!(!scores.is_empty(), "queries: {queries}: {report:#}");
+        scores.iter().sum::<f64>() / scores.len() as f64
+    };
+    let (tasks, queries) = (mean(false), mean(true));
+    let score = report["score"].as_f64().unwrap();
+    assert!(
+        (score - (0.6 * tasks + 0.4 * queries)).abs() < 1e-9,
+        "{score} is not 0.6 × {tasks} + 0.4 × {queries}"
+    );
+    assert!(
+        items
+            .iter()
+            .filter(|i| i["should_trigger"].is_boolean())
+            .all(|i| i["id"].as_str().unwrap().starts_with("trigger-") && i["weight"].is_number()),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["trigger"]["accuracy"].as_f64().unwrap(),
+        queries,
+        "the trigger figures are the queries' alone"
+    );
+    let text = evaluate(&config);
+    assert!(
+        text.stdout.contains("Trigger: precision"),
+        "{}",
+        text.stdout
+    );
+
+    // optimize: gepa mends the body for the tasks and the description for the queries, and
+    // the held-out split says both.
+    let out = tmp.path().join("runs");
+    let ran = tokio::task::block_in_place(|| common::optimize(&[], &config, &out));
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    let folder = run_folder(&out);
+    let result = read_json(&folder.join("result.json"));
+    assert_eq!(result["trigger"]["split"], "test");
+    let (seed, best) = (
+        figures(&result, "seed")["accuracy"].as_f64().unwrap(),
+        figures(&result, "best")["accuracy"].as_f64().unwrap(),
+    );
+    assert!(best > seed, "held-out trigger accuracy {seed} → {best}");
+    let test = &result["test"];
+    assert!(
+        test["best_score"].as_f64().unwrap() > test["seed_score"].as_f64().unwrap(),
+        "{test}"
+    );
+    let best_skill = skill_factory_core::Skill::parse(
+        &std::fs::read_to_string(folder.join("best_skill.md")).unwrap(),
+    )
+    .unwrap();
+    assert!(best_skill.body.contains("(need "), "{}", best_skill.body);
+    let seed_skill = skill_factory_core::Skill::parse(
+        &std::fs::read_to_string(tmp.path().join("seed_skill.md")).unwrap(),
+    )
+    .unwrap();
+    assert_ne!(best_skill.description, seed_skill.description);
+    assert!(best_skill.description.chars().count() <= 1024);
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(report.contains("## Triggering (test split)"), "{report}");
+}
+
+#[test]
+fn a_bad_trigger_block_names_its_key_and_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example(tmp.path());
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("tasks.jsonl"),
+        "{\"input\": \"x\", \"expected\": \"y\"}\n",
+    )
+    .unwrap();
+    let config = together_config(dir, "http://127.0.0.1:9", "");
+    let base = std::fs::read_to_string(&config).unwrap();
+    let cases: [(&str, String, &[&str]); 3] = [
+        (
+            "weight",
+            base.replace("weight: 0.4", "weight: 1.5"),
+            &["trigger.weight", "strictly between 0 and 1", "0.3"],
+        ),
+        (
+            "trigger run",
+            format!(
+                "kind: trigger\n{}",
+                base.replace("metric: {golden: {mode: exact}}\n", "")
+            ),
+            &["'trigger'", "already its trigger set"],
+        ),
+        (
+            "subprocess",
+            base.replace(
+                "harness: {type: api}",
+                "harness: {type: subprocess, command: [echo]}",
+            ),
+            &["harness.type", "cannot be scored through it"],
+        ),
+    ];
+    for (name, text, wanted) in cases {
+        std::fs::write(&config, text).unwrap();
+        let ran = evaluate(&config);
+        assert_eq!(ran.code, Some(2), "{name}: {}{}", ran.stdout, ran.stderr);
+        for want in wanted {
+            assert!(
+                ran.stderr.contains(want),
+                "{name}: {want:?} not in {}",
+                ran.stderr
+            );
+        }
+    }
+}

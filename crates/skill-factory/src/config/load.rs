@@ -154,6 +154,9 @@ pub(crate) fn resolve_paths(config: &mut RunConfig, base: &Path) {
     join(&mut config.skill);
     join(&mut config.dataset);
     config.distractors.iter_mut().for_each(join);
+    if let Some(block) = config.trigger.as_mut() {
+        join(&mut block.dataset);
+    }
     join(&mut config.cache.path);
     config.output.dir.as_mut().map(join);
     config.output.emit_skill_dir.as_mut().map(join);

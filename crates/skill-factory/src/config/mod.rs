@@ -92,7 +92,7 @@ pub use schema::{
     GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig, NoiseConfig,
     OptimizerConfig, OptimizerKind, OptimizerParams, OutputConfig, ProgrammaticConfig,
     ReflectionStyle, RegimeSetting, RunConfig, SkillMode, SystemOneCheck, SystemOneConfig,
-    UnknownOptimizer, protected_name,
+    TriggerConfig, UnknownOptimizer, protected_name,
 };
 pub(crate) use schema::{compile_regex, compile_schema};
 pub use skill_factory_config::{ConfigError, Place, closest, is_classifier_config};

@@ -174,15 +174,42 @@ pub(crate) fn validate(
 }
 
 /// The rules of `kind: trigger`: scored by whether the agent loads the skill, so no metric
-/// block, and run by a harness that shows a load; `distractors` belong to it alone.
+/// block, and run by a harness that shows a load; `distractors` belong to it, and to a
+/// skill-mode run's `trigger` block, whose weight is a share.
 fn trigger(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    if let Some(block) = &config.trigger {
+        if config.is_trigger() {
+            return Err(check.invalid(
+                at(&["trigger"]),
+                "a trigger run's dataset is already its trigger set".to_owned(),
+                "remove the 'trigger' block, or 'kind: trigger' to score tasks and queries together",
+            ));
+        }
+        if !(block.weight > 0.0 && block.weight < 1.0) {
+            return Err(check.invalid(
+                at(&["trigger", "weight"]),
+                format!(
+                    "{} is not a share of the score strictly between 0 and 1",
+                    block.weight
+                ),
+                "use a weight such as 0.3 (the queries make 30% of the score, the tasks 70%)",
+            ));
+        }
+        if config.harness.harness_type == HarnessType::Subprocess {
+            return Err(check.invalid(
+                at(&["harness", "type"]),
+                "a subprocess command does not show whether an agent loaded the skill, so the trigger set cannot be scored through it".to_owned(),
+                "use 'api' (the target model routes among the skills), 'claude_code', 'codex' or 'gemini_cli', or remove the 'trigger' block",
+            ));
+        }
+    }
     if !config.is_trigger() {
-        if !config.distractors.is_empty() {
+        if !config.distractors.is_empty() && config.trigger.is_none() {
             return Err(check.invalid(
                 at(&["distractors"]),
-                "distractors compete with the skill for a load, which only a trigger run measures"
+                "distractors compete with the skill for a load, which only a trigger run or a trigger set measures"
                     .to_owned(),
-                "add 'kind: trigger' to measure the description, or remove 'distractors'",
+                "add 'kind: trigger' to measure the description, a 'trigger' block to measure it beside the tasks, or remove 'distractors'",
             ));
         }
         return Ok(());

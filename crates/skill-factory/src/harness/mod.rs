@@ -66,11 +66,25 @@ pub use subprocess::{ProcessSettings, Program, ProgramError, SubprocessHarness};
 
 /// The harness of the session's `harness` block. Only the `api` harness builds a model client
 /// (the target's): the others run a child process and need no provider and no key; the
-/// run's budget admits and books each of their rollouts.
+/// run's budget admits and books each of their rollouts. A skill-mode run with a `trigger`
+/// block runs its queries through the trigger harness ([`trigger::Beside`]).
 pub fn from_config(session: &Session) -> Result<Arc<dyn Harness>, EngineError> {
-    if session.config.config.is_trigger() {
+    let run = &session.config.config;
+    if run.is_trigger() {
         return trigger::harness(session);
     }
+    let tasks = task_harness(session)?;
+    if run.trigger.is_none() {
+        return Ok(tasks);
+    }
+    Ok(Arc::new(trigger::Beside::new(
+        tasks,
+        trigger::harness(session)?,
+    )))
+}
+
+/// The harness of a skill-mode run's tasks.
+fn task_harness(session: &Session) -> Result<Arc<dyn Harness>, EngineError> {
     let config = &session.config.config.harness;
     if config.harness_type == HarnessType::Api {
         let client = session.client(Role::Target)?;

@@ -80,8 +80,12 @@ pub fn from_config(session: &Session) -> Result<Arc<dyn Metric>, EngineError> {
             .map_err(|e| bad("metric.command.command", e))?;
         parts.push((Box::new(built), command.weight));
     }
-    let composite = CompositeMetric::new(parts).map_err(|e| bad("metric", e))?;
-    Ok(Arc::new(composite))
+    let composite: Arc<dyn Metric> =
+        Arc::new(CompositeMetric::new(parts).map_err(|e| bad("metric", e))?);
+    if session.config.config.trigger.is_some() {
+        return Ok(Arc::new(trigger::Beside::new(composite)));
+    }
+    Ok(composite)
 }
 
 /// Why a metric cannot be built as configured. The config's validation catches most of

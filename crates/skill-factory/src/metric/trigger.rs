@@ -1,4 +1,7 @@
-//! The metric of trigger runs ([`crate::harness::trigger`]): trigger accuracy.
+//! The metric of trigger runs ([`crate::harness::trigger`]): trigger accuracy; beside a
+//! skill-mode run's own metric when the run carries a trigger set ([`Beside`]).
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -63,5 +66,33 @@ impl Metric for TriggerMetric {
             ),
         };
         Ok(MetricResult::new(TRIGGER, score, feedback))
+    }
+}
+
+/// A skill-mode run's metric when it carries a trigger set: trigger accuracy for the queries
+/// ([`should_trigger`]), the run's own metric for the tasks.
+pub struct Beside {
+    tasks: Arc<dyn Metric>,
+}
+
+impl Beside {
+    /// The metric of `tasks`, with [`TriggerMetric`] for the trigger set.
+    pub fn new(tasks: Arc<dyn Metric>) -> Self {
+        Beside { tasks }
+    }
+}
+
+#[async_trait]
+impl Metric for Beside {
+    fn name(&self) -> &str {
+        self.tasks.name()
+    }
+
+    async fn score(&self, task: &Task, rollout: &Rollout) -> Result<MetricResult, NotApplicable> {
+        if should_trigger(task).is_some() {
+            TriggerMetric.score(task, rollout).await
+        } else {
+            self.tasks.score(task, rollout).await
+        }
     }
 }

@@ -404,6 +404,7 @@ impl RunContext {
                     TaskEvaluation {
                         rollout,
                         result: MetricResult::new("evaluate", 0.0, "rollout failed: no result"),
+                        weight: task.weight,
                     }
                 })
             })

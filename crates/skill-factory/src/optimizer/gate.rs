@@ -56,13 +56,15 @@ pub struct Gated {
     pub incumbent: Vec<Vec<f64>>,
     /// The challenger's first sample of every task, when the gate got that far.
     pub first: Option<Scored>,
+    /// The tasks' weights ([`Task::weight`]), by task.
+    pub weights: Vec<f64>,
 }
 
 impl Gated {
     /// The challenger's score over its tasks and samples, with its interval (the search's
     /// estimate).
     pub fn estimate(&self, noise: &Noise) -> Estimate {
-        noise.estimate(&self.challenger)
+        noise.estimate(&self.challenger, &self.weights)
     }
 
     /// The challenger's mean over its tasks and samples.
@@ -141,6 +143,7 @@ impl Gate<'_> {
                 challenger: mine,
                 incumbent: known,
                 first: Some(first),
+                weights: self.weights(),
             };
         }
         let missing: Vec<usize> = (0..self.tasks.len())
@@ -164,6 +167,7 @@ impl Gate<'_> {
                     challenger: mine,
                     incumbent: known,
                     first: Some(first),
+                    weights: self.weights(),
                 };
             }
             for (&t, score) in missing.iter().zip(scores(&theirs.evaluation)) {
@@ -177,8 +181,9 @@ impl Gate<'_> {
                 .collect()
         };
         let (a, b) = (first_of(&known), mine.clone());
-        let difference = noise.paired(&a, &b);
-        let mean = |per_task: &[Vec<f64>]| noise.estimate(per_task).mean;
+        let weights = self.weights();
+        let difference = noise.paired(&a, &b, &weights);
+        let mean = |per_task: &[Vec<f64>]| noise.estimate(per_task, &weights).mean;
         let (theirs, ours) = (mean(&a), mean(&b));
         let accepted = ours > theirs + self.min_delta;
         let reason = if accepted {
@@ -208,6 +213,7 @@ impl Gate<'_> {
             challenger: mine,
             incumbent: known,
             first: Some(first),
+            weights: self.weights(),
         }
     }
 
@@ -242,6 +248,7 @@ impl Gate<'_> {
             challenger: mine,
             incumbent: known,
             first: None,
+            weights: self.weights(),
         };
         // The first look, chunk by chunk.
         while covered < n {
@@ -365,11 +372,19 @@ impl Gate<'_> {
     /// about these tasks, [`stats::paired_on_these_tasks`]); before, clustered by task, which
     /// counts the tasks' differences too and so errs on the safe side.
     fn difference(&self, known: &[Vec<f64>], mine: &[Vec<f64>], noise: &Noise) -> Estimate {
+        let weights = self.weights();
         let sampled = match noise.aggregate {
-            Aggregate::Mean => stats::paired_on_these_tasks(known, mine, noise.confidence),
+            Aggregate::Mean => {
+                stats::paired_on_these_tasks(known, mine, &weights, noise.confidence)
+            }
             _ => None,
         };
-        sampled.unwrap_or_else(|| noise.paired(known, mine))
+        sampled.unwrap_or_else(|| noise.paired(known, mine, &weights))
+    }
+
+    /// The weights of the gate's tasks, by task.
+    fn weights(&self) -> Vec<f64> {
+        self.tasks.iter().map(|task| task.weight).collect()
     }
 
     /// Draws sample `sample` of the tasks `range` for the challenger, and for the incumbent
@@ -463,6 +478,7 @@ impl Gate<'_> {
             challenger: mine,
             incumbent: known,
             first,
+            weights: self.weights(),
         }
     }
 }

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
-use skill_factory_core::{Evaluation, Skill, Task};
+use skill_factory_core::{Evaluation, Skill, Task, stats};
 use skill_factory_llm::ChatModel;
 use skill_factory_pycompat::random::Random;
 use tokio::sync::OnceCell;
@@ -258,6 +258,11 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
+    /// The validation tasks' weights, by task.
+    fn weights(&self) -> Vec<f64> {
+        self.val.iter().map(|task| task.weight).collect()
+    }
+
     fn scores(&self) -> Vec<Vec<f64>> {
         self.pool.iter().map(|m| m.scores.clone()).collect()
     }
@@ -668,12 +673,22 @@ impl Search<'_> {
             }
             start = end;
             if start < self.val.len()
-                && !pareto::can_still_matter(&partial, pool, best_mean, 1.0, EPSILON)
+                && !pareto::can_still_matter(
+                    (&partial, &self.weights()),
+                    pool,
+                    best_mean,
+                    1.0,
+                    EPSILON,
+                )
             {
-                let scored: Vec<f64> = partial.iter().flatten().copied().collect();
+                let (scored, weights): (Vec<f64>, Vec<f64>) = partial
+                    .iter()
+                    .zip(self.val)
+                    .filter_map(|(score, task)| Some(((*score)?, task.weight)))
+                    .unzip();
                 return Raced::Out {
                     scored: scored.len(),
-                    mean: scored.iter().sum::<f64>() / scored.len().max(1) as f64,
+                    mean: stats::mean(&scored, &weights),
                     reason: None,
                     incumbent: None,
                 };
@@ -740,6 +755,7 @@ impl Search<'_> {
     /// Keeps the samples a gate added to the best's.
     fn learn(&mut self, incumbent: &[Vec<f64>]) {
         let noise = self.context.noise();
+        let weights = self.weights();
         let best = &mut self.pool[self.best];
         let mut grew = false;
         for (mine, theirs) in best.samples.iter_mut().zip(incumbent) {
@@ -750,7 +766,7 @@ impl Search<'_> {
         }
         if grew {
             best.scores = task_scores(&best.samples, &noise);
-            best.mean = mean(&best.scores);
+            best.mean = stats::mean(&best.scores, &weights);
             self.progress.best_samples = best.samples.clone();
         }
     }
@@ -800,8 +816,9 @@ impl Search<'_> {
         } = child;
         let noise = self.context.noise();
         let scores = task_scores(&validation.samples, &noise);
-        let estimate = noise.estimate(&validation.samples);
-        let mean = mean(&scores);
+        let weights = self.weights();
+        let estimate = noise.estimate(&validation.samples, &weights);
+        let mean = stats::mean(&scores, &weights);
         let mut ancestors: BTreeSet<usize> = parents.iter().copied().collect();
         for parent in &parents {
             ancestors.extend(self.pool[*parent].ancestors.iter().copied());
@@ -1120,9 +1137,8 @@ impl Search<'_> {
                     {
                         return ControlFlow::Break(reason);
                     }
-                    if mean(&task_scores(&validation.samples, &self.context.noise()))
-                        <= parent_mean + EPSILON
-                    {
+                    let scores = task_scores(&validation.samples, &self.context.noise());
+                    if stats::mean(&scores, &self.weights()) <= parent_mean + EPSILON {
                         self.stats.false_accepts += 1;
                     }
                     let child = Child {
@@ -1372,13 +1388,6 @@ fn task_scores(samples: &[Vec<f64>], noise: &Noise) -> Vec<f64> {
         .iter()
         .map(|s| noise.aggregate.of(s, noise.pass_score))
         .collect()
-}
-
-fn mean(scores: &[f64]) -> f64 {
-    if scores.is_empty() {
-        return 0.0;
-    }
-    scores.iter().sum::<f64>() / scores.len() as f64
 }
 
 /// Of a step's validations, the one whose gate kept it with the largest paired gain (the

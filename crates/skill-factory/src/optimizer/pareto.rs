@@ -10,6 +10,7 @@
 //! every task, scores in `0..=1`). Scores within an epsilon ([`EPSILON`]) of each other are
 //! ties.
 
+use skill_factory_core::stats::{self, Weights};
 use skill_factory_pycompat::random::Random;
 
 /// Score differences within this are ties (continuous scores from a judge wobble).
@@ -105,19 +106,20 @@ pub fn sample(frontier: &[Member], rng: &mut Random) -> Option<usize> {
 }
 
 /// Racing: whether a partly scored candidate can still matter. `partial[t]` is its score on
-/// task t, or `None` while unscored. Counting every unscored task at `max`, can its mean beat
+/// task t, or `None` while unscored. Counting every unscored task at `max`, can its mean (by
+/// the tasks' `weights`) beat
 /// `best_mean` by more than `epsilon`, or is it dominated by no candidate of `pool`? When
 /// neither, scoring the rest of the tasks cannot change the search (it could neither become
 /// the best nor join the frontier), so it can stop.
 pub fn can_still_matter(
-    partial: &[Option<f64>],
+    (partial, weights): (&[Option<f64>], Weights<'_>),
     pool: &[Vec<f64>],
     best_mean: f64,
     max: f64,
     epsilon: f64,
 ) -> bool {
     let optimistic: Vec<f64> = partial.iter().map(|s| s.unwrap_or(max)).collect();
-    let mean = optimistic.iter().sum::<f64>() / optimistic.len().max(1) as f64;
+    let mean = stats::mean(&optimistic, weights);
     mean > best_mean + epsilon
         || !pool
             .iter()
@@ -210,10 +212,16 @@ mod tests {
     #[test]
     fn a_candidate_that_lost_a_task_to_a_member_perfect_where_it_is_unscored_cannot_matter() {
         let lost = [Some(1.0), Some(0.0), None, None];
-        assert!(!can_still_matter(&lost, &[vec![1.0; 4]], 1.0, 1.0, EPSILON));
+        assert!(!can_still_matter(
+            (&lost, &[]),
+            &[vec![1.0; 4]],
+            1.0,
+            1.0,
+            EPSILON
+        ));
         // Not perfect on task 1 either, only better there.
         assert!(!can_still_matter(
-            &lost,
+            (&lost, &[]),
             &[vec![1.0, 0.5, 1.0, 1.0]],
             0.875,
             1.0,
@@ -225,7 +233,7 @@ mod tests {
     fn a_candidate_that_could_still_win_an_unscored_task_matters() {
         let lost = [Some(1.0), Some(0.0), None, None];
         assert!(can_still_matter(
-            &lost,
+            (&lost, &[]),
             &[vec![1.0, 1.0, 0.9, 1.0]],
             0.975,
             1.0,
@@ -237,7 +245,7 @@ mod tests {
     fn a_candidate_matters_while_an_optimistic_completion_beats_the_best() {
         let partial = [Some(1.0), Some(0.0), None, None];
         assert!(can_still_matter(
-            &partial,
+            (&partial, &[]),
             &[vec![0.5; 4]],
             0.5,
             1.0,
@@ -245,7 +253,7 @@ mod tests {
         ));
         // Dominated, but its best case of 0.75 still beats the best mean given.
         assert!(can_still_matter(
-            &partial,
+            (&partial, &[]),
             &[vec![1.0; 4]],
             0.6,
             1.0,
@@ -254,7 +262,7 @@ mod tests {
         // Fully scored, below the best and dominated: nothing is left to decide.
         let done = [Some(1.0), Some(0.0), Some(0.5), Some(0.5)];
         assert!(!can_still_matter(
-            &done,
+            (&done, &[]),
             &[vec![1.0, 0.5, 0.5, 0.5]],
             0.625,
             1.0,

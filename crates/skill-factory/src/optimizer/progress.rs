@@ -102,7 +102,7 @@ pub async fn start(
         context.found_noisy(reason);
     }
     let noise = context.noise();
-    let estimate = noise.estimate(&samples);
+    let estimate = noise.estimate(&samples, &skill_factory_core::task::weights(val));
     let score = estimate.mean;
     let interval = Some([estimate.low, estimate.high]);
     let result = OptimizationResult {

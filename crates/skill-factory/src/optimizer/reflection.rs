@@ -937,10 +937,10 @@ mod tests {
     }
 
     fn item(id: &str, score: f64, output: &str) -> TaskEvaluation {
-        TaskEvaluation {
-            rollout: Rollout::success(id, output),
-            result: MetricResult::new("m", score, format!("feedback {id}")),
-        }
+        TaskEvaluation::new(
+            Rollout::success(id, output),
+            MetricResult::new("m", score, format!("feedback {id}")),
+        )
     }
 
     #[test]

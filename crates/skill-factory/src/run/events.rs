@@ -188,10 +188,10 @@ mod tests {
             0,
             "train",
             false,
-            TaskEvaluation {
-                rollout: Rollout::success("a", "out"),
-                result: MetricResult::new("m", 0.5, "half"),
-            },
+            TaskEvaluation::new(
+                Rollout::success("a", "out"),
+                MetricResult::new("m", 0.5, "half"),
+            ),
         )));
         log.event(&Event::CandidateProposed {
             round: 1,

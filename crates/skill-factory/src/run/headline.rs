@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 use skill_factory_core::stats::Estimate;
-use skill_factory_core::{Skill, Task};
+use skill_factory_core::{Skill, Task, task};
 
 use crate::noise::Noise;
 use crate::optimizer::event::Event;
@@ -57,6 +57,7 @@ pub async fn measure(
     val: &[Task],
 ) -> Headline {
     let noise = context.noise();
+    let weights = task::weights(val);
     let seed_samples = context.samples_of(seed, val);
     let search_best_score = result.best_score;
     let best = result.best_skill.clone();
@@ -68,9 +69,9 @@ pub async fn measure(
                 let headline = Headline {
                     source: Source::FreshSamples,
                     samples: noise.final_samples(),
-                    best: noise.estimate(&samples),
-                    seed: noise.estimate(&seed_samples),
-                    improvement: noise.paired_by_task(&seed_samples, &samples),
+                    best: noise.estimate(&samples, &weights),
+                    seed: noise.estimate(&seed_samples, &weights),
+                    improvement: noise.paired_by_task(&seed_samples, &samples, &weights),
                     search_best_score,
                     note: None,
                 };
@@ -89,9 +90,9 @@ pub async fn measure(
     let headline = Headline {
         source: Source::Validation,
         samples: 0,
-        best: noise.estimate(&best_samples),
-        seed: noise.estimate(&seed_samples),
-        improvement: noise.paired(&seed_samples, &best_samples),
+        best: noise.estimate(&best_samples, &weights),
+        seed: noise.estimate(&seed_samples, &weights),
+        improvement: noise.paired(&seed_samples, &best_samples, &weights),
         search_best_score,
         note,
     };

@@ -420,11 +420,12 @@ async fn score_test(
             .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
         return skipped(format!("{why} while the test split was being scored"));
     };
+    let weights = skill_factory_core::task::weights(test);
     let estimates = TestEstimates {
         samples: noise.final_samples(),
-        seed: noise.estimate(&seed_samples),
-        best: noise.estimate(&best_samples),
-        improvement: noise.paired(&seed_samples, &best_samples),
+        seed: noise.estimate(&seed_samples, &weights),
+        best: noise.estimate(&best_samples, &weights),
+        improvement: noise.paired(&seed_samples, &best_samples, &weights),
     };
     context.emit(Event::TestScored {
         seed_score: estimates.seed.mean,

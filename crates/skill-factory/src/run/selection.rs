@@ -83,14 +83,18 @@ pub async fn pick(context: &RunContext, result: &mut OptimizationResult, selecti
             .map_or_else(|| "the run stopped".to_string(), |s| s.detail());
         return skipped(result, selection.len(), why);
     };
-    let estimates: Vec<Estimate> = samples.iter().map(|s| noise.estimate(s)).collect();
+    let weights = skill_factory_core::task::weights(selection);
+    let estimates: Vec<Estimate> = samples
+        .iter()
+        .map(|s| noise.estimate(s, &weights))
+        .collect();
     let winner = if noise.is_noisy() {
         // Finalists run newest first: the search's last best stands unless another is
         // detectably better than it.
         let tail = noise.tail() / (finalists.len().saturating_sub(1)).max(1) as f64;
         let mut pick = (0, 0.0);
         for other in 1..finalists.len() {
-            let gain = noise.paired(&samples[0], &samples[other]);
+            let gain = noise.paired(&samples[0], &samples[other], &weights);
             if gain.lower(tail) > 0.0 && gain.mean > pick.1 {
                 pick = (other, gain.mean);
             }

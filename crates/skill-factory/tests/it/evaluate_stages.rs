@@ -75,12 +75,7 @@ impl Metric for SlowJudge {
 
 fn tasks(n: usize) -> Vec<Task> {
     (0..n)
-        .map(|i| Task {
-            id: format!("t{i}"),
-            input: format!("input {i}"),
-            expected: None,
-            metadata: Default::default(),
-        })
+        .map(|i| Task::new(format!("t{i}"), format!("input {i}")))
         .collect()
 }
 

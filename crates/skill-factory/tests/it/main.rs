@@ -17,3 +17,4 @@ mod selection;
 mod skillopt;
 mod subprocess_harness;
 mod systemone_metric;
+mod trigger_weight;

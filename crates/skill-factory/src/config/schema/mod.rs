@@ -12,6 +12,7 @@ mod noise;
 mod optimizer;
 mod optimizer_kind;
 mod output;
+mod trigger;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -37,6 +38,7 @@ pub use optimizer::{
 };
 pub use optimizer_kind::{OptimizerKind, UnknownOptimizer};
 pub use output::OutputConfig;
+pub use trigger::TriggerConfig;
 
 /// One skill-mode run: what to optimize, on which data, with which models and metric.
 ///
@@ -72,11 +74,14 @@ pub struct RunConfig {
     /// loader: [`super::is_classifier_config`]).
     #[serde(default)]
     pub kind: Option<ConfigKind>,
-    /// `kind: trigger`: other skills (SKILL.md files or skill folders) installed beside the
-    /// candidate, or listed beside it to the router, as competitors: real routing is a choice
-    /// among skills.
+    /// `kind: trigger`, or a `trigger` block: other skills (SKILL.md files or skill folders)
+    /// installed beside the candidate, or listed beside it to the router, as competitors:
+    /// real routing is a choice among skills.
     #[serde(default)]
     pub distractors: Vec<PathBuf>,
+    /// A skill-mode run's trigger set, scored beside the tasks ([`TriggerConfig`]).
+    #[serde(default)]
+    pub trigger: Option<TriggerConfig>,
     /// The target model, which runs the skill. When absent or empty, `target` is used.
     #[serde(default)]
     pub provider: Option<ProviderSettings>,
@@ -113,6 +118,12 @@ impl RunConfig {
     /// Whether this is a trigger run (`kind: trigger`).
     pub fn is_trigger(&self) -> bool {
         self.kind == Some(ConfigKind::Trigger)
+    }
+
+    /// Whether the run asks whether agents load the skill: a trigger run, or a skill-mode run
+    /// with a `trigger` block.
+    pub fn measures_triggering(&self) -> bool {
+        self.is_trigger() || self.trigger.is_some()
     }
 
     /// Model-bound steps allowed in flight at once during `optimize`: `harness.max_workers`

@@ -19,6 +19,10 @@
 //! * the harness shows no body ([`crate::harness::Harness::shows_body`]), so every optimizer
 //!   rewrites the description alone, held to the Agent Skills rules and to the honesty rule
 //!   (no query copied into it).
+//!
+//! A skill-mode run with a `trigger` block scores its tasks and a trigger set together:
+//! [`Beside`] hands each query to the trigger harness and each task to the run's own, so an
+//! optimizer that rewrites the body and the description sees both kinds of failure.
 
 pub mod detect;
 pub mod draft;
@@ -179,6 +183,50 @@ fn decide(rollout: &mut Rollout, name: &str, loaded: Vec<String>) {
         LOADED_SKILLS.into(),
         Value::from(loaded.into_iter().map(Value::from).collect::<Vec<_>>()),
     );
+}
+
+/// A skill-mode run's harness when it carries a trigger set: the queries
+/// ([`should_trigger`]) go to the trigger harness, the tasks to the run's own.
+pub struct Beside {
+    tasks: Arc<dyn Harness>,
+    queries: Arc<dyn Harness>,
+}
+
+impl Beside {
+    /// The harness of `tasks`, with `queries` (a [`TriggerHarness`]) for the trigger set.
+    pub fn new(tasks: Arc<dyn Harness>, queries: Arc<dyn Harness>) -> Self {
+        Beside { tasks, queries }
+    }
+}
+
+#[async_trait]
+impl Harness for Beside {
+    fn name(&self) -> &str {
+        self.tasks.name()
+    }
+
+    /// The queries show the description to the agent that decides, whatever the tasks'
+    /// harness shows.
+    fn shows_description(&self) -> bool {
+        true
+    }
+
+    fn shows_body(&self) -> bool {
+        self.tasks.shows_body()
+    }
+
+    fn shows_files(&self) -> bool {
+        self.tasks.shows_files()
+    }
+
+    async fn run_sample(&self, skill: &Skill, task: &Task, sample: u32) -> Rollout {
+        let harness = if should_trigger(task).is_some() {
+            &self.queries
+        } else {
+            &self.tasks
+        };
+        harness.run_sample(skill, task, sample).await
+    }
 }
 
 #[async_trait]
