@@ -214,8 +214,15 @@ pub struct EvaluateArgs {
     #[arg(short, long, value_name = "CONFIG")]
     pub config: PathBuf,
     /// A skill to evaluate instead of the config's seed (relative to the working directory).
+    /// Given more than once, the skills make the rows of a matrix (after the seed, and before
+    /// no skill at all), one column per target.
     #[arg(long, value_name = "PATH")]
-    pub skill: Option<PathBuf>,
+    pub skill: Vec<PathBuf>,
+    /// The targets to evaluate on, by name (`targets` in the config; comma-separated or
+    /// repeated): one gives that target's evaluation, several a matrix, one column each.
+    /// All of them when the config has several and this is not given.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub targets: Vec<String>,
     /// Which tasks to evaluate on.
     #[arg(long, value_enum, default_value_t = SplitChoice::All)]
     pub split: SplitChoice,

@@ -16,6 +16,7 @@ pub mod skill;
 pub mod split;
 pub mod stats;
 pub mod summary;
+pub mod target;
 pub mod task;
 pub mod trigger;
 

@@ -29,12 +29,24 @@ const FILLERS: &[&str] = &[
 /// accident.
 const MIN_INPUT_CHARS: usize = 8;
 
-/// What each known task needs, and which needs cancel each other.
+/// What each known task needs, and which needs cancel each other; a model named in
+/// `by_model` needs otherwise, so that targets can disagree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Needs {
     /// The user message of a known task → its group.
     groups: HashMap<String, String>,
     /// Pairs of groups whose rules cancel each other.
+    conflicts: Vec<(String, String)>,
+    /// The models that need otherwise, by the model name a request carries.
+    by_model: HashMap<String, ModelNeeds>,
+}
+
+/// How one model's needs differ from the others'.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ModelNeeds {
+    /// Groups this model answers right without their rule.
+    free: Vec<String>,
+    /// More pairs of groups whose rules cancel each other on this model.
     conflicts: Vec<(String, String)>,
 }
 
@@ -116,7 +128,28 @@ impl Needs {
             .map(|(input, answer)| (input.clone(), answer.trim().to_string()))
             .collect();
         groups.extend(overrides);
-        Needs { groups, conflicts }
+        Needs {
+            groups,
+            conflicts,
+            by_model: HashMap::new(),
+        }
+    }
+
+    /// The same needs, but `model` answers the groups `free` right without their rules, and
+    /// on it the rules of each pair of `conflicts`, written together, cancel each other too
+    /// (rules another model needs can then hurt it; one of them alone does not).
+    pub fn with_model(mut self, model: &str, free: &[&str], conflicts: &[(&str, &str)]) -> Needs {
+        self.by_model.insert(
+            model.to_owned(),
+            ModelNeeds {
+                free: free.iter().map(|g| (*g).to_owned()).collect(),
+                conflicts: conflicts
+                    .iter()
+                    .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+                    .collect(),
+            },
+        );
+        self
     }
 
     /// The short tag of `group`'s rule, so that the rule does not spell out an answer.
@@ -155,13 +188,28 @@ impl Needs {
         Needs::has_rule(text, group) && !self.rivals(group).any(|r| Needs::has_rule(text, r))
     }
 
-    /// For a known user message, whether the skill `system` answers it right.
-    pub fn answers_right(&self, system: &str, user: &str) -> Option<bool> {
+    /// For a known user message, whether the skill `system` answers it right on `model`.
+    pub fn answers_right(&self, model: &str, system: &str, user: &str) -> Option<bool> {
         let group = self
             .groups
             .get(user)
             .or_else(|| self.groups.get(user.trim()))?;
-        Some(self.served(system, group))
+        let Some(own) = self.by_model.get(model) else {
+            return Some(self.served(system, group));
+        };
+        // A pair of this model's own cancels only where both rules are written.
+        let cancelled = Needs::has_rule(system, group)
+            && own
+                .conflicts
+                .iter()
+                .filter_map(|(a, b)| match group.as_str() {
+                    g if g == a => Some(b),
+                    g if g == b => Some(a),
+                    _ => None,
+                })
+                .any(|rival| Needs::has_rule(system, rival));
+        let served = own.free.contains(group) || self.served(system, group);
+        Some(served && !cancelled)
     }
 
     /// The revision of `shown` (the text the prompt asks to rewrite) for a `prompt` showing
@@ -254,10 +302,10 @@ mod tests {
     fn a_task_is_answered_right_only_with_its_groups_rule() {
         let needs = needs(&[]);
         let user = "ticket three: app crashes";
-        assert_eq!(needs.answers_right("Sort tickets.", user), Some(false));
+        assert_eq!(needs.answers_right("m", "Sort tickets.", user), Some(false));
         let skill = format!("Sort tickets.\n{}", Needs::rule("bug"));
-        assert_eq!(needs.answers_right(&skill, user), Some(true));
-        assert_eq!(needs.answers_right(&skill, "unknown"), None);
+        assert_eq!(needs.answers_right("m", &skill, user), Some(true));
+        assert_eq!(needs.answers_right("m", &skill, "unknown"), None);
         assert!(
             !Needs::rule("billing").contains("billing"),
             "no answer in the rule"
@@ -326,10 +374,29 @@ mod tests {
         let answers = HashMap::from([("ticket one: refund please".to_string(), "x".to_string())]);
         let needs = Needs::new(&answers, overrides, Vec::new());
         assert_eq!(
-            needs.answers_right(&Needs::rule("money"), "ticket one: refund please"),
+            needs.answers_right("m", &Needs::rule("money"), "ticket one: refund please"),
             Some(true)
         );
         let error = parse_needs("{\"input\": \"a\", \"need\": 3}", "d.jsonl").unwrap_err();
         assert!(error.to_string().contains("d.jsonl"), "{error}");
+    }
+
+    #[test]
+    fn a_model_of_its_own_needs_otherwise() {
+        let needs = needs(&[]).with_model("b", &["billing", "bug"], &[("billing", "bug")]);
+        let billing = "ticket one: refund please";
+        let bug = "ticket three: app crashes";
+        // Model b answers both without rules; a needs each rule.
+        assert_eq!(needs.answers_right("b", "Sort.", billing), Some(true));
+        assert_eq!(needs.answers_right("a", "Sort.", billing), Some(false));
+        // Both rules, which a needs, cancel each other on b alone.
+        let both = format!("Sort.\n{}\n{}", Needs::rule("billing"), Needs::rule("bug"));
+        assert_eq!(needs.answers_right("a", &both, bug), Some(true));
+        assert_eq!(needs.answers_right("b", &both, bug), Some(false));
+        assert_eq!(needs.answers_right("b", &both, billing), Some(false));
+        // One of them alone is harmless there.
+        let one = format!("Sort.\n{}", Needs::rule("billing"));
+        assert_eq!(needs.answers_right("b", &one, billing), Some(true));
+        assert_eq!(needs.answers_right("b", &one, bug), Some(true));
     }
 }

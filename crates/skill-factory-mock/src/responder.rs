@@ -126,7 +126,11 @@ pub fn respond(
                 draw < answer_rate(&conversation.system)
             }
             Answering::Needs(needs) => needs
-                .answers_right(&conversation.system, &conversation.user)
+                .answers_right(
+                    &conversation.model,
+                    &conversation.system,
+                    &conversation.user,
+                )
                 .unwrap_or(true),
         };
         let flipped = variation.flips > 0.0 && fastrand::f64() < variation.flips;

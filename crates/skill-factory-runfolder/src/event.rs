@@ -96,6 +96,9 @@ pub struct Comparison<D = Estimate> {
     pub samples: u32,
     /// Why, in words.
     pub reason: String,
+    /// Over several targets: the challenger's paired gain on each, by target name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub per_target: std::collections::BTreeMap<String, f64>,
 }
 
 /// One step of an optimization.

@@ -192,6 +192,25 @@ pub struct SkillRecord {
     /// A trigger run's loads on the held-out split: the seed's and the best skill's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger: Option<TriggerRecord>,
+    /// A run over several targets: the seed's and the best skill's score on each, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub targets: BTreeMap<String, TargetRecord>,
+}
+
+/// The seed's and the best skill's score on one target of a run over several, on the
+/// held-out split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetRecord {
+    /// Whether the search optimized for it (`optimize: false` targets are measured only).
+    pub optimize: bool,
+    /// The split they were measured on: `test` when the run holds one out, else `val`.
+    pub split: String,
+    /// The seed's score, with its interval.
+    pub seed: ScoreEstimate,
+    /// The best skill's.
+    pub best: ScoreEstimate,
+    /// The best's gain over the seed on it, paired by task.
+    pub improvement: ScoreEstimate,
 }
 
 /// A trigger run's precision, recall and false-trigger rate, with their counts, for the seed
@@ -348,6 +367,11 @@ impl From<&Comparison> for ComparisonRecord {
             looks: comparison.looks,
             samples: comparison.samples,
             reason: comparison.reason.clone(),
+            per_target: comparison
+                .per_target
+                .iter()
+                .map(|(name, gain)| (name.clone(), round4(*gain)))
+                .collect(),
         }
     }
 }

@@ -46,9 +46,24 @@ impl Default for Noise {
 
 impl Noise {
     /// The noise of a run config: its `noise` block, and for `regime: auto` the regime its
-    /// harness and metric make.
+    /// harness and metric make; over several targets, those of the targets optimized.
     pub fn of(config: &RunConfig) -> Noise {
-        Noise::from_block(&config.noise, variation(config))
+        let found = if config.targets.is_empty() {
+            variation(config)
+        } else {
+            config
+                .targets
+                .iter()
+                .filter(|t| t.optimize)
+                .filter_map(|t| Some((t.name.as_str(), config.for_target(&t.name)?)))
+                .flat_map(|(name, own)| {
+                    variation(&own)
+                        .into_iter()
+                        .map(move |reason| format!("target {name}: {reason}"))
+                })
+                .collect()
+        };
+        Noise::from_block(&config.noise, found)
     }
 
     fn from_block(block: &NoiseConfig, found: Vec<String>) -> Noise {

@@ -99,6 +99,9 @@ pub struct Session {
     /// The scheduler, cache and recording every client of the run shares; set up when the
     /// first client is built.
     layers: OnceLock<ModelLayers>,
+    /// The target this session is, in a run of several ([`Session::for_target`]): its calls
+    /// are booked as `target <name>`.
+    target: Option<String>,
 }
 
 impl Session {
@@ -142,6 +145,7 @@ impl Session {
             record: options.record,
             batch: options.batch,
             layers: OnceLock::new(),
+            target: None,
         };
         session.check_config_outputs()?;
         if session.batch && !(session.batched(Role::Target) || session.batched(Role::Judge)) {
@@ -232,6 +236,48 @@ impl Session {
             self.check_output("output.emit_skill_dir", path)?;
         }
         Ok(())
+    }
+
+    /// The names of the config's targets (`targets`), in their order; none for a run of one.
+    pub fn target_names(&self) -> Vec<String> {
+        self.config
+            .config
+            .targets
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    /// The run as its target `name` sees it ([`LoadedConfig::for_target`]): that target's
+    /// model and harness, the same skill, data, ledger, cache and scheduler, its calls booked
+    /// under their own line (`target <name>`). An unknown name is an error naming the
+    /// targets.
+    pub fn for_target(&self, name: &str) -> Result<Session, EngineError> {
+        let Some(config) = self.config.for_target(name) else {
+            return Err(self.block_error(
+                "targets",
+                format!(
+                    "no target is named '{name}'; the config's targets are {}",
+                    self.target_names().join(", ")
+                ),
+            ));
+        };
+        let layers = OnceLock::new();
+        let _ = layers.set(self.layers()?.clone());
+        Ok(Session {
+            config,
+            skill: self.skill.clone(),
+            skill_path: self.skill_path.clone(),
+            skill_files: self.skill_files.clone(),
+            dataset: self.dataset.clone(),
+            triggers: self.triggers.clone(),
+            ledger: self.ledger.clone(),
+            cache_off: self.cache_off,
+            record: self.record,
+            batch: self.batch,
+            layers,
+            target: Some(name.to_owned()),
+        })
     }
 
     /// Whether the run's rollouts can vary, and its noise settings (`noise`, with
@@ -419,7 +465,11 @@ impl Session {
                 client.model()
             )));
         }
-        let budgeted = BudgetedModel::new(client, self.ledger.clone(), role.name(), pricing);
+        let line = match (&self.target, role) {
+            (Some(target), Role::Target) => format!("target {target}"),
+            _ => role.name().to_owned(),
+        };
+        let budgeted = BudgetedModel::new(client, self.ledger.clone(), line, pricing);
         Ok(Arc::new(if settings.batch == Some(true) {
             budgeted.reserving()
         } else {

@@ -40,10 +40,15 @@ const POWER: f64 = 0.8;
 
 /// Runs the command.
 pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
+    // Several skills are the rows of a matrix whose first is the seed.
+    let instead = match args.skill.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    };
     let session = Session::open(
         &args.config,
         SessionOptions {
-            skill: args.skill.clone(),
+            skill: instead,
             no_cache: args.no_cache,
             budgeted: false,
             record: false,
@@ -51,6 +56,21 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
             samples: args.samples,
         },
     )?;
+    let targets = chosen_targets(&session, &args.targets)?;
+    if targets.len() >= 2 || args.skill.len() >= 2 {
+        let tasks = select_tasks(&session, args.split)?;
+        if args.compare.is_some() {
+            bail!(
+                "--compare scores two skills on one target: pick it with --targets NAME (the config's targets are {})",
+                targets.join(", ")
+            );
+        }
+        return super::matrix::run(&session, &args, &tasks, &targets).await;
+    }
+    let session = match targets.first() {
+        Some(name) if !session.target_names().is_empty() => session.for_target(name)?,
+        _ => session,
+    };
     let tasks = select_tasks(&session, args.split)?;
     let harness = harness::from_config(&session)?;
     let metric = metric::from_config(&session)?;
@@ -121,6 +141,31 @@ fn nothing_worked(summary: &Summary) -> Option<ExitCode> {
     };
     errln!("The evaluation measured nothing: {}.", stop.detail());
     Some(ExitCode::from(super::NOTHING_WORKED))
+}
+
+/// The targets to evaluate on: those `--targets` names, else every target of the config (none
+/// for a config without `targets`, which has the one of `provider` and `harness`).
+fn chosen_targets(session: &Session, asked: &[String]) -> anyhow::Result<Vec<String>> {
+    let known = session.target_names();
+    if asked.is_empty() {
+        return Ok(known);
+    }
+    if known.is_empty() {
+        bail!(
+            "--targets names targets, but {} has no 'targets' list: add one (see the guide's section on targets)",
+            session.config.path.display()
+        );
+    }
+    for name in asked {
+        if !known.contains(name) {
+            bail!(
+                "--targets names '{name}', which is not a target of {}: its targets are {}",
+                session.config.path.display(),
+                known.join(", ")
+            );
+        }
+    }
+    Ok(asked.to_vec())
 }
 
 /// The tasks of the split asked for; the whole dataset is borrowed, not copied.

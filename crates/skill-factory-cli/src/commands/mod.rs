@@ -14,6 +14,7 @@ pub mod lab_export;
 pub mod lab_open;
 pub mod list;
 pub mod man;
+pub mod matrix;
 pub mod models;
 pub mod optimize;
 pub mod triggers;

@@ -33,6 +33,7 @@ mod process_harnesses;
 mod python_reader;
 mod reference_configs;
 mod secrets;
+mod targets;
 mod triggers;
 mod ui;
 mod ui_browser;

@@ -81,6 +81,21 @@ impl LoadedConfig {
         &self.dotenv
     }
 
+    /// The config as its target `name` sees it ([`RunConfig::for_target`]): the target role
+    /// resolved from the target's block, the optimizer and the judge as the run resolved
+    /// them. `None` when no target has that name.
+    pub fn for_target(&self, name: &str) -> Option<LoadedConfig> {
+        let config = self.config.for_target(name)?;
+        let env = |key: &str| skill_factory_config::env::variable(&self.dotenv, key);
+        let target = config.roles(&env).target;
+        let mut derived = LoadedConfig {
+            config,
+            ..self.clone()
+        };
+        derived.roles.target = target;
+        Some(derived)
+    }
+
     /// Every role's settings, resolved at load (see [`RunConfig::roles`]).
     pub fn roles(&self) -> &ResolvedRoles {
         &self.roles
@@ -161,6 +176,11 @@ pub(crate) fn resolve_paths(config: &mut RunConfig, base: &Path) {
     config.output.dir.as_mut().map(join);
     config.output.emit_skill_dir.as_mut().map(join);
     config.harness.cwd.as_mut().map(join);
+    for target in &mut config.targets {
+        if let Some(cwd) = target.harness.as_mut().and_then(|h| h.cwd.as_mut()) {
+            join(cwd);
+        }
+    }
     if let Some(systemone) = config.metric.systemone.as_mut() {
         systemone.cache.as_mut().map(join);
     }
@@ -170,15 +190,14 @@ pub(crate) fn resolve_paths(config: &mut RunConfig, base: &Path) {
     join(&mut config.optimizer.params.work_dir);
     config.optimizer.params.cwd.as_mut().map(join);
     let target_is_local = local_target(config);
-    for block in [
+    let own = [
         &mut config.provider,
         &mut config.target,
         &mut config.optimizer_provider,
         &mut config.judge_provider,
-    ]
-    .into_iter()
-    .flatten()
-    {
+    ];
+    let targets = config.targets.iter_mut().map(|t| &mut t.provider);
+    for block in own.into_iter().chain(targets).flatten() {
         if let Some(script) = block.script.as_mut() {
             let mut p = PathBuf::from(&*script);
             join(&mut p);

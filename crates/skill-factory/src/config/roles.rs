@@ -159,6 +159,32 @@ impl RunConfig {
         )
     }
 
+    /// The run as its target `name` sees it: the target's provider block (one without a
+    /// name talks to the run's provider, taking its connection settings where it leaves them
+    /// out) and harness block in place of the run's, and no other target. `None` when no
+    /// target has that name.
+    pub fn for_target(&self, name: &str) -> Option<RunConfig> {
+        let target = self.targets.iter().find(|t| t.name == name)?;
+        let mut config = self.clone();
+        if let Some(block) = &target.provider {
+            let mut settings = block.clone();
+            if normalized_name(block.name.as_deref()).is_none()
+                && let Some(run) = self.target_block()
+            {
+                settings.name.clone_from(&run.name);
+                inherit_connection(&mut settings, run);
+            }
+            config.provider = Some(settings);
+            config.target = None;
+        }
+        if let Some(harness) = &target.harness {
+            config.harness = harness.clone();
+        }
+        config.targets = Vec::new();
+        config.objective = super::schema::ObjectiveConfig::default();
+        Some(config)
+    }
+
     /// All three roles at once.
     pub fn roles(&self, env: EnvLookup) -> ResolvedRoles {
         ResolvedRoles {

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::schema::{
-    Command, ExecutorType, HarnessType, InputVia, OptimizerConfig, OptimizerKind, RunConfig,
-    SkillMode, protected_name,
+    Command, ExecutorType, HarnessType, InputVia, ObjectiveConfig, OptimizerConfig, OptimizerKind,
+    RunConfig, SkillMode, protected_name,
 };
 use skill_factory_config::ConfigError;
 use skill_factory_config::locate::{Located, Locator, Step};
@@ -16,6 +16,7 @@ use skill_factory_config::locate::{Located, Locator, Step};
 const MAX_WORKERS: usize = 65_536;
 
 /// A key path under construction: `at(&["metric", "judge"]).index(1)`.
+#[derive(Clone)]
 struct KeyPath(Vec<Step>);
 
 fn at(keys: &[&str]) -> KeyPath {
@@ -34,12 +35,50 @@ impl KeyPath {
     }
 }
 
-/// Builds errors that point at a key path in one file.
-struct Checker<'a>(Located<'a>);
+/// Builds errors that point at a key path in one file; with a `harness` prefix, the
+/// `harness` keys it is given are those of a target's own block (`targets[1].harness`).
+struct Checker<'a>(Located<'a>, Option<KeyPath>);
 
 impl Checker<'_> {
     fn invalid(&self, path: KeyPath, problem: String, fix: &str) -> ConfigError {
-        self.0.invalid(&path.0, problem, fix)
+        self.0.invalid(&self.moved(path).0, problem, fix)
+    }
+
+    /// `path` in the block the checks are about: a `harness` key of a target under it.
+    fn moved(&self, path: KeyPath) -> KeyPath {
+        match (&self.1, path.0.first()) {
+            (Some(prefix), Some(Step::Key(first))) if first == "harness" => {
+                KeyPath(prefix.0.iter().cloned().chain(path.0).collect())
+            }
+            _ => path,
+        }
+    }
+
+    /// A dotted key (`harness.command`) as the file writes it: under a target's prefix
+    /// (`targets[0].harness.command`) when the checks are about a target's block.
+    fn key_name(&self, key: &str) -> String {
+        match &self.1 {
+            Some(prefix) if key.starts_with("harness") => {
+                let mut name = String::new();
+                for step in &prefix.0 {
+                    match step {
+                        Step::Key(k) if name.is_empty() => name.push_str(k),
+                        Step::Key(k) => {
+                            name.push('.');
+                            name.push_str(k);
+                        }
+                        Step::Index(i) => name.push_str(&format!("[{i}]")),
+                    }
+                }
+                format!("{name}.{key}")
+            }
+            _ => key.to_owned(),
+        }
+    }
+
+    /// The same file, its `harness` keys under `prefix`.
+    fn under(&self, prefix: KeyPath) -> Checker<'_> {
+        Checker(Located { ..self.0 }, Some(prefix))
     }
 
     /// A weight must be a finite number greater than 0.
@@ -164,13 +203,86 @@ pub(crate) fn validate(
     file: &Path,
     locator: &Locator,
 ) -> Result<(), ConfigError> {
-    let check = Checker(Located { file, locator });
+    let check = Checker(Located { file, locator }, None);
     split(config, &check)?;
     optimizer(config, &check)?;
     noise(config, &check)?;
     metric(config, &check)?;
     trigger(config, &check)?;
+    targets(config, &check)?;
     harness(config, &check)
+}
+
+/// The rules of `targets` and `objective`: named targets, at least one optimized, weights of
+/// optimized targets only, and each target's own harness block held to the harness rules.
+fn targets(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let objective = &config.objective;
+    if config.targets.is_empty() {
+        if *objective != ObjectiveConfig::default() {
+            return Err(check.invalid(
+                at(&["objective"]),
+                "an objective combines the scores of several targets, and the config names none"
+                    .to_owned(),
+                "add a 'targets' list, or remove 'objective'",
+            ));
+        }
+        return Ok(());
+    }
+    check.unique_names(
+        &at(&["targets"]),
+        config.targets.iter().map(|t| t.name.as_str()),
+    )?;
+    for (i, target) in config.targets.iter().enumerate() {
+        let path = at(&["targets"]).index(i).key("name");
+        if let Some(bad) = target
+            .name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        {
+            return Err(check.invalid(
+                path,
+                format!("'{}' holds '{bad}'", target.name),
+                "name a target with letters, digits, '-', '_' and '.' (it is a column, a key of result.json and a word of --targets)",
+            ));
+        }
+        if let Some(harness) = &target.harness {
+            let own = RunConfig {
+                harness: harness.clone(),
+                ..config.clone()
+            };
+            let under = check.under(at(&["targets"]).index(i));
+            self::harness(&own, &under)?;
+        }
+    }
+    if !config.targets.iter().any(|t| t.optimize) {
+        return Err(check.invalid(
+            at(&["targets"]),
+            "every target says 'optimize: false', so nothing is left to optimize for".to_owned(),
+            "let at least one target be optimized (remove its 'optimize: false')",
+        ));
+    }
+    for (name, weight) in &objective.weights {
+        let path = at(&["objective", "weights", name]);
+        check.weight(path.clone(), *weight)?;
+        match config.targets.iter().find(|t| &t.name == name) {
+            None => {
+                return Err(check.invalid(
+                    path,
+                    format!("no target is named '{name}'"),
+                    "give weights by the names of the 'targets' list",
+                ));
+            }
+            Some(target) if !target.optimize => {
+                return Err(check.invalid(
+                    path,
+                    format!("target '{name}' is measured, not optimized ('optimize: false'), so it has no weight in the objective"),
+                    "remove its weight, or its 'optimize: false'",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The rules of `kind: trigger`: scored by whether the agent loads the skill, so no metric
@@ -588,8 +700,8 @@ fn harness(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
             at(&["harness", "type"])
         };
         return Err(ConfigError::MissingKey {
-            place: check.0.place(&line_of.0),
-            key: "harness.command".to_owned(),
+            place: check.0.place(&check.moved(line_of).0),
+            key: check.key_name("harness.command"),
             fix: "a subprocess harness needs the command to run; add e.g. 'command: [python, run_skill.py, \"{skill_file}\"]' under harness".to_owned(),
         });
     }

@@ -588,6 +588,7 @@ mod tests {
                 headline: None,
                 batches: None,
                 trigger: None,
+                targets: Default::default(),
             },
         }
     }

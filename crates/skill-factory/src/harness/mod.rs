@@ -8,7 +8,8 @@
 //!   ([`template`] placeholders) or an agent CLI preset ([`agent`]: Claude Code, Codex,
 //!   Gemini CLI, each a table entry), with the skill in the prompt or installed as a real
 //!   skill folder ([`workspace`]);
-//! * [`budgeted`]: the run's budget in front of a process harness.
+//! * [`budgeted`]: the run's budget in front of a process harness;
+//! * [`targets`]: each task copy on the harness of its target, in a run over several.
 
 use std::sync::Arc;
 
@@ -55,6 +56,7 @@ pub mod agent;
 pub mod api;
 pub mod budgeted;
 pub mod subprocess;
+pub mod targets;
 pub mod template;
 pub mod trigger;
 pub mod workspace;
@@ -67,9 +69,18 @@ pub use subprocess::{ProcessSettings, Program, ProgramError, SubprocessHarness};
 /// The harness of the session's `harness` block. Only the `api` harness builds a model client
 /// (the target's): the others run a child process and need no provider and no key; the
 /// run's budget admits and books each of their rollouts. A skill-mode run with a `trigger`
-/// block runs its queries through the trigger harness ([`trigger::Beside`]).
+/// block runs its queries through the trigger harness ([`trigger::Beside`]). A run over
+/// several targets runs each task copy on its target's ([`targets::TargetsHarness`]).
 pub fn from_config(session: &Session) -> Result<Arc<dyn Harness>, EngineError> {
     let run = &session.config.config;
+    if !run.targets.is_empty() {
+        let mut targets = Vec::with_capacity(run.targets.len());
+        for name in session.target_names() {
+            let own = session.for_target(&name)?;
+            targets.push((name, from_config(&own)?));
+        }
+        return Ok(Arc::new(targets::TargetsHarness::new(targets)));
+    }
     if run.is_trigger() {
         return trigger::harness(session);
     }

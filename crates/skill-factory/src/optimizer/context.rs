@@ -94,6 +94,9 @@ pub struct RunContext {
     /// The most rollouts the search may score (`optimizer.max_metric_calls`), for every
     /// optimizer; checked between steps, so a step under way finishes.
     pub max_metric_calls: Option<u64>,
+    /// Over several targets, whether an edit that loses on any of them is refused
+    /// (`objective.aggregate: min`): the gate then holds every target.
+    pub holds_every_target: bool,
     /// Whether rollouts can vary, and how comparisons deal with it.
     noise: Mutex<Noise>,
     /// Rollouts run and scored so far (reused results are free), GEPA's `max_metric_calls`.
@@ -125,10 +128,17 @@ impl RunContext {
             max_skill_tokens: None,
             protected: Protected::default(),
             max_metric_calls: None,
+            holds_every_target: false,
             noise: Mutex::new(Noise::default()),
             metric_calls: AtomicU64::new(0),
             memo: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same context refusing, when `holds` is set, an edit that loses on any target.
+    pub fn holding_every_target(mut self, holds: bool) -> Self {
+        self.holds_every_target = holds;
+        self
     }
 
     /// The same context with `noise` as its regime and settings.

@@ -27,7 +27,10 @@
 //! budget is spent, a gate draws no more samples, and a decision still open is a no.
 
 use futures_util::future::join_all;
+use std::collections::BTreeMap;
+
 use skill_factory_core::stats::{self, Aggregate, Estimate};
+use skill_factory_core::target::by_target;
 use skill_factory_core::{Evaluation, Skill, Task, TaskEvaluation};
 
 use super::context::{RunContext, Scored};
@@ -186,6 +189,7 @@ impl Gate<'_> {
         let mean = |per_task: &[Vec<f64>]| noise.estimate(per_task, &weights).mean;
         let (theirs, ours) = (mean(&a), mean(&b));
         let accepted = ours > theirs + self.min_delta;
+        let per_target = self.per_target(&a, &b, noise);
         let reason = if accepted {
             format!(
                 "scored {ours:.3}, above the best's {theirs:.3}{}",
@@ -197,6 +201,7 @@ impl Gate<'_> {
                 margin(self.min_delta)
             )
         };
+        let (accepted, reason) = self.held(accepted, reason, &per_target);
         Gated {
             comparison: Some(Comparison {
                 incumbent: incumbent.id,
@@ -209,6 +214,7 @@ impl Gate<'_> {
                 looks: 1,
                 samples: 1,
                 reason,
+                per_target,
             }),
             challenger: mine,
             incumbent: known,
@@ -382,6 +388,33 @@ impl Gate<'_> {
         sampled.unwrap_or_else(|| noise.paired(known, mine, &weights))
     }
 
+    /// [`per_target`] of this gate's tasks.
+    fn per_target(
+        &self,
+        known: &[Vec<f64>],
+        mine: &[Vec<f64>],
+        noise: &Noise,
+    ) -> BTreeMap<String, f64> {
+        per_target(self.tasks, (known, mine), noise)
+    }
+
+    /// The decision once every target is held (`objective.aggregate: min`): a challenger
+    /// kept on the whole is refused when it loses on any target.
+    fn held(
+        &self,
+        accepted: bool,
+        reason: String,
+        per_target: &BTreeMap<String, f64>,
+    ) -> (bool, String) {
+        if !accepted {
+            return (accepted, reason);
+        }
+        match losses(self.context, per_target) {
+            None => (true, reason),
+            Some(losses) => (false, format!("{reason}, but {losses}")),
+        }
+    }
+
     /// The weights of the gate's tasks, by task.
     fn weights(&self) -> Vec<f64> {
         self.tasks.iter().map(|task| task.weight).collect()
@@ -462,6 +495,8 @@ impl Gate<'_> {
         reason: String,
         first: Option<Scored>,
     ) -> Gated {
+        let per_target = self.per_target(&known, &mine, &self.context.noise());
+        let (accepted, reason) = self.held(accepted, reason, &per_target);
         Gated {
             comparison: Some(Comparison {
                 incumbent: incumbent.id,
@@ -474,6 +509,7 @@ impl Gate<'_> {
                 looks,
                 samples,
                 reason,
+                per_target,
             }),
             challenger: mine,
             incumbent: known,
@@ -481,6 +517,49 @@ impl Gate<'_> {
             weights: self.weights(),
         }
     }
+}
+
+/// Over several targets, the challenger's paired gain on each target's tasks (`known` the
+/// incumbent's samples by task, `mine` the challenger's), over the samples both sides have;
+/// empty for a run of one target.
+pub fn per_target(
+    tasks: &[Task],
+    (known, mine): (&[Vec<f64>], &[Vec<f64>]),
+    noise: &Noise,
+) -> BTreeMap<String, f64> {
+    by_target(tasks)
+        .into_iter()
+        .map(|(name, indices)| {
+            let pick = |all: &[Vec<f64>]| -> Vec<Vec<f64>> {
+                indices
+                    .iter()
+                    .map(|&i| all.get(i).cloned().unwrap_or_default())
+                    .collect()
+            };
+            let weights: Vec<f64> = indices.iter().map(|&i| tasks[i].weight).collect();
+            let gain = noise.paired(&pick(known), &pick(mine), &weights).mean;
+            (name, gain)
+        })
+        .collect()
+}
+
+/// Why a challenger with these per-target gains may not be kept in `context`: under
+/// `objective.aggregate: min`, the targets it loses on. `None` when nothing holds it back.
+pub fn losses(context: &RunContext, per_target: &BTreeMap<String, f64>) -> Option<String> {
+    if !context.holds_every_target {
+        return None;
+    }
+    let lost: Vec<String> = per_target
+        .iter()
+        .filter(|(_, gain)| **gain < -1e-9)
+        .map(|(name, gain)| format!("{name} {gain:+.3}"))
+        .collect();
+    (!lost.is_empty()).then(|| {
+        format!(
+            "it loses on target {}, and objective.aggregate min refuses an edit that loses on any target",
+            lost.join(", ")
+        )
+    })
 }
 
 /// ` by more than min_delta 0.01` when there is a margin.

@@ -48,7 +48,7 @@ use tokio::sync::OnceCell;
 use super::component::{ComponentKind, Components, changed, merge};
 use super::context::{RunContext, Scored, identity};
 use super::event::Event;
-use super::gate::{Comparison, Gate, Side};
+use super::gate::{Comparison, Gate, Side, losses, per_target};
 use super::minibatch::Epochs;
 use super::pareto::{self, EPSILON};
 use super::plan::{GepaSettings, SharedSettings};
@@ -832,9 +832,20 @@ impl Search<'_> {
                 comparison: comparison.clone(),
             });
         }
+        // A deterministic run keeps a better mean, unless it loses on a target that
+        // `objective.aggregate: min` holds.
+        let held = comparison.is_none().then(|| {
+            let gains = per_target(
+                self.val,
+                (&self.pool[self.best].samples, &validation.samples),
+                &noise,
+            );
+            losses(self.context, &gains)
+        });
+        let held = held.flatten();
         let accepted = match &comparison {
             Some(_) => kept,
-            None => mean > self.pool[self.best].mean + EPSILON,
+            None => mean > self.pool[self.best].mean + EPSILON && held.is_none(),
         };
         self.context.emit(Event::CandidateScored {
             round: step,
@@ -869,7 +880,10 @@ impl Search<'_> {
                 "joins the pool; its gate kept it, but a rival of the step gained more".to_string()
             }
             (Some(c), false) => format!("joins the pool; not the best: {}", c.reason),
-            (None, false) => "joins the pool".to_string(),
+            (None, false) => match held {
+                Some(losses) => format!("joins the pool; not the best: {losses}"),
+                None => "joins the pool".to_string(),
+            },
         };
         let record = CandidateRecord {
             iteration: step,

@@ -33,12 +33,14 @@ pub mod report;
 pub mod result;
 pub mod selection;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{SecondsFormat, Utc};
 use serde_json::Value;
+use skill_factory_core::target::across;
 use skill_factory_core::{Skill, Split};
 use skill_factory_io::output::write_atomic;
 use skill_factory_io::path::below;
@@ -68,7 +70,7 @@ use skill_factory_runfolder::names::{
     BEST_SKILL_DIR, BEST_SKILL_FILE, CHART_FILE, CONFIG_FILE, REPORT_FILE, RESULT_FILE, TASKS_FILE,
     TRAFFIC_FILE, candidate_file,
 };
-use skill_factory_runfolder::result::TriggerRecord;
+use skill_factory_runfolder::result::{ScoreEstimate, TargetRecord, TriggerRecord};
 
 /// How to run an optimization.
 #[derive(Clone, Default)]
@@ -131,12 +133,21 @@ pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutco
         ("test", parts.split.test.as_slice())
     };
     let trigger = trigger_record(&context, (&session.skill, &result.best_skill), held_out);
+    let targets = match &parts.targets {
+        Some(targets) => {
+            targets
+                .measure(&context, (&session.skill, &result), held_out.0)
+                .await
+        }
+        None => BTreeMap::new(),
+    };
     let info = RunInfo {
         finished_at: Some(Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)),
         test,
         noise: Some(context.noise()),
         headline: Some(headline),
         trigger,
+        targets,
         ..recorder.info_now()
     };
     let report = recorder
@@ -157,7 +168,10 @@ pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutco
 /// What a run is made of, all built from the config before any folder exists, so a bad key
 /// or a missing API key leaves nothing behind.
 struct RunParts {
+    /// The split; over several targets, every task once per optimized target.
     split: Split,
+    /// A run over several targets: its targets and its split before the copies.
+    targets: Option<Targets>,
     /// The selection split carved out of train (`selection_fraction`), if any.
     selection: Option<Vec<skill_factory_core::Task>>,
     harness: Arc<dyn Harness>,
@@ -173,8 +187,17 @@ impl RunParts {
         let plan = OptimizerPlan::from_config(&session.config.config.optimizer)
             .map_err(|e| session.block_error("optimizer.name", e))?;
         let mut split = session.split()?;
-        let selection = selection::carve(&mut split, session.config.config.selection_fraction)
+        let mut selection = selection::carve(&mut split, session.config.config.selection_fraction)
             .map_err(|detail| session.block_error("selection_fraction", detail))?;
+        let targets = Targets::of(session, &split);
+        if let Some(targets) = &targets {
+            split = Split {
+                train: across(&split.train, &targets.optimized),
+                val: across(&split.val, &targets.optimized),
+                test: across(&split.test, &targets.optimized),
+            };
+            selection = selection.map(|tasks| across(&tasks, &targets.optimized));
+        }
         check_seed_size(session)?;
         let harness = harness::from_config(session)?;
         let metric = metric::from_config(session)?;
@@ -183,12 +206,97 @@ impl RunParts {
         let optimizer = plan.build(|| session.client(Role::Optimizer))?;
         Ok(RunParts {
             split,
+            targets,
             selection,
             harness,
             metric,
             optimizer,
             rounds,
         })
+    }
+}
+
+/// A run over several targets (`targets`): the optimized ones with their weights in the
+/// objective, every target in the config's order, and the held-out part of the split before
+/// its tasks were copied per target.
+struct Targets {
+    optimized: Vec<(String, f64)>,
+    all: Vec<(String, bool)>,
+    held_out: Vec<skill_factory_core::Task>,
+}
+
+impl Targets {
+    /// The targets of the session, `None` for a run of one.
+    fn of(session: &Session, split: &Split) -> Option<Targets> {
+        let run = &session.config.config;
+        if run.targets.is_empty() {
+            return None;
+        }
+        let held_out = if split.test.is_empty() {
+            split.val.clone()
+        } else {
+            split.test.clone()
+        };
+        Some(Targets {
+            optimized: run
+                .targets
+                .iter()
+                .filter(|t| t.optimize)
+                .map(|t| (t.name.clone(), run.objective.weight(&t.name)))
+                .collect(),
+            all: run
+                .targets
+                .iter()
+                .map(|t| (t.name.clone(), t.optimize))
+                .collect(),
+            held_out,
+        })
+    }
+
+    /// The seed and the best on each target's copies of the held-out split (`split`), with
+    /// the samples the run already drew where it drew them (the optimized targets' test
+    /// split), fresh ones elsewhere (the targets measured only). A target the run stopped
+    /// before scoring is left out.
+    async fn measure(
+        &self,
+        context: &RunContext,
+        (seed, result): (&Skill, &OptimizationResult),
+        split: &str,
+    ) -> BTreeMap<String, TargetRecord> {
+        let noise = context.noise();
+        let samples = 0..noise.final_samples();
+        let mut records = BTreeMap::new();
+        for (name, optimize) in &self.all {
+            let tasks = across(&self.held_out, &[(name.clone(), 1.0)]);
+            let scored = tokio::join!(
+                context.sample_scores(seed, &tasks, samples.clone(), (0, "test")),
+                context.sample_scores(
+                    &result.best_skill,
+                    &tasks,
+                    samples.clone(),
+                    (result.best_candidate, "test")
+                ),
+            );
+            let (Some(seed_samples), Some(best_samples)) = scored else {
+                continue;
+            };
+            let weights = skill_factory_core::task::weights(&tasks);
+            records.insert(
+                name.clone(),
+                TargetRecord {
+                    optimize: *optimize,
+                    split: split.to_owned(),
+                    seed: ScoreEstimate::from(&noise.estimate(&seed_samples, &weights)),
+                    best: ScoreEstimate::from(&noise.estimate(&best_samples, &weights)),
+                    improvement: ScoreEstimate::from(&noise.paired(
+                        &seed_samples,
+                        &best_samples,
+                        &weights,
+                    )),
+                },
+            );
+        }
+        records
     }
 }
 
@@ -317,6 +425,9 @@ fn open_folder(
     .with_max_skill_tokens(session.config.config.optimizer.max_skill_tokens)
     .with_protected(protected(session))
     .with_max_metric_calls(session.config.config.optimizer.max_metric_calls)
+    .holding_every_target(
+        session.config.config.objective.aggregate == crate::config::TargetAggregate::Min,
+    )
     .with_noise(session.noise())
     .with_honesty(Honesty::new(
         &seed_text(&session.skill),

@@ -2,12 +2,13 @@
 //! held-out test scores and the val→test gap, tokens and cost per role, why the run stopped,
 //! and the score chart.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use skill_factory_llm::Spend;
 
 use skill_factory_core::Estimate;
-use skill_factory_runfolder::result::TriggerRecord;
+use skill_factory_runfolder::result::{TargetRecord, TriggerRecord};
 
 use super::headline::Source;
 use super::result::{RunInfo, TestEstimates};
@@ -143,6 +144,9 @@ pub fn report(result: &OptimizationResult, info: &RunInfo, chart_file: &str) -> 
 
     if let Some(trigger) = &info.trigger {
         text.push_str(&triggering(trigger));
+    }
+    if !info.targets.is_empty() {
+        text.push_str(&targets(&info.targets));
     }
 
     text.push_str("\n## Tokens and cost\n\n");
@@ -317,7 +321,40 @@ fn uncertainty(result: &OptimizationResult, info: &RunInfo) -> String {
     text
 }
 
-/// `0.412 – 0.588`.
+/// A run over several targets: the seed and the best on each, the measured-only ones too, so
+/// a skill that wins on one target by losing on another shows it.
+fn targets(targets: &BTreeMap<String, TargetRecord>) -> String {
+    let split = targets.values().next().map_or("test", |t| t.split.as_str());
+    let confidence = targets
+        .values()
+        .next()
+        .map_or_else(|| "95%".to_owned(), |t| percent(t.seed.confidence));
+    let mut text = format!(
+        "\n## Targets ({split} split)\n\n| target | optimized | seed | best | gain, paired by task | gain's {confidence} interval |\n| :--- | :---: | ---: | ---: | ---: | :---: |\n"
+    );
+    for (name, record) in targets {
+        let gain = &record.improvement;
+        let _ = writeln!(
+            text,
+            "| {name} | {} | {:.3} | {:.3} | {} | {} to {} |",
+            if record.optimize {
+                "yes"
+            } else {
+                "no, measured"
+            },
+            record.seed.mean,
+            record.best.mean,
+            points(gain.mean),
+            points(gain.interval[0]),
+            points(gain.interval[1]),
+        );
+    }
+    text.push_str(
+        "\nGains in points (0.01 of score). A target marked \"no, measured\" had no say in the search: its row is the skill's transfer to it.\n",
+    );
+    text
+}
+
 /// A trigger run's section: how often each skill loaded on the held-out split.
 fn triggering(trigger: &TriggerRecord) -> String {
     let rate = |value: Option<f64>| value.map_or("n/a".to_owned(), |v| format!("{v:.3}"));

@@ -16,7 +16,8 @@ use skill_factory_pycompat::float::round;
 use skill_factory_pycompat::json::dumps_pretty_ascii;
 use skill_factory_runfolder::result::{
     Batches, BestSkill, ComparisonRecord, HeadlineRecord, HistoryRecord, NoiseRecord, Record,
-    RunResult, ScoreEstimate, SkillRecord, Splits, TestRecord, TriggerRecord, Usage, round4,
+    RunResult, ScoreEstimate, SkillRecord, Splits, TargetRecord, TestRecord, TriggerRecord, Usage,
+    round4,
 };
 
 use super::headline::Headline;
@@ -87,6 +88,9 @@ pub struct RunInfo {
     pub headline: Option<Headline>,
     /// A trigger run's loads on the held-out split, once measured after the search.
     pub trigger: Option<TriggerRecord>,
+    /// A run over several targets: the seed and the best on each, once measured after the
+    /// search.
+    pub targets: BTreeMap<String, TargetRecord>,
 }
 
 impl RunInfo {
@@ -210,6 +214,7 @@ pub fn run_result(result: &OptimizationResult, info: &RunInfo) -> RunResult {
             asked_directly: batches.direct,
         }),
         trigger: info.trigger.clone(),
+        targets: info.targets.clone(),
     };
     RunResult {
         kind: None,

@@ -12,6 +12,7 @@ mod noise;
 mod optimizer;
 mod optimizer_kind;
 mod output;
+mod targets;
 mod trigger;
 
 use std::path::PathBuf;
@@ -38,6 +39,7 @@ pub use optimizer::{
 };
 pub use optimizer_kind::{OptimizerKind, UnknownOptimizer};
 pub use output::OutputConfig;
+pub use targets::{ObjectiveConfig, TargetAggregate, TargetConfig};
 pub use trigger::TriggerConfig;
 
 /// One skill-mode run: what to optimize, on which data, with which models and metric.
@@ -88,6 +90,13 @@ pub struct RunConfig {
     /// Alias of `provider`, read only when `provider` is absent or empty.
     #[serde(default)]
     pub target: Option<ProviderSettings>,
+    /// Several targets the skill is measured on, each its own model or harness
+    /// ([`TargetConfig`]); none means the one of `provider` and `harness`.
+    #[serde(default)]
+    pub targets: Vec<TargetConfig>,
+    /// How the targets' scores make the one optimized ([`ObjectiveConfig`]).
+    #[serde(default, deserialize_with = "block")]
+    pub objective: ObjectiveConfig,
     /// The model that proposes skill edits (see the module doc for how it inherits).
     #[serde(default)]
     pub optimizer_provider: Option<ProviderSettings>,
