@@ -87,9 +87,11 @@ pub async fn run(
 
 /// The seed, each skill given, and no skill at all.
 fn rows(session: &Session, skills: &[PathBuf]) -> anyhow::Result<Vec<Row>> {
+    // The config's seed, whatever skill the session was opened with.
+    let seed = &session.config.config.skill;
     let mut rows = vec![Row {
-        label: shown(&session.config.config.skill),
-        skill: session.skill.clone(),
+        label: shown(seed),
+        skill: load_skill(seed)?.0,
     }];
     // No skill at all is the last row whether asked for or not.
     for path in skills.iter().filter(|p| p.as_os_str() != NO_SKILL) {

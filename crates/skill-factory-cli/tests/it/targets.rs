@@ -294,3 +294,66 @@ fn bad_targets_name_their_key_and_fix() {
         ran.stderr
     );
 }
+
+/// The fenced blocks of the guide's section on targets, in order, each with its language.
+fn guide_blocks() -> Vec<(String, String)> {
+    let guide = std::fs::read_to_string(common::repo_root().join("docs/guide.md")).unwrap();
+    let start = guide
+        .find("## Targets: one skill, several models or agents")
+        .unwrap();
+    let end = start + guide[start..].find("\n## Export a skill").unwrap();
+    let mut blocks = Vec::new();
+    let mut lines = guide[start..end].lines();
+    while let Some(line) = lines.next() {
+        if let Some(language) = line.strip_prefix("```") {
+            let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            blocks.push((language.to_owned(), body.join("\n")));
+        }
+    }
+    blocks
+}
+
+#[test]
+fn the_guides_targets_example_prints_what_the_guide_shows() {
+    let blocks = guide_blocks();
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_example(
+        "invoice-extractor",
+        &tmp.path().join("examples/invoice-extractor"),
+    );
+    // The matrix: the command the guide shows, and the text after it, line for line.
+    let at = blocks
+        .iter()
+        .position(|(language, body)| language == "bash" && body.contains("evaluate"))
+        .unwrap();
+    let command = shlex::split(&blocks[at].1).unwrap();
+    assert_eq!(command[0], "skill-factory");
+    let ran = run(common::bin().current_dir(tmp.path()).args(&command[1..]));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert_eq!(
+        ran.stdout.trim_end(),
+        blocks[at + 1].1,
+        "the guide's matrix"
+    );
+    // The report's last section after the optimize the guide names.
+    let report = blocks
+        .iter()
+        .find(|(language, body)| language == "text" && body.starts_with("## Targets"))
+        .unwrap();
+    let out = tmp.path().join("runs");
+    let ran = run(common::bin()
+        .current_dir(tmp.path())
+        .args([
+            "optimize",
+            "-c",
+            "examples/invoice-extractor/config.targets.yaml",
+            "-o",
+        ])
+        .arg(&out));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let written = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
+    assert!(
+        written.contains(&report.1),
+        "the guide's Targets section is not the report's:\n{written}"
+    );
+}
