@@ -19,7 +19,7 @@ use skill_factory_runfolder::event::{Comparison, Event, EventLine};
 use skill_factory_runfolder::names::{
     BEST_SKILL_FILE, EVENTS_FILE, HISTORY_FILE, REPORT_FILE, RESULT_FILE, SEAL_FILE, candidate_file,
 };
-use skill_factory_runfolder::result::{HistoryRecord, RunResult};
+use skill_factory_runfolder::result::{ComparisonRecord, HistoryRecord, RunResult};
 use skill_factory_runfolder::workspace::{RoundRecord, SealRecord};
 
 use crate::index::RunSummary;
@@ -88,6 +88,9 @@ pub struct Gain {
     pub accepted: bool,
     /// Why, in words.
     pub reason: String,
+    /// Over several targets: the paired gain on each, by target name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_target: BTreeMap<String, f64>,
 }
 
 impl From<&Comparison> for Gain {
@@ -99,6 +102,22 @@ impl From<&Comparison> for Gain {
             looks: comparison.looks,
             accepted: comparison.accepted,
             reason: comparison.reason.clone(),
+            per_target: comparison.per_target.clone(),
+        }
+    }
+}
+
+/// The gate a `result.json` history record keeps (a run folder without its events).
+impl From<&ComparisonRecord> for Gain {
+    fn from(comparison: &ComparisonRecord) -> Gain {
+        Gain {
+            mean: comparison.difference.mean,
+            interval: comparison.difference.interval,
+            samples: comparison.samples,
+            looks: comparison.looks,
+            accepted: comparison.accepted,
+            reason: comparison.reason.clone(),
+            per_target: comparison.per_target.clone(),
         }
     }
 }
@@ -433,6 +452,7 @@ impl RunPage {
             let round = record.iteration;
             let note = record.note.clone();
             let val = Some(record.val_score);
+            let gain = record.comparison.as_ref().map(Gain::from);
             self.candidates.push(Candidate {
                 id: round,
                 round,
@@ -443,8 +463,14 @@ impl RunPage {
                     (_, true) => "accepted",
                     _ => "rejected",
                 },
-                why: (!accepted).then(|| "it did not beat the best on validation".into()),
+                why: (!accepted).then(|| {
+                    gain.as_ref().map_or_else(
+                        || "it did not beat the best on validation".into(),
+                        |gain| gain.reason.clone(),
+                    )
+                }),
                 val_score: val,
+                gain,
                 ..Candidate::default()
             });
             if let Some(score) = val {
@@ -612,6 +638,112 @@ mod tests {
         assert_eq!(page.document(2).as_deref(), Some("B3"));
         assert_eq!(page.lineage_of_best(), [0, 1]);
         assert_eq!(page.val.len(), 3);
+    }
+
+    #[test]
+    fn a_run_over_several_targets_keeps_their_figures_and_each_gates_gain_on_each() {
+        let tmp = tempfile::tempdir().unwrap();
+        let estimate = |mean: f64, low: f64, high: f64| json!({"mean": mean, "interval": [low, high], "se": 0.1, "confidence": 0.95, "tasks": 6, "samples": 6});
+        let targets = json!({
+            "a": {"optimize": true, "split": "test", "seed": estimate(0.25, 0.0, 0.6),
+                "best": estimate(0.75, 0.4, 1.0), "improvement": estimate(0.5, 0.2, 0.8)},
+            "b": {"optimize": false, "split": "test", "seed": estimate(1.0, 0.7, 1.0),
+                "best": estimate(0.5, 0.1, 0.9), "improvement": estimate(-0.5, -0.9, -0.1)},
+        });
+        let comparison = json!({"incumbent": 0, "regime": "deterministic",
+            "difference": estimate(0.125, -0.1, 0.35), "bound": 0.125, "min_delta": 0.0,
+            "accepted": false, "looks": 1, "samples": 1,
+            "reason": "it loses on target b", "per_target": {"a": 0.25, "b": -0.125}});
+        let result = json!({
+            "optimizer": "llm_loop", "baseline_score": 0.4, "best_score": 0.4, "candidates": 2,
+            "accepted": 1, "best_skill": {"name": "s", "body": "B0"},
+            "history": [
+                {"iteration": 0, "val_score": 0.4, "accepted": true, "note": "seed", "body": "B0"},
+                {"iteration": 1, "val_score": 0.5, "accepted": false, "note": "edit", "body": "B1",
+                    "comparison": comparison},
+            ],
+            "run_id": "r", "config_name": "c", "started_at": "2026-12-07T00:00:00Z",
+            "finished_at": "2026-12-07T00:01:00Z", "stop_reason": "rounds", "stop_detail": null,
+            "test": null, "targets": targets,
+        });
+        write(tmp.path(), RESULT_FILE, &result.to_string());
+        // Without events, the gate is read from the history record it decided.
+        let page = RunPage::load(tmp.path(), "x", &Scrubber::default()).unwrap();
+        assert_eq!(page.to_json()["result"]["targets"], targets);
+        let gain = page.candidates[1]
+            .gain
+            .as_ref()
+            .expect("the gate of candidate 1");
+        let per_target: Vec<(&str, f64)> = gain
+            .per_target
+            .iter()
+            .map(|(name, gain)| (name.as_str(), *gain))
+            .collect();
+        assert_eq!(per_target, [("a", 0.25), ("b", -0.125)]);
+        assert_eq!(
+            (gain.interval, page.candidates[1].why.as_deref()),
+            ([-0.1, 0.35], Some("it loses on target b"))
+        );
+        assert_eq!(
+            page.to_json()["candidates"][1]["gain"]["per_target"],
+            json!({"a": 0.25, "b": -0.125})
+        );
+
+        // With events, from the `compared` event; a gate of one target says nothing per target.
+        let compared = |challenger, per_target: &[(&str, f64)]| Event::Compared {
+            round: 1,
+            split: "val".into(),
+            comparison: Comparison {
+                incumbent: 0,
+                challenger,
+                regime: skill_factory_runfolder::event::Regime::Deterministic,
+                difference: skill_factory_core::stats::Estimate {
+                    mean: 0.125,
+                    se: Some(0.1),
+                    low: -0.1,
+                    high: 0.35,
+                    confidence: 0.95,
+                    tasks: 12,
+                    samples: 12,
+                    df: 11,
+                },
+                bound: 0.125,
+                min_delta: 0.0,
+                accepted: false,
+                looks: 1,
+                samples: 1,
+                reason: "no gain".into(),
+                per_target: per_target
+                    .iter()
+                    .map(|(name, gain)| (name.to_string(), *gain))
+                    .collect(),
+            },
+        };
+        let lines: Vec<String> = [compared(1, &[("a", 0.5), ("b", -0.25)]), compared(2, &[])]
+            .into_iter()
+            .enumerate()
+            .map(|(seq, event)| {
+                serde_json::to_string(&EventLine {
+                    seq: seq as u64 + 1,
+                    ts: "2026-12-07T00:00:00.000Z".into(),
+                    event,
+                    spent: None,
+                    file: None,
+                })
+                .unwrap()
+            })
+            .collect();
+        write(tmp.path(), EVENTS_FILE, &(lines.join("\n") + "\n"));
+        let page = RunPage::load(tmp.path(), "x", &Scrubber::default()).unwrap();
+        let json = page.to_json();
+        let gains: Vec<&Value> = json["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &c["gain"])
+            .collect();
+        assert_eq!(gains[1]["per_target"], json!({"a": 0.5, "b": -0.25}));
+        assert!(gains[2].get("per_target").is_none(), "{}", gains[2]);
     }
 
     #[test]
