@@ -54,6 +54,12 @@
   const span = (pair, digits = 3) => (Array.isArray(pair) && pair.length === 2 ? fmt(pair[0], digits) + '–' + fmt(pair[1], digits) : '–');
   const points = (x) => (x === null || x === undefined ? '–' : (x >= 0 ? '+' : '') + (x * 100).toFixed(1));
   const gainSpan = (pair) => (Array.isArray(pair) && pair.length === 2 ? points(pair[0]) + ' to ' + points(pair[1]) + ' pts' : '–');
+  // A signed score, `+0.250` or `−0.125` (a true minus sign).
+  const signed = (x) => (x === null || x === undefined ? '–' : (x < 0 && fmt(-x) !== '0.000' ? '−' : '+') + fmt(Math.abs(x)));
+  // A gate's gain on each target of a run over several, `a +0.250 · b −0.125` (no break
+  // inside a target's pair); empty for a run of one target.
+  const perTarget = (gain) => Object.entries((gain && gain.per_target) || {})
+    .flatMap(([name, x], i) => [i ? ' · ' : null, el('span', { class: 'pair' }, name + ' ' + signed(x))]);
   // `95%`, from a run's noise.confidence (0.95 when the run does not say).
   const percent = (result) => Math.round(((result && result.noise && result.noise.confidence) || 0.95) * 1000) / 10 + '%';
   function when(text) {
@@ -641,6 +647,7 @@
         c.component ? el('span', { class: 'muted' }, c.operation || 'edit', ' of ', c.component) : '',
         el('span', { class: 'muted' }, 'validation ', fmt(c.val_score), Array.isArray(c.val_interval) ? ' (' + span(c.val_interval) + ')' : ''),
         c.gain ? el('span', { class: 'muted' }, 'gain over the best ', points(c.gain.mean), ' pts (', gainSpan(c.gain.interval), ')') : '',
+        perTarget(c.gain).length ? el('span', { class: 'muted per-target' }, 'per target: ', perTarget(c.gain)) : '',
         c.gate_score !== null && c.gate_score !== undefined ? el('span', { class: 'muted' }, 'gate ', fmt(c.gate_score), ' vs ', fmt(c.gate_parent_score)) : ''),
       el('p', {}, c.rationale || el('span', { class: 'muted' }, 'no rationale')),
       c.why ? el('p', { class: 's-' + c.status }, 'Why it was not kept: ', c.why) : null,
@@ -684,8 +691,52 @@
       el('p', { class: 'muted' }, 'Precision: of the loads, the share that should have happened. Recall: of the requests that should load the skill, the share that did. False-trigger rate: of the near misses, the share that loaded it anyway.')))]);
   }
 
+  // A run over several targets (result.json's `targets`): the seed's and the best's score on
+  // each, on the held-out split, coloured from low to high, and the best's paired gain, red
+  // when its interval is wholly below 0 and green when wholly above. Optimized targets first;
+  // a target measured only shows how the skill transfers.
+  function targeting(box, data) {
+    const all = (data.result && data.result.targets) || {};
+    const names = Object.keys(all).filter((n) => all[n] && all[n].seed && all[n].best && all[n].improvement);
+    if (!names.length) return;
+    names.sort((a, b) => Number(all[b].optimize !== false) - Number(all[a].optimize !== false));
+    const first = all[names[0]];
+    const split = first.split === 'test' ? 'the held-out test split' : first.split === 'val' ? 'the validation split' : 'the ' + first.split + ' split';
+    const tasks = first.seed.tasks;
+    const confidence = Math.round((first.seed.confidence || 0.95) * 1000) / 10 + '%';
+    const half = (e) => (Array.isArray(e.interval) ? fmt((e.interval[1] - e.interval[0]) / 2) : '–');
+    const bucket = (x) => 't' + Math.max(0, Math.min(4, Math.floor(x * 4.999)));
+    const score = (key, label, name) => {
+      const e = all[name][key];
+      return el('td', { class: 'num cell ' + bucket(e.mean), 'data-target': name,
+        title: `${label} on ${name}: ${fmt(e.mean)}, ${confidence} interval ${span(e.interval)}, ${count(e.tasks)} task${e.tasks === 1 ? '' : 's'}` },
+      fmt(e.mean), ' ± ', half(e));
+    };
+    const gain = (name) => {
+      const e = all[name].improvement;
+      const [low, high] = Array.isArray(e.interval) ? e.interval : [0, 0];
+      const verdict = low > 0 ? 'up' : high < 0 ? 'down' : 'flat';
+      return el('td', { class: 'num gain-' + verdict, 'data-target': name, 'data-verdict': verdict,
+        title: verdict === 'up' ? 'the best gains on it' : verdict === 'down' ? 'the best loses on it' : 'no gain or loss it can tell from chance' },
+      signed(e.mean), ' (', signed(low), ' to ', signed(high), ')');
+    };
+    append(box, [el('section', { id: 'targets', 'aria-labelledby': 'targets-title' },
+      el('h2', { id: 'targets-title' }, 'Targets'),
+      el('p', { class: 'muted', id: 'targets-split', 'data-split': first.split }, 'The seed\'s and the best skill\'s score on every target, on ', split,
+        ' (', count(tasks), ' task', tasks === 1 ? '' : 's', '), ± the half-width of the ', confidence, ' interval; red 0 … green 1.'),
+      el('div', { class: 'panel targets' }, el('table', { id: 'targets-table' },
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Skill'), names.map((n) => el('th', { scope: 'col', class: 'num target', 'data-target': n },
+          n, all[n].optimize === false ? el('div', { class: 'sub muted' }, 'measured only') : null)))),
+        el('tbody', {},
+          el('tr', { 'data-skill': 'seed' }, el('th', { scope: 'row' }, 'Seed'), names.map((n) => score('seed', 'the seed', n))),
+          el('tr', { 'data-skill': 'best' }, el('th', { scope: 'row' }, 'Best'), names.map((n) => score('best', 'the best', n))),
+          el('tr', { 'data-skill': 'gain' }, el('th', { scope: 'row' }, 'Gain'), names.map(gain))))),
+      el('p', { class: 'muted' }, 'Gain: the best\'s improvement over the seed, paired by task, with its interval; green when the interval lies wholly above 0, red when wholly below. A target measured only had no say in the search: its column shows how the skill transfers.'))]);
+  }
+
   function overview(box, data, path) {
     triggering(box, data);
+    targeting(box, data);
     box.appendChild(el('h2', {}, 'Scores'));
     timeline(box, data);
     box.appendChild(el('h2', {}, 'Lineage'));
@@ -740,7 +791,8 @@
         el('td', {}, c.operation || '', c.component ? ' · ' + c.component : ''), el('td', {}, badge(c.status)),
         el('td', { class: 'num' }, fmt(c.val_score)),
         el('td', { class: 'num interval' }, span(c.val_interval)),
-        el('td', { class: 'num gain' }, c.gain ? gainSpan(c.gain.interval) : '–'),
+        el('td', { class: 'num gain' }, c.gain ? gainSpan(c.gain.interval) : '–',
+          perTarget(c.gain).length ? el('div', { class: 'muted per-target', title: 'the paired gain on each target' }, perTarget(c.gain)) : null),
         el('td', {}, c.rationale), el('td', {}, c.why || '')))]);
       if (!shown.length) body.appendChild(el('tr', {}, el('td', { colspan: 10, class: 'empty' }, 'No proposals.')));
     };
