@@ -15,7 +15,8 @@
 // offline examples and a gepa variant optimized into W/runs, a run whose skill, dataset and
 // model replies carry script, a slow config to cancel from the page, and `ui --runs W/runs
 // --port 0` started in W (so configs launched from the page are given relative to W). The
-// trigger test optimizes the offline trigger example into W/trigger-runs, with a server of its own.
+// trigger test optimizes the offline trigger example into W/trigger-runs, and the targets test
+// the ticket classifier on three targets into W/targets-runs, each with a server of its own.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -720,6 +721,122 @@ test('a trigger run shows its seed\'s and best\'s loads, in the dashboard and in
     await page.locator('#tab-tasks').click();
     await page.locator('#tasks tbody tr[data-task]').first().waitFor();
     assert.deepEqual((await page.locator('#tasks thead th').allTextContents()).slice(0, 4), ['Task', 'Input', 'Expected', 'Output']);
+  });
+});
+
+test('a run over several targets shows them as a heatmap, with each gate\'s gains, in the dashboard and in its export', async () => {
+  // The offline ticket classifier on three targets: its scripted model under two names, both
+  // optimized, and a model measured only that answers `billing` to every message but turns to
+  // prose under the category boundaries the best skill adds. Its own runs root, as the trigger
+  // test's.
+  const offline = readFileSync(path.join(W, 'examples/ticket-classifier/config.offline.yaml'), 'utf8');
+  writeFileSync(path.join(W, 'examples/ticket-classifier/config.targets.yaml'), offline + [
+    '',
+    'cache: {mode: off}',
+    'targets:',
+    '  - {name: scripted, provider: {model: scripted-ticket-model}}',
+    '  - {name: twin, provider: {model: twin-model}}',
+    '  - {name: terse, optimize: false, provider: {name: fake, model: terse, responses: [billing], rules: [{system_contains: "Category boundaries", reply: "I think it is billing."}]}}',
+    '',
+  ].join('\n'));
+  const root = path.join(W, 'targets-runs');
+  optimize('examples/ticket-classifier/config.targets.yaml', 'targets-runs/ticket-targets');
+  const { child, url } = await startUi(root);
+  try {
+    const listed = await (await fetch(`${url}/api/runs`)).json();
+    const runPath = listed.runs.find((r) => r.path.startsWith('ticket-targets/'))?.path;
+    assert.ok(runPath, `the targets run is not listed: ${JSON.stringify(listed)}`);
+    const runDir = path.join(root, runPath);
+    const run = await (await fetch(`${url}/api/run?path=${encodeURIComponent(runPath)}`)).json();
+    const targets = run.result.targets;
+    assert.deepEqual(Object.keys(targets || {}), ['scripted', 'terse', 'twin'], JSON.stringify(targets));
+
+    // What the heatmap must say, from result.json: optimized targets first, then those measured only.
+    const names = ['scripted', 'twin', 'terse'];
+    const fixed = (x) => x.toFixed(3);
+    const signed = (x) => (x < 0 && fixed(-x) !== '0.000' ? '−' : '+') + fixed(Math.abs(x));
+    const cell = (e) => `${fixed(e.mean)} ± ${fixed((e.interval[1] - e.interval[0]) / 2)}`;
+    const bucket = (e) => 't' + Math.max(0, Math.min(4, Math.floor(e.mean * 4.999)));
+    const verdict = (e) => (e.interval[0] > 0 ? 'up' : e.interval[1] < 0 ? 'down' : 'flat');
+    const wanted = {
+      headers: [['Skill', null], ...names.map((n) => [n, targets[n].optimize ? null : 'measured only'])],
+      seed: names.map((n) => [cell(targets[n].seed), bucket(targets[n].seed)]),
+      best: names.map((n) => [cell(targets[n].best), bucket(targets[n].best)]),
+      gain: names.map((n) => {
+        const e = targets[n].improvement;
+        return [`${signed(e.mean)} (${signed(e.interval[0])} to ${signed(e.interval[1])})`, verdict(e)];
+      }),
+    };
+    // The two optimized targets gain for sure, the measured one loses for sure: both colours show.
+    assert.deepEqual(wanted.gain.map(([, v]) => v), ['up', 'up', 'down'], JSON.stringify(targets));
+    const heatmap = async (page) => page.locator('#targets-table').evaluate((table) => {
+      const row = (skill) => [...table.querySelectorAll(`tr[data-skill="${skill}"] td`)];
+      const score = (td) => [td.textContent, [...td.classList].find((c) => /^t\d$/.test(c)) ?? null];
+      return {
+        headers: [...table.querySelectorAll('thead th')].map((th) => [th.firstChild.textContent, th.querySelector('.sub')?.textContent ?? null]),
+        seed: row('seed').map(score),
+        best: row('best').map(score),
+        gain: row('gain').map((td) => [td.textContent, td.dataset.verdict]),
+      };
+    });
+    // Each gate's gains on the optimized targets, beside its decision in the proposals.
+    const gates = run.candidates.filter((c) => c.gain && c.gain.per_target);
+    assert.ok(gates.length > 0, `no gate has per-target gains: ${JSON.stringify(run.candidates)}`);
+    const perTarget = (gain) => Object.entries(gain.per_target).map(([n, x]) => `${n} ${signed(x)}`).join(' · ');
+    const proposals = async (page) => {
+      await page.locator('#tab-proposals').click();
+      await page.locator('#proposals tbody tr[data-candidate]').first().waitFor();
+      return page.locator('#proposals tbody tr[data-candidate]').evaluateAll((trs) => trs
+        .filter((tr) => tr.querySelector('.per-target')).map((tr) => [Number(tr.dataset.candidate), tr.querySelector('.per-target').textContent]));
+    };
+    const gains = gates.map((c) => [c.id, perTarget(c.gain)]);
+    assert.match(gains[0][1], /^scripted [+−]\d\.\d{3} · twin [+−]\d\.\d{3}$/);
+
+    for (const colorScheme of ['light', 'dark']) {
+      await withPage(async (page) => {
+        await page.emulateMedia({ colorScheme });
+        await page.goto(`${url}/#/run/${encodeURIComponent(runPath)}`);
+        await page.locator('#targets-table').waitFor();
+        assert.deepEqual(await heatmap(page), wanted, `the Targets heatmap (${colorScheme})`);
+        assert.match(await page.locator('#targets-split').textContent(), /^The seed's and the best skill's score on every target, on the validation split \(\d+ tasks\), ± the half-width of the 95% interval; red 0 … green 1\.$/);
+        // Low and high scores are told apart by colour; a gain and a loss too.
+        const background = (selector) => page.locator(selector).evaluate((node) => getComputedStyle(node).backgroundColor);
+        assert.notEqual(await background('tr[data-skill="best"] td[data-target="terse"]'), await background('tr[data-skill="best"] td[data-target="scripted"]'));
+        assert.notEqual(await background('tr[data-skill="gain"] td[data-target="terse"]'), await background('tr[data-skill="gain"] td[data-target="scripted"]'));
+        const violations = await axe(page);
+        assert.deepEqual(violations, [], `axe on the targets run's overview (${colorScheme}):\n${formatViolations(violations)}`);
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await screenshot(page, colorScheme === 'dark' ? 'targets-dark' : 'targets');
+        assert.deepEqual(await proposals(page), gains, 'the per-target gains in the proposals');
+        const proposalsViolations = await axe(page);
+        assert.deepEqual(proposalsViolations, [], `axe on the targets run's proposals (${colorScheme}):\n${formatViolations(proposalsViolations)}`);
+      });
+    }
+
+    // The export carries the same views, from the data it embeds.
+    const out = path.join(W, 'targets.html');
+    execFileSync(BIN, ['ui', 'export', runDir, '-o', out], { cwd: W, stdio: 'pipe', timeout: 60_000 });
+    await withPage(async (page) => {
+      const requested = [];
+      page.on('request', (request) => requested.push(request.url()));
+      await page.goto('file://' + out);
+      await page.locator('#targets-table').waitFor();
+      assert.deepEqual(await heatmap(page), wanted, 'the exported Targets heatmap');
+      assert.deepEqual(await proposals(page), gains, 'the exported per-target gains');
+      assert.deepEqual(requested.filter((u) => !u.startsWith('file://') && !u.startsWith('data:')), [], 'the export fetches nothing');
+    });
+  } finally {
+    child.kill('SIGTERM');
+  }
+
+  // A run on one target shows no Targets view, and no per-target gains.
+  await withPage(async (page) => {
+    await openRun(page, runs['ticket-gepa']);
+    await page.locator('#chart canvas').first().waitFor();
+    assert.equal(await page.locator('#targets').count(), 0);
+    await page.locator('#tab-proposals').click();
+    await page.locator('#proposals tbody tr').first().waitFor();
+    assert.equal(await page.locator('#proposals .per-target').count(), 0);
   });
 });
 

@@ -772,6 +772,115 @@ fn ui_export_writes_one_self_contained_page_that_no_run_text_can_break_out_of() 
     );
 }
 
+/// The offline ticket classifier on three targets: its scripted model under two names, both
+/// optimized, and a model measured only that answers `billing` to every message but turns to
+/// prose under the category boundaries the best skill adds (the skill loses on it).
+const TARGETS: &str = "\ncache: {mode: off}\ntargets:\n  \
+    - {name: scripted, provider: {model: scripted-ticket-model}}\n  \
+    - {name: twin, provider: {model: twin-model}}\n  \
+    - {name: terse, optimize: false, provider: {name: fake, model: terse, responses: [billing], \
+    rules: [{system_contains: \"Category boundaries\", reply: \"I think it is billing.\"}]}}\n";
+
+/// The data block of an exported page.
+fn exported_data(html: &str) -> Value {
+    let block = html
+        .split("id=\"sf-export\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .expect("the export's data block");
+    serde_json::from_str(block).unwrap()
+}
+
+#[tokio::test]
+async fn a_run_over_several_targets_gives_its_page_and_its_export_each_targets_scores_and_gains() {
+    let fixture = fixture();
+    let example = fixture.workdir.join("examples/ticket-classifier");
+    let config = example.join("config.targets.yaml");
+    let offline = std::fs::read_to_string(example.join("config.offline.yaml")).unwrap();
+    std::fs::write(&config, offline + TARGETS).unwrap();
+    let ran = optimize(&[], &config, &fixture.root.join("targets"));
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    let id = std::fs::read_dir(fixture.root.join("targets"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_type().unwrap().is_dir() && e.file_name() != "latest")
+        .unwrap()
+        .file_name();
+    let path = format!("targets/{}", id.to_string_lossy());
+    let run_dir = fixture.root.join(&path);
+    let result = crate::common::read_json(&run_dir.join("result.json"));
+    let targets = &result["targets"];
+    let names: Vec<&str> = targets
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(names, ["scripted", "terse", "twin"], "{targets:#}");
+    assert_eq!(targets["terse"]["optimize"], false);
+    // The optimized targets gain for sure; the measured one loses for sure.
+    let interval = |name: &str, end: usize| {
+        targets[name]["improvement"]["interval"][end]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(
+        interval("scripted", 0) > 0.0 && interval("twin", 0) > 0.0,
+        "{targets:#}"
+    );
+    assert!(interval("terse", 1) < 0.0, "{targets:#}");
+    // Every gate of the history says what it gained on each optimized target.
+    let gates: Vec<&Value> = crate::common::artifacts::comparisons(&result);
+    assert!(!gates.is_empty(), "no gate decided: {result:#}");
+    for gate in &gates {
+        let per_target: Vec<&String> = gate["per_target"].as_object().unwrap().keys().collect();
+        assert_eq!(per_target, ["scripted", "twin"], "{gate:#}");
+    }
+
+    // The page carries the figures as result.json has them, and each candidate its gate's gains.
+    let served = serve(&fixture.root, &fixture.workdir, &[], &[]);
+    let (status, page) = get(&format!("{}/api/run?path={}", served.url, encode(&path))).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(&page["result"]["targets"], targets);
+    let gains_of = |page: &Value| -> Vec<Value> {
+        page["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["gain"].get("per_target").cloned())
+            .collect()
+    };
+    let gains = gains_of(&page);
+    assert_eq!(gains.len(), gates.len(), "{page:#}");
+    for (gain, gate) in gains.iter().zip(&gates) {
+        for name in ["scripted", "twin"] {
+            let (shown, kept) = (
+                gain[name].as_f64().unwrap(),
+                gate["per_target"][name].as_f64().unwrap(),
+            );
+            assert!((shown - kept).abs() < 1e-4, "{name}: {gain} against {gate}");
+        }
+    }
+
+    // The export embeds the same page.
+    let out = fixture.workdir.join("targets.html");
+    let ran = export_page(&run_dir, &out);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let data = exported_data(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(&data["run"]["result"]["targets"], targets);
+    assert_eq!(gains_of(&data["run"]), gains);
+
+    // A run of one target has no targets, and its gates no per-target gains.
+    let (_, single) = get(&format!(
+        "{}/api/run?path={}",
+        served.url,
+        encode(&fixture.runs[0])
+    ))
+    .await;
+    assert!(single["result"].get("targets").is_none(), "{single:#}");
+    assert!(gains_of(&single).is_empty());
+}
+
 #[test]
 fn ui_export_never_writes_over_the_runs_files_nor_a_file_it_did_not_write_without_force() {
     let fixture = fixture();
