@@ -102,6 +102,12 @@ struct Args {
     /// Two groups (`A,B`) whose rules cancel each other under --needs; repeatable.
     #[arg(long, requires = "needs", value_name = "A,B")]
     conflict: Vec<String>,
+    /// A model that needs otherwise under --needs, by the model name requests carry:
+    /// `MODEL:free=G1+G2:conflict=A,B` answers the groups after `free=` right without their
+    /// rules, and on it the rules of each `conflict=` pair cancel each other when written
+    /// together; repeatable, so that targets can disagree.
+    #[arg(long, requires = "needs", value_name = "MODEL:free=G+G:conflict=A,B")]
+    model_needs: Vec<String>,
     /// The chance that a known-answer request's outcome flips (right becomes wrong, wrong
     /// becomes right), drawn afresh for each request and unseeded, as a model sampled at a
     /// temperature above 0 varies. The same server without it is the noise-free twin.
@@ -212,7 +218,38 @@ fn needs(args: &Args, answers: &HashMap<String, String>) -> Result<Needs, MockEr
                 })
         })
         .collect::<Result<_, _>>()?;
-    Ok(Needs::new(answers, overrides, conflicts))
+    let mut needs = Needs::new(answers, overrides, conflicts);
+    for spec in &args.model_needs {
+        needs = model_needs(needs, spec)?;
+    }
+    Ok(needs)
+}
+
+/// `needs` with the model of one `--model-needs` spec.
+fn model_needs(needs: Needs, spec: &str) -> Result<Needs, MockError> {
+    let bad = || {
+        MockError::Config(format!(
+            "--model-needs {spec:?}: write MODEL:free=G1+G2:conflict=A,B (free and conflict parts optional, conflict repeatable)"
+        ))
+    };
+    let mut parts = spec.split(':');
+    let model = parts
+        .next()
+        .filter(|m| !m.trim().is_empty())
+        .ok_or_else(bad)?;
+    let mut free: Vec<&str> = Vec::new();
+    let mut conflicts: Vec<(&str, &str)> = Vec::new();
+    for part in parts {
+        if let Some(groups) = part.strip_prefix("free=") {
+            free.extend(groups.split('+').map(str::trim).filter(|g| !g.is_empty()));
+        } else if let Some(pair) = part.strip_prefix("conflict=") {
+            let (a, b) = pair.split_once(',').ok_or_else(bad)?;
+            conflicts.push((a.trim(), b.trim()));
+        } else {
+            return Err(bad());
+        }
+    }
+    Ok(needs.with_model(model.trim(), &free, &conflicts))
 }
 
 /// The fault flags as a plan.
