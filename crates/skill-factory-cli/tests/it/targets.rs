@@ -191,7 +191,7 @@ async fn a_skill_optimized_for_one_target_loses_on_the_other_and_min_holds_both(
     // deterministic run; llm_loop through the gate, whose every decision shows its
     // per-target gains).
     for optimizer in ["gepa", "llm_loop"] {
-        let (both, _) = target(
+        let (both, folder) = target(
             &format!("both-{optimizer}"),
             BOTH,
             &format!(
@@ -211,6 +211,9 @@ async fn a_skill_optimized_for_one_target_loses_on_the_other_and_min_holds_both(
         let gates = common::artifacts::comparisons(&both);
         if optimizer == "llm_loop" {
             assert!(!gates.is_empty(), "no gate decided");
+            // The report's gates say each target's gain.
+            let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+            assert!(report.contains(" pts (a "), "{report}");
         }
         for gate in gates {
             let gains = gate["per_target"].as_object().expect("per-target gains");

@@ -301,9 +301,20 @@ fn uncertainty(result: &OptimizationResult, info: &RunInfo) -> String {
         );
         for (record, comparison) in decided {
             let d = &comparison.difference;
+            // Over several targets, the gain on each: a win on one bought on another shows.
+            let per_target = if comparison.per_target.is_empty() {
+                String::new()
+            } else {
+                let gains: Vec<String> = comparison
+                    .per_target
+                    .iter()
+                    .map(|(name, gain)| format!("{name} {}", points(*gain)))
+                    .collect();
+                format!(" ({})", gains.join(", "))
+            };
             let _ = writeln!(
                 text,
-                "| {} | {} | {} pts | {} to {} pts | {} | {} × {} | {} | {} | {} |",
+                "| {} | {} | {} pts{per_target} | {} to {} pts | {} | {} × {} | {} | {} | {} |",
                 record.iteration,
                 comparison.challenger,
                 points(d.mean),
