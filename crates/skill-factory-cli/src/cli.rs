@@ -250,6 +250,45 @@ pub struct EvaluateArgs {
     /// interval and the verdict; exits 1 when B is detectably worse.
     #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "skill")]
     pub compare: Option<Vec<PathBuf>>,
+    /// Also write a JUnit XML report for CI systems: a test case per task, a failure for each
+    /// task scoring under `noise.pass_score` (with its feedback); with `--compare`, B's tasks
+    /// with A's score beside each.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write a Markdown summary, for a pull request comment or `$GITHUB_STEP_SUMMARY`:
+    /// the verdict, the scores with their intervals, and the tasks that changed (with
+    /// `--compare`) or scored under `noise.pass_score`.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// With `--compare`, exit 1 when B is detectably `worse` (the default), when it is
+    /// `not-better`, or `never`.
+    #[arg(long, value_enum, value_name = "WHEN", requires = "compare")]
+    pub fail_if: Option<FailIf>,
+    /// Exit 1 when the score (B's, with `--compare`) is under this, e.g. 0.8.
+    #[arg(long, value_name = "SCORE")]
+    pub fail_under: Option<f64>,
+}
+
+/// When `evaluate --compare` fails a CI job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailIf {
+    /// B is detectably worse than A.
+    Worse,
+    /// B is not detectably better than A.
+    NotBetter,
+    /// Never: the verdict is reported only.
+    Never,
+}
+
+impl FailIf {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailIf::Worse => "worse",
+            FailIf::NotBetter => "not-better",
+            FailIf::Never => "never",
+        }
+    }
 }
 
 /// A part of the dataset.

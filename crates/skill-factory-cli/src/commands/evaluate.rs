@@ -31,7 +31,8 @@ use skill_factory_core::trigger::{LOADED_SKILLS, SHOULD_TRIGGER, TriggerCounts};
 use skill_factory_core::{Evaluation, Skill, Summary, Task};
 use skill_factory_runfolder::result::ScoreEstimate;
 
-use crate::cli::{EvaluateArgs, SplitChoice};
+use super::verdict;
+use crate::cli::{EvaluateArgs, FailIf, SplitChoice};
 use crate::output::{errln, outln};
 use crate::progress::TaskBar;
 
@@ -72,8 +73,14 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         _ => session,
     };
     let tasks = select_tasks(&session, args.split)?;
+    for (flag, path) in [("--junit", &args.junit), ("--markdown", &args.markdown)] {
+        if let Some(path) = path {
+            session.check_output(flag, path)?;
+        }
+    }
     let harness = harness::from_config(&session)?;
     let metric = metric::from_config(&session)?;
+    let started = std::time::Instant::now();
     if let Some(pair) = &args.compare {
         return compare(&session, &args, &tasks, (harness, metric), pair).await;
     }
@@ -85,8 +92,10 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     ));
     crate::progress::watch_batches(&session, Some(bar.bar().clone()))?;
     let skill = Arc::new(session.skill.clone());
-    // The JSON report lists every rollout; the text one only the worst, so it keeps no other.
-    let summary = if args.json {
+    // The JSON report and the CI files list every rollout, and --fail-under is decided on the
+    // whole; the text alone shows only the worst, so it keeps no other.
+    let every = args.junit.is_some() || args.markdown.is_some() || args.fail_under.is_some();
+    let summary = if args.json || every {
         let evaluation = evaluate(
             skill,
             &tasks,
@@ -99,19 +108,38 @@ pub async fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         .await;
         bar.finish();
         super::print_model_calls(&session);
-        let summary = evaluation.summary(0);
+        let summary = evaluation.summary(if args.json { 0 } else { args.worst });
         let figures = Figures::of(&summary, &noise);
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&json_report(
-                &session,
-                args.split,
-                &evaluation,
-                &figures,
-                &noise
-            ))?
-        );
-        summary
+        if args.json {
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&json_report(
+                    &session,
+                    args.split,
+                    &evaluation,
+                    &figures,
+                    &noise
+                ))?
+            );
+        } else {
+            print_text(&summary, args.worst, &noise);
+        }
+        let head = verdict::Scored {
+            skill: session.skill_path.display().to_string(),
+            estimate: &figures.estimate,
+            evaluation: &evaluation,
+        };
+        let failure = verdict::failed(&figures.estimate, None, gates(&args));
+        ci_files(
+            &args,
+            &session,
+            (&head, None),
+            (started.elapsed().as_secs_f64(), failure.as_deref()),
+        )?;
+        if let Some(code) = nothing_worked(&summary) {
+            return Ok(code);
+        }
+        return Ok(exit(failure));
     } else {
         let summary = evaluate_summary(
             skill,
@@ -450,6 +478,7 @@ async fn compare(
     (harness, metric): (Arc<dyn Harness>, Arc<dyn Metric>),
     pair: &[PathBuf],
 ) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
     let [a_path, b_path] = pair else {
         bail!("--compare takes two skills: --compare A.md B.md (or none for no skill)");
     };
@@ -549,13 +578,73 @@ async fn compare(
         outln!("Verdict: {sentence}.");
         outln!("Regime: {}", regime(&noise));
     }
+    let base = verdict::Scored {
+        skill: name(a_path),
+        estimate: &fa.estimate,
+        evaluation: &scored_a,
+    };
+    let head = verdict::Scored {
+        skill: name(b_path),
+        estimate: &fb.estimate,
+        evaluation: &scored_b,
+    };
+    let compared = verdict::Compared {
+        base,
+        difference: &difference,
+        verdict,
+    };
+    let failure = verdict::failed(&fb.estimate, Some(&compared), gates(args));
+    ci_files(
+        args,
+        session,
+        (&head, Some(&compared)),
+        (started.elapsed().as_secs_f64(), failure.as_deref()),
+    )?;
     if let Some(code) = nothing_worked(&summary_a).or_else(|| nothing_worked(&summary_b)) {
         return Ok(code);
     }
-    Ok(match verdict {
-        Verdict::Worse => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    })
+    Ok(exit(failure))
+}
+
+/// The `--fail-if` (by default `worse`) and `--fail-under` of the command.
+fn gates(args: &EvaluateArgs) -> (FailIf, Option<f64>) {
+    (args.fail_if.unwrap_or(FailIf::Worse), args.fail_under)
+}
+
+/// Exit 1 when a gate failed, saying why on stderr.
+fn exit(failure: Option<String>) -> ExitCode {
+    match failure {
+        Some(why) => {
+            errln!("Failed: {why}.");
+            ExitCode::from(1)
+        }
+        None => ExitCode::SUCCESS,
+    }
+}
+
+/// Writes `--junit` and `--markdown` when asked for.
+fn ci_files(
+    args: &EvaluateArgs,
+    session: &Session,
+    (head, compared): (&verdict::Scored<'_>, Option<&verdict::Compared<'_>>),
+    (seconds, failure): (f64, Option<&str>),
+) -> anyhow::Result<()> {
+    let noise = session.noise();
+    let suite = session.skill.name.clone();
+    if let Some(path) = &args.junit {
+        let base = compared.map(|c| &c.base);
+        let xml = verdict::junit(head, base, (&suite, noise.pass_score, seconds))?;
+        verdict::write("--junit", path, &xml)?;
+    }
+    if let Some(path) = &args.markdown {
+        let title = match compared {
+            Some(c) => format!("{} against {}", head.skill, c.base.skill),
+            None => head.skill.clone(),
+        };
+        let text = verdict::markdown(head, compared, (&title, noise.pass_score, failure));
+        verdict::write("--markdown", path, &text)?;
+    }
+    Ok(())
 }
 
 /// The noise floor of the comparison itself: the smallest difference its paired design

@@ -15,6 +15,7 @@ pub mod lab_open;
 pub mod list;
 pub mod man;
 pub mod matrix;
+pub mod verdict;
 pub mod models;
 pub mod optimize;
 pub mod triggers;

@@ -8,6 +8,7 @@ mod agent_triggers;
 mod batch;
 mod cache;
 mod chaos;
+mod ci_verdicts;
 mod classifier;
 mod classifier_exports;
 mod classifier_hostile;
