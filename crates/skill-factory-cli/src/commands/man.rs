@@ -1,6 +1,8 @@
 //! `skill-factory man [-o DIR]`: the man page, generated from the flag definitions; printed,
 //! or written as one page per command into a folder (`skill-factory.1`,
-//! `skill-factory-optimize.1`, `skill-factory-lab-ask.1`, ...).
+//! `skill-factory-optimize.1`, `skill-factory-lab-ask.1`, ...). `--markdown` prints the same
+//! as the reference page `docs/reference.md`, with the environment variables of
+//! `.env.example`, so that the page cannot drift from the binary.
 
 use std::process::ExitCode;
 
@@ -32,6 +34,10 @@ const PAGE_START: &[u8] = b".ie \\n(.g .ds Aq";
 pub fn run(args: ManArgs) -> anyhow::Result<ExitCode> {
     // `help` is a page of its own nowhere: every page documents its own flags.
     let mut command = Cli::command().disable_help_subcommand(true);
+    if args.markdown {
+        out!("{}", reference(&command));
+        return Ok(ExitCode::SUCCESS);
+    }
     // Built, every subcommand knows its full name (`skill-factory-lab-ask`), which names its
     // page and the references between pages.
     command.build();
@@ -58,6 +64,53 @@ pub fn run(args: ManArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The environment variables skill-factory reads, as `.env.example` lists them for users.
+const ENV_EXAMPLE: &str = include_str!("../../../../.env.example");
+
+/// The reference page: every command and flag, then every environment variable.
+fn reference(command: &clap::Command) -> String {
+    let options = clap_markdown::MarkdownOptions::new()
+        .title("Reference".to_owned())
+        .show_footer(false);
+    let mut page = clap_markdown::help_markdown_command_custom(command, &options);
+    page.push_str(
+        "\n## Environment variables\n\nRead from the environment, else from a `.env` file beside the config or in the working directory; a key or a URL in a provider block wins over both. `.env.example` holds the same list to copy.\n\n| variable | what it is |\n| :--- | :--- |\n",
+    );
+    for (name, about) in variables(ENV_EXAMPLE) {
+        page.push_str(&format!("| `{name}` | {} |\n", about.replace('|', "\\|")));
+    }
+    page
+}
+
+/// Each `NAME=` line of an `.env` example with the comment lines right above it.
+fn variables(text: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut about: Vec<&str> = Vec::new();
+    // Variables on consecutive lines share the comment above the first.
+    let mut after_variable = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(comment) = line.strip_prefix('#') {
+            if after_variable {
+                about.clear();
+                after_variable = false;
+            }
+            let comment = comment.trim();
+            // A section's rule (`--- Model providers ---`) is not about one variable.
+            if !comment.starts_with("---") {
+                about.push(comment);
+            }
+        } else if let Some((name, _)) = line.split_once('=') {
+            found.push((name.trim().to_owned(), about.join(" ")));
+            after_variable = true;
+        } else {
+            about.clear();
+            after_variable = false;
+        }
+    }
+    found
 }
 
 /// The page of `command` (its options and its subcommands' names).

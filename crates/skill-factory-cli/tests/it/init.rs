@@ -758,3 +758,25 @@ fn the_man_page_is_roff_naming_every_command_and_its_folder_holds_one_page_each(
     );
     assert_eq!(read(&out.join("skill-factory-init.1")), "my notes\n");
 }
+
+#[test]
+fn the_reference_page_is_what_man_markdown_prints() {
+    let ran = run(bin().args(["man", "--markdown"]));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let page =
+        std::fs::read_to_string(crate::common::repo_root().join("docs/reference.md")).unwrap();
+    assert!(
+        page == ran.stdout,
+        "docs/reference.md is not what the binary prints: regenerate it with `skill-factory man --markdown > docs/reference.md`"
+    );
+    // Every command, flag and variable is there: the evaluate flags CI reads, and a key.
+    for want in [
+        "## `skill-factory evaluate`",
+        "* `--fail-under <SCORE>`",
+        "## `skill-factory lab ask`",
+        "| `ANTHROPIC_API_KEY` | anthropic (the default provider) |",
+        "| `SKILL_FACTORY_RECORD` |",
+    ] {
+        assert!(page.contains(want), "{want:?} is not in docs/reference.md");
+    }
+}
