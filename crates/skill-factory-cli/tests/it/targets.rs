@@ -6,45 +6,24 @@
 //! rules cancel each other, so the skill that model `a` needs is one that `b` loses with.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::Value;
-use skill_factory_mock::{Answering, MockConfig, MockServer, Needs, load_answers};
+use skill_factory_mock::{MockServer, Needs};
 
 use crate::common::{self, read_json, run, with_config};
 
-/// 24 receipt tasks in three kinds, a seed with no rule, and the mock serving both models.
+/// The receipt tasks, a seed with no rule, and the mock serving both models: `b` answers every
+/// kind without rules, but on it the tax and tip rules cancel each other.
 async fn setup(dir: &Path) -> MockServer {
-    let kinds = ["tax", "tip", "discount"];
-    let mut lines = String::new();
-    for n in 0..8 {
-        for kind in kinds {
-            lines.push_str(&format!(
-                "{{\"id\": \"{kind}-{n}\", \"input\": \"Receipt {n} for table {}: which adjustment does the {kind} line make?\", \"expected\": \"{kind}\"}}\n",
-                10 + n
-            ));
-        }
-    }
-    let dataset = dir.join("tasks.jsonl");
-    std::fs::write(&dataset, lines).unwrap();
     std::fs::write(
         dir.join("seed.md"),
         "---\nname: receipt-adjustments\ndescription: Names the adjustment a receipt line makes. Use when reading receipts.\n---\n\nSay the adjustment in one word.\n",
     )
     .unwrap();
-    let answers = load_answers(&dataset).unwrap();
-    let needs = Needs::new(&answers, Default::default(), Vec::new()).with_model(
-        "b",
-        &kinds,
-        &[("tax", "tip")],
-    );
-    MockServer::start(MockConfig {
-        answers,
-        answering: Answering::Needs(Arc::new(needs)),
-        ..MockConfig::default()
+    common::receipts::serve(dir, |needs| {
+        needs.with_model("b", &common::receipts::KINDS, &[("tax", "tip")])
     })
     .await
-    .unwrap()
 }
 
 /// A config of targets `a` and `b` (both models of the mock at `base_url`).

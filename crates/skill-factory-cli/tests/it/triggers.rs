@@ -365,10 +365,18 @@ fn a_bad_trigger_config_names_its_key_and_fix() {
         "[{\"query\": \"a\", \"should_trigger\": true}, {\"query\": \"b\"}]",
     )
     .unwrap();
+    refused(&dir.join("config.yaml"), cases);
+}
+
+/// Each case's config text, written to `config`, is refused by `evaluate` with exit 2 and a
+/// message holding every wanted text.
+fn refused(
+    config: &Path,
+    cases: impl IntoIterator<Item = (&'static str, String, &'static [&'static str])>,
+) {
     for (name, text, wanted) in cases {
-        let config = dir.join("config.yaml");
-        std::fs::write(&config, text).unwrap();
-        let ran = evaluate(&config);
+        std::fs::write(config, text).unwrap();
+        let ran = evaluate(config);
         assert_eq!(ran.code, Some(2), "{name}: {}{}", ran.stdout, ran.stderr);
         for want in wanted {
             assert!(
@@ -434,32 +442,6 @@ fn triggers_draft_writes_a_reviewable_set_and_never_replaces_a_file() {
     assert_eq!(draft(true).code, Some(0));
 }
 
-/// 24 receipt tasks in three kinds for the needs mock (each right only when the body holds
-/// its kind's rule), written into `dir` as `tasks.jsonl`, with the mock serving them.
-async fn receipt_tasks(dir: &Path) -> MockServer {
-    let kinds = ["tax", "tip", "discount"];
-    let mut lines = String::new();
-    for n in 0..8 {
-        for kind in kinds {
-            lines.push_str(&format!(
-                "{{\"id\": \"{kind}-{n}\", \"input\": \"Receipt {n} for table {}: which adjustment does the {kind} line make?\", \"expected\": \"{kind}\"}}\n",
-                10 + n
-            ));
-        }
-    }
-    let dataset = dir.join("tasks.jsonl");
-    std::fs::write(&dataset, lines).unwrap();
-    let answers = skill_factory_mock::load_answers(&dataset).unwrap();
-    let needs = skill_factory_mock::Needs::new(&answers, Default::default(), Vec::new());
-    MockServer::start(MockConfig {
-        answers,
-        answering: skill_factory_mock::Answering::Needs(std::sync::Arc::new(needs)),
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap()
-}
-
 /// A skill-mode config over the receipt tasks that carries the example's trigger set.
 fn together_config(dir: &Path, base_url: &str, extra: &str) -> PathBuf {
     let config = dir.join("config.together.yaml");
@@ -483,7 +465,7 @@ fn together_config(dir: &Path, base_url: &str, extra: &str) -> PathBuf {
 async fn a_skill_run_with_a_trigger_set_scores_both_by_their_weights_and_optimizes_both() {
     let tmp = tempfile::tempdir().unwrap();
     copy_example(tmp.path());
-    let server = receipt_tasks(tmp.path()).await;
+    let server = common::receipts::serve(tmp.path(), |needs| needs).await;
     let config = together_config(tmp.path(), &server.base_url(), "");
 
     // evaluate: the tasks and the queries of the validation split, weighed 0.6 and 0.4.
@@ -593,16 +575,5 @@ fn a_bad_trigger_block_names_its_key_and_fix() {
             &["harness.type", "cannot be scored through it"],
         ),
     ];
-    for (name, text, wanted) in cases {
-        std::fs::write(&config, text).unwrap();
-        let ran = evaluate(&config);
-        assert_eq!(ran.code, Some(2), "{name}: {}{}", ran.stdout, ran.stderr);
-        for want in wanted {
-            assert!(
-                ran.stderr.contains(want),
-                "{name}: {want:?} not in {}",
-                ran.stderr
-            );
-        }
-    }
+    refused(&config, cases);
 }

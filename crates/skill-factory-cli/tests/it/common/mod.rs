@@ -4,6 +4,7 @@
 pub mod artifacts;
 pub mod chaos;
 pub mod external_tool;
+pub mod receipts;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
