@@ -25,6 +25,7 @@ mod error_paths;
 mod errors;
 mod evaluate;
 mod gallery;
+mod github_action;
 mod honesty;
 mod init;
 mod noise;
