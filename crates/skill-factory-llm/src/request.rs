@@ -210,7 +210,7 @@ fn attempts_word(attempts: &u32) -> &'static str {
 impl LlmError {
     /// True for errors worth retrying: 429, 5xx, timeouts, broken connections, malformed bodies.
     pub fn is_retryable(&self) -> bool {
-        self.is_call_failure(|status| status == 429 || status >= 500 || status == 408)
+        self.is_call_failure(crate::retry::retryable_status)
     }
 
     /// True when the model could not be reached or refused the client itself (connection,

@@ -10,6 +10,9 @@
 //! (waits in `[d, 2d)`) where full jitter draws from `[0, d)`, and the `Retry-After` override
 //! and the attempt count of [`LlmError::Exhausted`] would still be code of ours around it, so
 //! it would add a dependency without removing the policy.
+//!
+//! The engine's other HTTP clients (the MLflow tracker) retry through the same loop,
+//! [`retrying`], with errors of their own: the policy is this module's, whatever is called.
 
 use std::collections::hash_map::RandomState;
 use std::future::Future;
@@ -75,16 +78,50 @@ impl From<LlmError> for AttemptError {
     }
 }
 
-/// Runs `attempt` until it succeeds, fails with an error not worth retrying, or the policy's
-/// attempts are spent; in the last case the error names the attempts made and the last error.
-pub(crate) async fn with_retries<T, F, Fut>(
+/// Whether an HTTP status is worth another attempt: rate limits (429), request timeouts (408)
+/// and server errors (5xx).
+pub fn retryable_status(status: u16) -> bool {
+    status == 429 || status >= 500 || status == 408
+}
+
+/// One failed attempt of any call: its error, whether another attempt may succeed, and how
+/// long the server asked to wait before it.
+#[derive(Debug)]
+pub struct Failed<E> {
+    /// What went wrong.
+    pub error: E,
+    /// Whether the same request may succeed later (a timeout, a 503), unlike a refusal (a 400).
+    pub retryable: bool,
+    /// The server's `Retry-After`, if it sent one ([`retry_after`]).
+    pub retry_after: Option<Duration>,
+}
+
+/// Why [`retrying`] gave up.
+#[derive(Debug, PartialEq)]
+pub enum GaveUp<E> {
+    /// An attempt failed in a way another attempt cannot fix.
+    Refused(E),
+    /// Every attempt the policy allows failed; the last one so.
+    Exhausted {
+        /// Attempts made, the first included.
+        attempts: u32,
+        /// The error of the last attempt.
+        last: E,
+    },
+}
+
+/// Runs `attempt` until it succeeds, fails in a way not worth retrying, or the policy's
+/// attempts are spent, waiting [`RetryPolicy::delay`] between attempts; `what` names the call
+/// in the debug log.
+pub async fn retrying<T, E, F, Fut>(
     policy: &RetryPolicy,
-    provider: &str,
+    what: &str,
     mut attempt: F,
-) -> Result<T, LlmError>
+) -> Result<T, GaveUp<E>>
 where
+    E: std::fmt::Display,
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, AttemptError>>,
+    Fut: Future<Output = Result<T, Failed<E>>>,
 {
     let max_attempts = policy.max_attempts.max(1);
     let mut made = 0;
@@ -94,28 +131,56 @@ where
             Ok(value) => return Ok(value),
             Err(failure) => failure,
         };
-        if !failure.error.is_retryable() {
-            return Err(failure.error);
+        if !failure.retryable {
+            return Err(GaveUp::Refused(failure.error));
         }
         if made >= max_attempts {
-            return Err(LlmError::Exhausted {
-                provider: provider.to_string(),
+            return Err(GaveUp::Exhausted {
                 attempts: made,
-                last: Box::new(failure.error),
+                last: failure.error,
             });
         }
         let wait = policy.delay(made, failure.retry_after);
-        tracing::debug!(provider, attempt = made, wait_ms = wait.as_millis() as u64, error = %failure.error, "retrying model call");
+        tracing::debug!(what, attempt = made, wait_ms = wait.as_millis() as u64, error = %failure.error, "retrying");
         tokio::time::sleep(wait).await;
     }
 }
 
+/// [`retrying`] for a model call: an error not worth retrying comes back as it is, spent
+/// attempts as [`LlmError::Exhausted`], which names them and the last error.
+pub(crate) async fn with_retries<T, F, Fut>(
+    policy: &RetryPolicy,
+    provider: &str,
+    mut attempt: F,
+) -> Result<T, LlmError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, AttemptError>>,
+{
+    let outcome = retrying(policy, provider, || {
+        let attempted = attempt();
+        async move {
+            attempted.await.map_err(|failure| Failed {
+                retryable: failure.error.is_retryable(),
+                error: failure.error,
+                retry_after: failure.retry_after,
+            })
+        }
+    })
+    .await;
+    outcome.map_err(|gave_up| match gave_up {
+        GaveUp::Refused(error) => error,
+        GaveUp::Exhausted { attempts, last } => LlmError::Exhausted {
+            provider: provider.to_string(),
+            attempts,
+            last: Box::new(last),
+        },
+    })
+}
+
 /// The wait a response asks for: `retry-after-ms` (OpenAI's finer variant) or `Retry-After`
 /// as delta-seconds or an HTTP date. Unparseable values are ignored rather than trusted.
-pub(crate) fn retry_after(
-    headers: &reqwest::header::HeaderMap,
-    now: SystemTime,
-) -> Option<Duration> {
+pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Option<Duration> {
     let text = |name: &str| {
         headers
             .get(name)
