@@ -89,10 +89,11 @@ pub use roles::{
 pub use schema::{
     BudgetConfig, CacheConfig, Check, CheckError, Command, CommandMetricConfig, CommandSplitError,
     ComponentSelector, ConfigKind, Criterion, ExecutorConfig, ExecutorType, GoldenConfig,
-    GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig, NoiseConfig,
+    GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig, MlflowConfig,
+    NoiseConfig,
     ObjectiveConfig, OptimizerConfig, OptimizerKind, OptimizerParams, OutputConfig,
     ProgrammaticConfig, ReflectionStyle, RegimeSetting, RunConfig, SkillMode, SystemOneCheck,
-    SystemOneConfig, TargetAggregate, TargetConfig, TriggerConfig, UnknownOptimizer,
+    SystemOneConfig, TargetAggregate, TargetConfig, TrackingConfig, TriggerConfig, UnknownOptimizer,
     protected_name,
 };
 pub(crate) use schema::{compile_regex, compile_schema};

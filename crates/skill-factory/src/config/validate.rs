@@ -210,7 +210,43 @@ pub(crate) fn validate(
     metric(config, &check)?;
     trigger(config, &check)?;
     targets(config, &check)?;
+    tracking(config, &check)?;
     harness(config, &check)
+}
+
+/// The rules of `tracking.mlflow`: a server's address is an http(s) URL, and an experiment's
+/// name says something. An address left out is `MLFLOW_TRACKING_URI`'s, read when the run
+/// starts ([`crate::tracking::MlflowSettings::of`]).
+fn tracking(config: &RunConfig, check: &Checker) -> Result<(), ConfigError> {
+    let Some(mlflow) = &config.tracking.mlflow else {
+        return Ok(());
+    };
+    if let Some(uri) = &mlflow.uri {
+        let path = at(&["tracking", "mlflow", "uri"]);
+        let fix = "write the tracking server's address as http://HOST:PORT, e.g. http://127.0.0.1:5000 (`mlflow server` listens there by default)";
+        let uri = uri.trim();
+        if !(uri.starts_with("http://") || uri.starts_with("https://")) {
+            return Err(check.invalid(
+                path,
+                // Not quoted: an address may carry credentials.
+                "the address is not an http:// or https:// URL; a run is tracked over MLflow's REST API, so a file store or a database URI cannot be written to from here".to_owned(),
+                fix,
+            ));
+        }
+        if let Err(problem) = reqwest::Url::parse(uri) {
+            return Err(check.invalid(path, format!("the address is not a URL ({problem})"), fix));
+        }
+    }
+    if let Some(name) = &mlflow.experiment
+        && name.trim().is_empty()
+    {
+        return Err(check.invalid(
+            at(&["tracking", "mlflow", "experiment"]),
+            "the experiment's name is empty".to_owned(),
+            "name the experiment, e.g. 'experiment: invoice-extractor', or remove the key to use MLFLOW_EXPERIMENT_NAME or the config's name",
+        ));
+    }
+    Ok(())
 }
 
 /// The rules of `targets` and `objective`: named targets, at least one optimized, weights of

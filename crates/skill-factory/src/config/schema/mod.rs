@@ -13,6 +13,7 @@ mod optimizer;
 mod optimizer_kind;
 mod output;
 mod targets;
+mod tracking;
 mod trigger;
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ pub use optimizer::{
 pub use optimizer_kind::{OptimizerKind, UnknownOptimizer};
 pub use output::OutputConfig;
 pub use targets::{ObjectiveConfig, TargetAggregate, TargetConfig};
+pub use tracking::{MlflowConfig, TrackingConfig};
 pub use trigger::TriggerConfig;
 
 /// One skill-mode run: what to optimize, on which data, with which models and metric.
@@ -121,6 +123,9 @@ pub struct RunConfig {
     /// Repeated samples, intervals and statistically gated edits (ours).
     #[serde(default, deserialize_with = "block")]
     pub noise: NoiseConfig,
+    /// Experiment trackers the run reports to (ours): `tracking: {mlflow: {uri, experiment}}`.
+    #[serde(default, deserialize_with = "block")]
+    pub tracking: TrackingConfig,
 }
 
 impl RunConfig {

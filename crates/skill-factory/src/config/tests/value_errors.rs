@@ -497,3 +497,32 @@ fn a_regex_that_does_not_compile_is_refused_when_the_config_loads() {
     );
     assert_mentions(&m, &["invalid regular expression /(unclosed/", "line 3"]);
 }
+
+#[test]
+fn a_tracking_server_is_an_http_address_and_an_experiment_has_a_name() {
+    let (e, m) = error_of("tracking: {mlflow: {uri: \"file:./mlruns\"}}\n");
+    assert_eq!(e.key_path().as_deref(), Some("tracking.mlflow.uri"), "{m}");
+    assert_mentions(
+        &m,
+        &["not an http:// or https:// URL", "http://127.0.0.1:5000"],
+    );
+    let (e, m) = error_of("tracking: {mlflow: {uri: \"http://user:pw@exa mple:5000\"}}\n");
+    assert_eq!(e.key_path().as_deref(), Some("tracking.mlflow.uri"), "{m}");
+    assert_mentions(&m, &["is not a URL"]);
+    assert!(!m.contains("pw@"), "credentials are not quoted: {m}");
+    let (e, m) = error_of("tracking: {mlflow: {uri: \"http://h:5000\", experiment: \" \"}}\n");
+    assert_eq!(
+        e.key_path().as_deref(),
+        Some("tracking.mlflow.experiment"),
+        "{m}"
+    );
+    let (_, m) = error_of("tracking: {mlflow: {url: \"http://h:5000\"}}\n");
+    assert_mentions(&m, &["unknown key 'url'", "did you mean 'uri'?"]);
+    let config = parse(&format!(
+        "{BASE}tracking: {{mlflow: {{uri: \"https://h:5000/\", experiment: e}}}}\n"
+    ))
+    .unwrap();
+    let mlflow = config.tracking.mlflow.unwrap();
+    assert_eq!(mlflow.uri.as_deref(), Some("https://h:5000/"));
+    assert_eq!(mlflow.experiment.as_deref(), Some("e"));
+}
