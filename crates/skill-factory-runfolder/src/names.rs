@@ -23,6 +23,8 @@ pub const TASKS_FILE: &str = "tasks.jsonl";
 pub const CHART_FILE: &str = "scores.svg";
 /// The model traffic of a run made with `--record`.
 pub const TRAFFIC_FILE: &str = "traffic.jsonl";
+/// A tracked run's calls to its MLflow server, and which of them reached it.
+pub const MLFLOW_FILE: &str = "mlflow.jsonl";
 /// The link beside the run folders to the newest of them.
 pub const LATEST: &str = "latest";
 

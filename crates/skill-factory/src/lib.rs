@@ -20,3 +20,4 @@ pub mod optimizer;
 pub mod ray;
 pub mod run;
 pub mod session;
+pub mod tracking;

@@ -19,6 +19,7 @@
 //! | `candidates/NNN.md` | the seed (`000`) and every proposal, valid or not |
 //! | `scores.svg` | validation score per round ([`chart`]) |
 //! | `traffic.jsonl` | with `--record`: every model exchange, for `SKILL_FACTORY_REPLAY` |
+//! | `mlflow.jsonl` | a tracked run's calls to its MLflow server, and which reached it ([`crate::tracking`]) |
 //!
 //! `report.md`, `best_skill.md`, `result.json` and `scores.svg` are first written before the
 //! baseline (with no scores yet) and rewritten (atomically) after the baseline and after every
@@ -62,9 +63,10 @@ use crate::optimizer::honest::{self, Honesty};
 use crate::optimizer::protect::Protected;
 use crate::optimizer::{
     BackendSettings, Event, EventSink, OptimizationResult, Optimizer, OptimizerPlan, RunContext,
-    SkillOptSettings, identity,
+    SkillOptSettings, StopReason, identity,
 };
 use crate::session::Session;
+use crate::tracking::{self, MlflowSettings, RunEnd, RunStart, RunStatus, Tracker};
 use skill_factory_runfolder::lines::TaskLine;
 use skill_factory_runfolder::names::{
     BEST_SKILL_DIR, BEST_SKILL_FILE, CHART_FILE, CONFIG_FILE, REPORT_FILE, RESULT_FILE, TASKS_FILE,
@@ -108,7 +110,11 @@ fn folder_error(path: &Path, source: std::io::Error) -> EngineError {
 /// [`crate::session::SessionOptions::budgeted`] to hold it to the config's budget).
 pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutcome, EngineError> {
     let parts = RunParts::build(session)?;
-    let (recorder, context) = open_folder(session, &parts, &options)?;
+    let Opened {
+        recorder,
+        context,
+        tracker,
+    } = open_folder(session, &parts, &options)?;
     let mut result = parts
         .optimizer
         .optimize(
@@ -150,13 +156,30 @@ pub async fn optimize(session: &Session, options: RunOptions) -> Result<RunOutco
         targets,
         ..recorder.info_now()
     };
-    let report = recorder
-        .write_outputs(&result, &info)
-        .map_err(|e| folder_error(&recorder.folder.path, e))?;
-    context.emit(Event::RunFinished {
-        baseline_score: result.baseline_score,
-        best_score: result.best_score,
-    });
+    let written = recorder.write_outputs(&result, &info);
+    if written.is_ok() {
+        context.emit(Event::RunFinished {
+            baseline_score: result.baseline_score,
+            best_score: result.best_score,
+        });
+    }
+    if let Some(tracker) = &tracker {
+        let status = match &result.stop {
+            _ if written.is_err() => RunStatus::Failed,
+            Some(StopReason::Cancelled) => RunStatus::Killed,
+            Some(stop) if stop.is_failure() => RunStatus::Failed,
+            _ => RunStatus::Finished,
+        };
+        tracker
+            .finish(RunEnd {
+                status,
+                stop_reason: result.stop.as_ref().map(StopReason::code),
+                spend: recorder.ledger.total(),
+                elapsed_secs: info.elapsed_secs,
+            })
+            .await;
+    }
+    let report = written.map_err(|e| folder_error(&recorder.folder.path, e))?;
     Ok(RunOutcome {
         result,
         info,
@@ -179,6 +202,8 @@ struct RunParts {
     optimizer: Box<dyn Optimizer>,
     /// The search's most rounds, 0 for none ([`OptimizerPlan::rounds`]).
     rounds: usize,
+    /// Where the run is tracked, if it is.
+    tracking: Option<MlflowSettings>,
 }
 
 impl RunParts {
@@ -204,6 +229,8 @@ impl RunParts {
         say_clamped_minibatch(&plan, split.train.len());
         let rounds = plan.rounds();
         let optimizer = plan.build(|| session.client(Role::Optimizer))?;
+        let tracking = MlflowSettings::of(&session.config)
+            .map_err(|detail| session.block_error("tracking.mlflow", detail))?;
         Ok(RunParts {
             split,
             targets,
@@ -212,6 +239,7 @@ impl RunParts {
             metric,
             optimizer,
             rounds,
+            tracking,
         })
     }
 }
@@ -343,12 +371,13 @@ fn say_clamped_minibatch(plan: &OptimizerPlan, train: usize) {
 
 /// Creates the run folder and its first files (the config snapshot, the seed, and the result
 /// files before any score, so a run killed during a long baseline still leaves a folder every
-/// reader lists), and the context the search runs in, announcing the run.
+/// reader lists), starts its tracker when it is tracked, and makes the context the search
+/// runs in, announcing the run.
 fn open_folder(
     session: &Session,
     parts: &RunParts,
     options: &RunOptions,
-) -> Result<(Arc<RunWriter>, RunContext), EngineError> {
+) -> Result<Opened, EngineError> {
     let started = Utc::now();
     let runs_dir = options
         .runs_dir
@@ -363,7 +392,8 @@ fn open_folder(
             .write(name, text)
             .map_err(|e| folder_error(&folder.file(name), e))
     };
-    write(CONFIG_FILE, &config_snapshot(session, &runs_dir))?;
+    let config = config_value(session, &runs_dir);
+    write(CONFIG_FILE, &snapshot_text(&config))?;
     write(TASKS_FILE, &tasks_lines(&parts.split))?;
     // A recording without its file yet (`--record`) gets the run folder's.
     if let Some(recorder) = session.layers_in_use().and_then(|layers| layers.recorder()) {
@@ -409,7 +439,19 @@ fn open_folder(
         parts.optimizer.name(),
         &session.skill,
     ));
+    let tracker = parts.tracking.as_ref().and_then(|settings| {
+        let start = RunStart {
+            run_name: recorder.folder.id.clone(),
+            started_ms: started.timestamp_millis(),
+            params: tracking::params(&config),
+            tags: run_tags(session, parts),
+        };
+        Tracker::start(settings, &recorder.folder.path, start, &|key| {
+            session.config.env(key)
+        })
+    });
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![recorder.clone()];
+    sinks.extend(tracker.clone().map(|t| t as Arc<dyn EventSink>));
     sinks.extend(options.display.clone());
     let workers = session.workers(session.config.config.max_workers());
     let context = RunContext::new(
@@ -444,7 +486,45 @@ fn open_folder(
         budget: session.config.config.optimizer.budget.recorded(),
         max_metric_calls: session.config.config.optimizer.max_metric_calls,
     });
-    Ok((recorder, context))
+    Ok(Opened {
+        recorder,
+        context,
+        tracker,
+    })
+}
+
+/// A run as its folder opened: the folder's writer, the context the search runs in, and the
+/// tracker when the run is tracked.
+struct Opened {
+    recorder: Arc<RunWriter>,
+    context: RunContext,
+    tracker: Option<Arc<Tracker>>,
+}
+
+/// A tracked run's tags: its kind, its optimizer and its target model (the targets' names,
+/// over several).
+fn run_tags(session: &Session, parts: &RunParts) -> Vec<tracking::pending::Tag> {
+    use tracking::pending::Tag;
+    let run = &session.config.config;
+    let target = if run.targets.is_empty() {
+        session
+            .config
+            .role(Role::Target)
+            .model
+            .clone()
+            .unwrap_or_default()
+    } else {
+        let names: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
+        names.join(",")
+    };
+    vec![
+        Tag::new(
+            "skill_factory.kind",
+            if run.is_trigger() { "trigger" } else { "skill" },
+        ),
+        Tag::new("skill_factory.optimizer", parts.optimizer.name()),
+        Tag::new("skill_factory.target", target),
+    ]
 }
 
 /// The run's protected parts (`optimizer.protected`), after saying, once, which of them the
@@ -684,6 +764,12 @@ fn sorted(ids: &Mutex<Vec<usize>>) -> Vec<usize> {
 /// defaults applied), API keys and secret-looking `env` values removed (see `remove_secrets`),
 /// paths absolute so the file runs from anywhere, and keys left at nothing omitted.
 pub fn config_snapshot(session: &Session, runs_dir: &Path) -> String {
+    snapshot_text(&config_value(session, runs_dir))
+}
+
+/// The config as it ran ([`config_snapshot`]) as a JSON value: what `config.yaml` holds and
+/// a tracked run's parameters are made of.
+fn config_value(session: &Session, runs_dir: &Path) -> Value {
     let loaded = &session.config;
     let mut config = loaded.config.clone();
     let strip = |role: Role| ProviderSettings {
@@ -704,7 +790,12 @@ pub fn config_snapshot(session: &Session, runs_dir: &Path) -> String {
     let mut value = serde_json::to_value(&config).unwrap_or(Value::Null);
     prune_nulls(&mut value);
     remove_secrets(&mut value);
-    let yaml = serde_saphyr::to_string(&value).unwrap_or_default();
+    value
+}
+
+/// The text of `config.yaml`: the config as it ran, under a line saying what it is.
+fn snapshot_text(value: &Value) -> String {
+    let yaml = serde_saphyr::to_string(value).unwrap_or_default();
     format!(
         "# The config of this run as it ran: provider roles resolved, paths absolute, API keys and secret-looking environment values removed.\n{yaml}"
     )
@@ -714,15 +805,18 @@ pub fn config_snapshot(session: &Session, runs_dir: &Path) -> String {
 pub const WITHHELD: &str = "<withheld: set it in the environment>";
 
 /// Removes every `api_key` (provider blocks, `metric.systemone`, wherever a block has one),
-/// redacts the credentials of every `base_url` (userinfo, query values), and withholds the
+/// redacts the credentials of every `base_url` and `uri` (userinfo, query values), and withholds the
 /// value of every `env` entry whose name looks like a secret (`..._KEY`, `..._TOKEN`,
 /// `SECRET`, `PASSWORD`, ...): the snapshot is meant to be shared.
 pub(crate) fn remove_secrets(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.remove("api_key");
-            if let Some(Value::String(url)) = map.get_mut("base_url") {
-                *url = EndpointUrl::new(url.clone()).shown().to_string();
+            // A provider's endpoint, a tracking server's address.
+            for key in ["base_url", "uri"] {
+                if let Some(Value::String(url)) = map.get_mut(key) {
+                    *url = EndpointUrl::new(url.clone()).shown().to_string();
+                }
             }
             if let Some(Value::Object(env)) = map.get_mut("env") {
                 for (name, value) in env.iter_mut() {
@@ -759,6 +853,7 @@ mod tests {
     fn secrets_are_removed_wherever_the_config_holds_them() {
         let mut config = json!({
             "provider": {"name": "openai", "model": "m", "api_key": "sk-1", "base_url": "http://u:pass-7@h/v1?key=key-8"},
+            "tracking": {"mlflow": {"uri": "https://u:pass-9@mlflow.example/"}},
             "judge_provider": {"name": "anthropic", "api_key": "sk-2"},
             "metric": {
                 "systemone": {"provider": "typesafe", "api_key": "ts-3", "checks": []},
@@ -771,7 +866,7 @@ mod tests {
         remove_secrets(&mut config);
         let text = config.to_string();
         for secret in [
-            "sk-1", "sk-2", "ts-3", "k-4", "ghp-5", "pw-6", "pass-7", "key-8",
+            "sk-1", "sk-2", "ts-3", "k-4", "ghp-5", "pw-6", "pass-7", "key-8", "pass-9",
         ] {
             assert!(!text.contains(secret), "{secret} left in {text}");
         }
