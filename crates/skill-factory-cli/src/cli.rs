@@ -43,6 +43,9 @@ pub enum Command {
     /// (the optimized skill, seed, every candidate, result, config and a README generated from
     /// the run) and regenerates the index; `index` regenerates the index alone.
     Gallery(GalleryArgs),
+    /// Experiment tracking: `push RUN_DIR` sends what a tracked run did not deliver to its
+    /// MLflow server (the run folder's mlflow.jsonl), once.
+    Track(TrackArgs),
     /// Trigger sets, which measure whether agents load a skill (`kind: trigger`): `draft`
     /// asks the optimizer model for should-trigger queries and near misses, for review.
     Triggers(TriggersArgs),
@@ -107,6 +110,32 @@ pub struct ManArgs {
     /// every environment variable read, as Markdown.
     #[arg(long, conflicts_with = "out")]
     pub markdown: bool,
+}
+
+/// Flags of `track`.
+#[derive(Debug, Args)]
+pub struct TrackArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: TrackAction,
+}
+
+/// Subcommands of `track`.
+#[derive(Debug, Subcommand)]
+pub enum TrackAction {
+    /// Send the calls of a tracked run that did not reach its MLflow server (a server that was
+    /// down or killed), and mark them delivered: pushing again sends nothing twice.
+    Push {
+        /// The run folder (`runs/<config>/<timestamp>`, or its `latest` link).
+        #[arg(value_name = "RUN_DIR")]
+        run_dir: PathBuf,
+        /// The tracking server (default: the run's, else MLFLOW_TRACKING_URI).
+        #[arg(long, value_name = "URI")]
+        uri: Option<String>,
+        /// The experiment of a run the push creates (default: the run's).
+        #[arg(long, value_name = "NAME")]
+        experiment: Option<String>,
+    },
 }
 
 /// Flags of `ui`.

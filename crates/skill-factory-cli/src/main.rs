@@ -60,6 +60,7 @@ fn main() -> ExitCode {
             Command::Cache(args) => commands::cache::run(args),
             Command::Models(args) => commands::models::run(args),
             Command::Gallery(args) => commands::gallery::run(args),
+            Command::Track(args) => commands::track::run(args).await,
             Command::Lab(args) => commands::lab::run(args).await,
             Command::Triggers(args) => commands::triggers::run(args).await,
             Command::Ui(args) => commands::ui::run(args).await,

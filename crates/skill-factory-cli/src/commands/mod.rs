@@ -18,6 +18,7 @@ pub mod matrix;
 pub mod verdict;
 pub mod models;
 pub mod optimize;
+pub mod track;
 pub mod triggers;
 pub mod ui;
 pub mod validate;
