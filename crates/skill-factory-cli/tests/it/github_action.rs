@@ -708,3 +708,19 @@ fn the_release_binary_is_installed_only_when_its_checksum_holds() {
     let asked = std::fs::read_to_string(served.join("urls")).unwrap();
     assert_eq!(asked.lines().count(), 2, "only the earlier run's: {asked}");
 }
+
+#[test]
+fn the_workflow_of_the_docs_is_the_example_ci_lints() {
+    // .ci/run's actionlint reads docs/examples/skills-workflow.yml, so docs/ci.md shows it as is.
+    let page = std::fs::read_to_string(repo_root().join("docs/ci.md")).unwrap();
+    let example =
+        std::fs::read_to_string(repo_root().join("docs/examples/skills-workflow.yml")).unwrap();
+    let shown = page
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n").next())
+        .expect("docs/ci.md shows the workflow in a yaml block");
+    assert_eq!(shown, example);
+    assert!(example.contains("uses: your-org/skill-factory@v"));
+    assert!(page.contains("`your-org/skill-factory` is a placeholder"));
+}
