@@ -74,7 +74,9 @@ fn reference(command: &clap::Command) -> String {
     let options = clap_markdown::MarkdownOptions::new()
         .title("Reference".to_owned())
         .show_footer(false);
-    let mut page = clap_markdown::help_markdown_command_custom(command, &options);
+    let mut page = escaped(&clap_markdown::help_markdown_command_custom(
+        command, &options,
+    ));
     page.push_str(
         "\n## Environment variables\n\nRead from the environment, else from a `.env` file beside the config or in the working directory; a key or a URL in a provider block wins over both. `.env.example` holds the same list to copy.\n\n| variable | what it is |\n| :--- | :--- |\n",
     );
@@ -82,6 +84,35 @@ fn reference(command: &clap::Command) -> String {
         page.push_str(&format!("| `{name}` | {} |\n", about.replace('|', "\\|")));
     }
     page
+}
+
+/// Markdown whose help texts' placeholders (`runs/<name>`) are text, not HTML tags that a
+/// renderer would hide: `<` and `>` outside code spans and fences escaped.
+fn escaped(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut fenced = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced || line.trim_start().starts_with("```") {
+            out.push_str(line);
+        } else {
+            // Between backticks is code: the odd pieces of a split on them.
+            for (i, piece) in line.split('`').enumerate() {
+                if i > 0 {
+                    out.push('`');
+                }
+                if i % 2 == 1 {
+                    out.push_str(piece);
+                } else {
+                    out.push_str(&piece.replace('<', "&lt;").replace('>', "&gt;"));
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Each `NAME=` line of an `.env` example with the comment lines right above it.
