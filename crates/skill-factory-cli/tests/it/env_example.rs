@@ -1,10 +1,12 @@
 //! `.env.example` at the repository root lists exactly the variables the tool reads for keys,
-//! endpoints, model defaults and recordings (from the provider tables, so a provider added
-//! later must be listed), and copied as `.env` unchanged it changes nothing.
+//! endpoints, model defaults, recordings and experiment tracking (from the provider tables, so
+//! a provider added later must be listed), and copied as `.env` unchanged it changes nothing.
 
 use std::collections::BTreeSet;
 
 use skill_factory::config::{JUDGE_MODEL_ENV, OPTIMIZER_MODEL_ENV, TARGET_MODEL_ENV};
+use skill_factory::tracking::mlflow::{PASSWORD_ENV, TOKEN_ENV, USERNAME_ENV};
+use skill_factory::tracking::{EXPERIMENT_ENV, URI_ENV};
 use skill_factory_llm::systemone::SYSTEMONE_PROVIDERS;
 use skill_factory_llm::systemone::provider::{CLOUDFLARE_ACCOUNT_ENV, OVERRIDE_KEY_ENV};
 use skill_factory_llm::{PROVIDERS, RECORD_ENV, REPLAY_ENV};
@@ -26,6 +28,11 @@ fn the_env_example_lists_every_variable_the_providers_read_and_nothing_else() {
             JUDGE_MODEL_ENV,
             RECORD_ENV,
             REPLAY_ENV,
+            URI_ENV,
+            EXPERIMENT_ENV,
+            TOKEN_ENV,
+            USERNAME_ENV,
+            PASSWORD_ENV,
         ])
         .collect();
     let text = std::fs::read_to_string(repo_root().join(".env.example")).unwrap();
