@@ -28,6 +28,7 @@ mod gallery;
 mod github_action;
 mod honesty;
 mod init;
+mod mlflow;
 mod noise;
 mod npx_skills;
 mod optimize;

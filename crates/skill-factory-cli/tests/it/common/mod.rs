@@ -20,7 +20,8 @@ const AGENT_CONFIG_VARIABLES: [&str; 3] = ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "X
 
 /// Every variable of the test's environment that could change what the binary does: each
 /// provider's key and endpoint variable, each System One key, every `SKILL_FACTORY_*`
-/// variable (model overrides, recording, replay, logging), and the agents' config folders.
+/// variable (model overrides, recording, replay, logging), every `MLFLOW_*` variable (a
+/// tracking server a run would report to), and the agents' config folders.
 /// Read from the provider tables, so a provider added later is scrubbed too.
 pub fn foreign_variables() -> Vec<OsString> {
     let tables = PROVIDERS
@@ -31,9 +32,10 @@ pub fn foreign_variables() -> Vec<OsString> {
         .chain([CLOUDFLARE_ACCOUNT_ENV])
         .chain(AGENT_CONFIG_VARIABLES)
         .map(OsString::from);
-    let ours = std::env::vars_os()
-        .map(|(name, _)| name)
-        .filter(|name| name.to_string_lossy().starts_with("SKILL_FACTORY_"));
+    let ours = std::env::vars_os().map(|(name, _)| name).filter(|name| {
+        let name = name.to_string_lossy();
+        name.starts_with("SKILL_FACTORY_") || name.starts_with("MLFLOW_")
+    });
     tables.chain(ours).collect()
 }
 
