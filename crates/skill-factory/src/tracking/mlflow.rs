@@ -14,6 +14,7 @@
 //! never appear in a message: addresses are shown through [`EndpointUrl::shown`].
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
@@ -133,6 +134,25 @@ pub struct MlflowClient {
     endpoint: EndpointUrl,
     /// `Authorization` from MLflow's variables, if they say one.
     auth: Option<HeaderValue>,
+    /// How the last attempt went.
+    trouble: Trouble,
+}
+
+/// Whether a client's last attempt failed in a way a retry is for (no answer, a 5xx, a 429),
+/// and how, for others to watch: a run that ended stops waiting for its tracker as soon as
+/// the server is seen failing, before the retries are spent.
+#[derive(Debug, Clone, Default)]
+pub struct Trouble(Arc<Mutex<Option<String>>>);
+
+impl Trouble {
+    /// The last attempt's failure; `None` when it succeeded, was refused, or none was made.
+    pub fn now(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set(&self, failure: Option<String>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = failure;
+    }
 }
 
 impl MlflowClient {
@@ -160,7 +180,13 @@ impl MlflowClient {
             endpoint: EndpointUrl::new(base.clone()),
             base,
             auth: authorization(env)?,
+            trouble: Trouble::default(),
         })
+    }
+
+    /// A handle on how this client's last attempt went.
+    pub fn trouble(&self) -> Trouble {
+        self.trouble.clone()
     }
 
     /// The server's address as it may be shown.
@@ -363,8 +389,18 @@ impl MlflowClient {
             .map(|u| u.path().to_owned())
             .unwrap_or_default();
         let route = format!("{method} {path}");
-        let outcome = retrying(&POLICY, "MLflow", || {
-            self.attempt(method.clone(), &url, &body, &route)
+        let outcome = retrying(&POLICY, "MLflow", || async {
+            let attempted = self.attempt(method.clone(), &url, &body, &route).await;
+            // Only what a retry is for is trouble: an answer such as "no such experiment"
+            // is the server working.
+            self.trouble.set(
+                attempted
+                    .as_ref()
+                    .err()
+                    .filter(|failed| failed.retryable)
+                    .map(|failed| failed.error.to_string()),
+            );
+            attempted
         })
         .await;
         outcome

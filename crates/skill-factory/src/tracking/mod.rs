@@ -29,7 +29,7 @@ use skill_factory_llm::Spend;
 use skill_factory_runfolder::names::{BEST_SKILL_FILE, REPORT_FILE, RESULT_FILE};
 use tokio::sync::{mpsc, oneshot};
 
-use self::mlflow::{MlflowClient, MlflowError, PARAM_VALUE_CHARS, Sender};
+use self::mlflow::{MlflowClient, PARAM_VALUE_CHARS, Sender, Trouble};
 use self::pending::{Call, Journal, Metric, Param, Tag};
 use crate::config::LoadedConfig;
 use crate::optimizer::{Event, EventSink};
@@ -41,9 +41,12 @@ pub const URI_ENV: &str = "MLFLOW_TRACKING_URI";
 /// The variable that names the experiment when the config does not.
 pub const EXPERIMENT_ENV: &str = "MLFLOW_EXPERIMENT_NAME";
 
-/// How long a run that ended waits for the tracker to deliver its last calls; what is left
-/// then stays in the journal for `track push`.
+/// How long a run that ended waits for the tracker to deliver its last calls, while the
+/// server answers; what is left then stays in the journal for `track push`.
 const FINISH_WAIT: Duration = Duration::from_secs(10);
+
+/// How often a run that ended looks whether the server is failing.
+const FINISH_POLL: Duration = Duration::from_millis(20);
 
 /// The longest key MLflow takes for a parameter, a metric or a tag.
 const KEY_CHARS: usize = 250;
@@ -328,6 +331,8 @@ struct Shared {
     said: AtomicBool,
     /// Set when the run stopped waiting: the thread sends nothing more.
     abandoned: AtomicBool,
+    /// How the client's last attempt went.
+    trouble: Trouble,
 }
 
 impl Shared {
@@ -339,7 +344,7 @@ impl Shared {
     }
 
     /// Says that the server did not take a call, and where what it lacks is.
-    fn failed(&self, error: &MlflowError) {
+    fn failed(&self, error: &dyn std::fmt::Display) {
         self.say(&format!(
             "{error}; the run goes on untracked, and what did not reach the server is kept in {}: `skill-factory track push {}` sends it",
             self.folder.join(skill_factory_runfolder::names::MLFLOW_FILE).display(),
@@ -385,6 +390,7 @@ impl Tracker {
             folder: folder.to_path_buf(),
             said: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
+            trouble: client.trouble(),
         });
         let (calls, queued) = mpsc::unbounded_channel();
         let (finished, done) = oneshot::channel();
@@ -437,8 +443,10 @@ impl Tracker {
     }
 
     /// Records how the run ended (usage, cost, its stop reason), uploads its report, best
-    /// skill and result, ends the MLflow run, and waits up to 10 s for the thread
-    /// to deliver; what it has not delivered by then is left to `track push`, said once.
+    /// skill and result, ends the MLflow run, and waits up to 10 s for the thread to deliver,
+    /// but not a moment once the server is seen failing (a run is never held by a server that
+    /// is down while its requests are retried); what is not delivered then is left to
+    /// `track push`, said once.
     pub async fn finish(&self, end: RunEnd) {
         let spend = &end.spend;
         let now = now_ms();
@@ -483,19 +491,33 @@ impl Tracker {
             .calls
             .take();
         let done = self.done.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let Some(done) = done else {
+        let Some(mut done) = done else {
             return;
         };
-        if tokio::time::timeout(FINISH_WAIT, done).await.is_err() {
-            self.shared.abandoned.store(true, Ordering::SeqCst);
-            self.shared.say(&format!(
-                "MLflow at {} had not taken the run's last calls {} s after it ended; they are kept in {}: `skill-factory track push {}` sends them",
-                self.shared.uri,
-                FINISH_WAIT.as_secs(),
-                self.shared.folder.join(skill_factory_runfolder::names::MLFLOW_FILE).display(),
-                self.shared.folder.display()
-            ));
+        let deadline = tokio::time::Instant::now() + FINISH_WAIT;
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut done => return,
+                () = tokio::time::sleep(FINISH_POLL) => {}
+            }
+            if let Some(problem) = self.shared.trouble.now() {
+                self.shared.abandoned.store(true, Ordering::SeqCst);
+                self.shared.failed(&problem);
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
         }
+        self.shared.abandoned.store(true, Ordering::SeqCst);
+        self.shared.say(&format!(
+            "MLflow at {} had not taken the run's last calls {} s after it ended; they are kept in {}: `skill-factory track push {}` sends them",
+            self.shared.uri,
+            FINISH_WAIT.as_secs(),
+            self.shared.folder.join(skill_factory_runfolder::names::MLFLOW_FILE).display(),
+            self.shared.folder.display()
+        ));
     }
 }
 
