@@ -47,6 +47,8 @@ struct Server {
     child: Child,
     url: String,
     log: PathBuf,
+    /// Whether its group was killed already (its number may then be another group's).
+    killed: bool,
 }
 
 impl Server {
@@ -75,6 +77,7 @@ impl Server {
             child,
             url: format!("http://127.0.0.1:{port}"),
             log,
+            killed: false,
         };
         let started = Instant::now();
         loop {
@@ -98,6 +101,9 @@ impl Server {
 
     /// Kills every process of the server at once, as a crash would.
     fn kill(&mut self) {
+        if std::mem::replace(&mut self.killed, true) {
+            return;
+        }
         // SAFETY: kill(2) on the group this server leads; no memory is involved.
         unsafe {
             libc::kill(-(self.child.id() as i32), libc::SIGKILL);
@@ -416,7 +422,6 @@ async fn a_server_killed_mid_run_loses_nothing_and_track_push_completes_the_run_
     };
     // ...and then died.
     server.kill();
-    drop(server);
     let out = tokio::task::spawn_blocking(move || child.wait_with_output())
         .await
         .unwrap()
