@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# What tracking a run in MLflow costs: the offline invoice example optimized untracked, tracked
+# by a real MLflow server on this machine, and tracked by a server that is down (a closed
+# port), RUNS times each, and `track push` of a run the down server missed.
+#
+#   bash bench/mlflow.sh                  # writes bench/results/mlflow.md (about 2 minutes)
+#   RUNS=3 RESULTS= bash bench/mlflow.sh  # a quick look, nothing written
+#
+# 1. Starts `mlflow server` on 127.0.0.1 (scripts/setup-mlflow.sh installs MLflow in a venv
+#    outside the clone), its runs in a SQLite file and its artifacts in a folder of the work
+#    folder, in a process group of its own that is killed when the script exits.
+# 2. The workload: examples/invoice-extractor/config.offline.yaml (scripted models, no
+#    network), copied into the work folder; a run is `skill-factory optimize` from start to
+#    exit, its wall time measured around the process.
+# 3. Untracked, tracked (a `tracking: {mlflow: ...}` block naming the server), and tracked by
+#    a server that is down: RUNS runs each, interleaved so that the machine's drift hits all
+#    three alike; the median of each and the differences.
+# 4. Every tracked run is checked through MLflow's REST API (one MLflow run per run, FINISHED,
+#    its val_score history); every run of the down server must exit 0 and leave its calls in
+#    mlflow.jsonl, and one of them is pushed to the live server with `track push`, timed.
+# Exit 1 when a check fails.
+#
+# Environment (all optional):
+#   RUNS=15           runs of each kind
+#   RESULTS=bench/results/mlflow.md   where the results go; empty writes none
+#   OURS=... MOCK=... the binaries; when both are set nothing is built
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+
+RUNS=${RUNS:-15}
+RESULTS=${RESULTS-bench/results/mlflow.md}
+
+bench_binaries
+bench_workdir mlflow
+MLFLOW=$(scripts/setup-mlflow.sh)
+MLFLOW_VERSION=$("$MLFLOW" --version | awk '{print $NF}')
+
+step "starting mlflow server on 127.0.0.1"
+port=$((20000 + RANDOM % 20000))
+down_port=$((port + 1))
+mkdir -p "$WORK/store"
+# Its own process group (it starts about fifteen processes), killed whole on exit.
+MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false \
+  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$WORK/server.pgid" \
+  "$MLFLOW" server --host 127.0.0.1 --port "$port" --workers 1 \
+  --backend-store-uri "sqlite:///$WORK/store/mlflow.db" \
+  --artifacts-destination "$WORK/store/artifacts" >"$WORK/server.log" 2>&1 </dev/null &
+disown  # killed by its group below, without bash reporting it
+trap '[[ -s "$WORK/server.pgid" ]] && kill -KILL -- "-$(cat "$WORK/server.pgid")" 2>/dev/null; bench_finish' EXIT
+started=$SECONDS
+until [[ "$(curl -s "http://127.0.0.1:$port/health" || true)" == OK ]]; do
+  if ((SECONDS - started > 240)); then
+    tail -n 30 "$WORK/server.log" >&2
+    exit 2
+  fi
+  sleep 0.25
+done
+echo "MLflow $MLFLOW_VERSION ready on 127.0.0.1:$port after $((SECONDS - started)) s" >&2
+
+cp -r examples/invoice-extractor "$WORK/example"
+rm -rf "$WORK/example/runs"
+base="$WORK/example/config.offline.yaml"
+# config KIND: the example's config for one kind of run
+config() {
+  local path="$WORK/example/config.$1.yaml"
+  cp "$base" "$path"
+  case $1 in
+    tracked) printf '\ntracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: tracked}}\n' "$port" >>"$path" ;;
+    down) printf '\ntracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: down}}\n' "$down_port" >>"$path" ;;
+  esac
+  echo "$path"
+}
+declare -A CONFIGS=([untracked]=$(config untracked) [tracked]=$(config tracked) [down]=$(config down))
+
+# run KIND N: one optimize; prints its wall time in seconds
+run() {
+  local kind=$1 n=$2 out="$WORK/runs/$1/$2"
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$OURS" optimize -c "${CONFIGS[$kind]}" -o "$out" >"$WORK/$kind-$n.out" 2>"$WORK/$kind-$n.err" ||
+    { echo "$kind run $n failed:" >&2; tail -n 20 "$WORK/$kind-$n.err" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  python3 -c "print(f'{$t1 - $t0:.3f}')"
+}
+
+step "$RUNS runs of each kind, interleaved"
+declare -A TIMES=([untracked]="" [tracked]="" [down]="")
+for n in $(seq "$RUNS"); do
+  for kind in untracked tracked down; do
+    TIMES[$kind]+="$(run "$kind" "$n") "
+  done
+done
+for kind in untracked tracked down; do
+  echo "$kind: ${TIMES[$kind]}" >&2
+done
+median() { tr ' ' '\n' <<<"$1" | grep . | bench_median; }
+untracked=$(median "${TIMES[untracked]}")
+tracked=$(median "${TIMES[tracked]}")
+down=$(median "${TIMES[down]}")
+
+step "checking every tracked run in MLflow, and every run the down server missed"
+python3 - "$WORK" "$port" "$RUNS" <<'PY'
+import glob, json, os, sys, urllib.request
+work, port, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+api = f"http://127.0.0.1:{port}/api/2.0/mlflow"
+def get(route):
+    with urllib.request.urlopen(f"{api}/{route}") as answer:
+        return json.load(answer)
+experiment = get("experiments/get-by-name?experiment_name=tracked")["experiment"]["experiment_id"]
+request = urllib.request.Request(f"{api}/runs/search", json.dumps({"experiment_ids": [experiment], "max_results": 1000}).encode(), {"Content-Type": "application/json"})
+found = json.load(urllib.request.urlopen(request))["runs"]
+if len(found) != runs:
+    sys.exit(f"{len(found)} MLflow runs for {runs} tracked runs")
+for run in found:
+    if run["info"]["status"] != "FINISHED":
+        sys.exit(f"run {run['info']['run_id']} is {run['info']['status']}")
+    history = get(f"metrics/get-history?run_id={run['info']['run_id']}&metric_key=val_score")["metrics"]
+    if len(history) != 5:
+        sys.exit(f"run {run['info']['run_id']} has {len(history)} val_score points, not 5")
+for folder in glob.glob(f"{work}/runs/down/*/*/"):
+    if os.path.islink(folder.rstrip("/")):
+        continue
+    lines = [json.loads(l) for l in open(os.path.join(folder, "mlflow.jsonl"))]
+    if any(l["line"] == "delivered" for l in lines) or not any(l["line"] == "call" for l in lines):
+        sys.exit(f"{folder}: the journal should hold every call and no delivery")
+PY
+
+step "track push of a run the down server missed"
+missed=$(realpath "$WORK/runs/down/1/latest")
+calls=$(grep -c '"line":"call"' "$missed/mlflow.jsonl")
+t0=$(date +%s.%N)
+"$OURS" track push "$missed" --uri "http://127.0.0.1:$port" --experiment pushed >"$WORK/push.out"
+t1=$(date +%s.%N)
+push=$(python3 -c "print(f'{$t1 - $t0:.3f}')")
+cat "$WORK/push.out" >&2
+"$OURS" track push "$missed" --uri "http://127.0.0.1:$port" | grep -q '^Nothing to push' ||
+  { echo "a second push sent something" >&2; exit 1; }
+
+summary=$(python3 -c "
+u, t, d = $untracked, $tracked, $down
+print(f'untracked {u:.3f} s, tracked {t:.3f} s (+{(t - u) * 1000:.0f} ms), server down {d:.3f} s (+{(d - u) * 1000:.0f} ms)')")
+echo "$summary" >&2
+
+[[ -n "$RESULTS" ]] || exit 0
+{
+  echo "# Tracking in MLflow: what it costs a run"
+  echo
+  echo "\`bash bench/mlflow.sh\` on $(nproc) cores, $(date -u +%Y-%m-%d), MLflow $MLFLOW_VERSION (\`mlflow server\`"
+  echo "on 127.0.0.1, one worker, runs in SQLite, artifacts through its proxy), our release build."
+  echo "The run is \`skill-factory optimize\` of the offline invoice example (scripted models: the"
+  echo "search itself takes milliseconds, so what tracking adds shows whole), timed from start to"
+  echo "exit, $RUNS runs of each kind interleaved; medians."
+  echo
+  echo "| run | median wall time | added |"
+  echo "|---|---|---|"
+  python3 -c "
+u, t, d = $untracked, $tracked, $down
+print(f'| untracked | {u:.3f} s | |')
+print(f'| tracked, server up | {t:.3f} s | {(t - u) * 1000:+.0f} ms |')
+print(f'| tracked, server down (closed port) | {d:.3f} s | {(d - u) * 1000:+.0f} ms |')"
+  echo
+  echo "Every tracked run was one FINISHED MLflow run with its 5 validation scores; every run"
+  echo "of the down server exited 0 with its calls in \`mlflow.jsonl\`. A tracked run's calls go"
+  echo "to the server from a thread of their own while the search runs, merged into few"
+  echo "requests; what a tracked run adds is the wait, once it ended, for the last of them (the"
+  echo "usage metrics, three artifacts, the run's end), at most 10 s while the server answers."
+  echo "With the server down, the run stops waiting as soon as an attempt fails (its retries go"
+  echo "on in the background until the process exits), so the last row is the cost of starting"
+  echo "the tracker and writing the journal."
+  echo
+  echo "\`track push\` of one of those runs ($calls calls) to the live server: **${push} s**, and"
+  echo "a second push sent nothing."
+} >"$RESULTS"
+echo "wrote $RESULTS" >&2
