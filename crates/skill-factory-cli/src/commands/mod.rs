@@ -15,13 +15,13 @@ pub mod lab_open;
 pub mod list;
 pub mod man;
 pub mod matrix;
-pub mod verdict;
 pub mod models;
 pub mod optimize;
 pub mod track;
 pub mod triggers;
 pub mod ui;
 pub mod validate;
+pub mod verdict;
 
 /// The exit code of a run or an evaluation in which nothing worked: every rollout failed, or
 /// every request to the optimizer model, so its score measures nothing.

@@ -90,11 +90,10 @@ pub use schema::{
     BudgetConfig, CacheConfig, Check, CheckError, Command, CommandMetricConfig, CommandSplitError,
     ComponentSelector, ConfigKind, Criterion, ExecutorConfig, ExecutorType, GoldenConfig,
     GoldenMode, HarnessConfig, HarnessType, InputVia, JudgeConfig, MetricConfig, MlflowConfig,
-    NoiseConfig,
-    ObjectiveConfig, OptimizerConfig, OptimizerKind, OptimizerParams, OutputConfig,
+    NoiseConfig, ObjectiveConfig, OptimizerConfig, OptimizerKind, OptimizerParams, OutputConfig,
     ProgrammaticConfig, ReflectionStyle, RegimeSetting, RunConfig, SkillMode, SystemOneCheck,
-    SystemOneConfig, TargetAggregate, TargetConfig, TrackingConfig, TriggerConfig, UnknownOptimizer,
-    protected_name,
+    SystemOneConfig, TargetAggregate, TargetConfig, TrackingConfig, TriggerConfig,
+    UnknownOptimizer, protected_name,
 };
 pub(crate) use schema::{compile_regex, compile_schema};
 pub use skill_factory_config::{ConfigError, Place, closest, is_classifier_config};
