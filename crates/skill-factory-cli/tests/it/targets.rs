@@ -256,15 +256,7 @@ fn bad_targets_name_their_key_and_fix() {
     ];
     for (name, targets, extra, wanted) in cases {
         let config = config(dir, name, "http://127.0.0.1:9", targets, extra);
-        let ran = run(&mut with_config("evaluate", &config));
-        assert_eq!(ran.code, Some(2), "{name}: {}{}", ran.stdout, ran.stderr);
-        for want in wanted {
-            assert!(
-                ran.stderr.contains(want),
-                "{name}: {want:?} not in {}",
-                ran.stderr
-            );
-        }
+        common::assert_refused(&config, name, wanted);
     }
     // --targets names only the config's targets.
     let config = config(dir, "known", "http://127.0.0.1:9", BOTH, "");

@@ -376,15 +376,7 @@ fn refused(
 ) {
     for (name, text, wanted) in cases {
         std::fs::write(config, text).unwrap();
-        let ran = evaluate(config);
-        assert_eq!(ran.code, Some(2), "{name}: {}{}", ran.stdout, ran.stderr);
-        for want in wanted {
-            assert!(
-                ran.stderr.contains(want),
-                "{name}: {want:?} not in {}",
-                ran.stderr
-            );
-        }
+        common::assert_refused(config, name, wanted);
     }
 }
 

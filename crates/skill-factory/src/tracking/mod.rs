@@ -219,20 +219,24 @@ fn mlflow_key(key: &str) -> String {
 /// validation score with its interval and its train (minibatch) score at its number as the
 /// step, a gate's decision at its challenger's (accepted 0 or 1, the paired gain, the bound
 /// it was held to), the best score after each round, the headline, the test split, and the
+/// The metrics of `pairs` at `step`, those whose value is not finite left out (MLflow
+/// refuses them).
+fn finite(pairs: &[(&str, f64)], step: usize, now: i64) -> Vec<Metric> {
+    pairs
+        .iter()
+        .filter(|(_, value)| value.is_finite())
+        .map(|(key, value)| Metric {
+            key: (*key).to_owned(),
+            value: *value,
+            timestamp: now,
+            step: step as i64,
+        })
+        .collect()
+}
+
 /// seed's and the best's scores as the run ends. Values that are not finite are left out.
 fn metrics(event: &Event, now: i64) -> Vec<Metric> {
-    let at = |step: usize, pairs: &[(&str, f64)]| -> Vec<Metric> {
-        pairs
-            .iter()
-            .filter(|(_, value)| value.is_finite())
-            .map(|(key, value)| Metric {
-                key: (*key).to_owned(),
-                value: *value,
-                timestamp: now,
-                step: step as i64,
-            })
-            .collect()
-    };
+    let at = |step: usize, pairs: &[(&str, f64)]| finite(pairs, step, now);
     match event {
         Event::CandidateScored {
             candidate,
@@ -460,16 +464,7 @@ impl Tracker {
             ("elapsed_seconds", end.elapsed_secs),
         ];
         self.queue(Call::LogBatch {
-            metrics: usage
-                .iter()
-                .filter(|(_, value)| value.is_finite())
-                .map(|(key, value)| Metric {
-                    key: (*key).to_owned(),
-                    value: *value,
-                    timestamp: now,
-                    step: 0,
-                })
-                .collect(),
+            metrics: finite(&usage, 0, now),
             params: Vec::new(),
             tags: end
                 .stop_reason

@@ -229,3 +229,17 @@ pub fn an_edit_was_turned_down(folder: &Path) -> bool {
                 && e["val_score"].as_f64().is_some_and(|score| score < best)
         })
 }
+
+/// `evaluate -c config` is refused with exit 2 and a message holding every `wanted` text
+/// (`name` says which case failed).
+pub fn assert_refused(config: &Path, name: &str, wanted: &[&str]) {
+    let ran = run(&mut with_config("evaluate", config));
+    assert_eq!(ran.code, Some(2), "{name}: {}{}", ran.stdout, ran.stderr);
+    for want in wanted {
+        assert!(
+            ran.stderr.contains(want),
+            "{name}: {want:?} not in {}",
+            ran.stderr
+        );
+    }
+}
