@@ -30,8 +30,10 @@ pub struct TaskLine<'a> {
 /// The tasks of `evaluation` in the order they were evaluated, each over its samples.
 pub fn tasks(evaluation: &Evaluation) -> Vec<TaskLine<'_>> {
     let mut lines: Vec<(TaskLine<'_>, usize)> = Vec::new();
+    // By id, so that an evaluation of many tasks and samples is gathered in one pass.
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for item in &evaluation.items {
-        match lines.iter_mut().find(|(line, _)| line.id == item.task_id()) {
+        match at.get(item.task_id()).map(|&i| &mut lines[i]) {
             Some((line, count)) => {
                 line.score += item.score();
                 *count += 1;
@@ -39,14 +41,17 @@ pub fn tasks(evaluation: &Evaluation) -> Vec<TaskLine<'_>> {
                     line.worst = item;
                 }
             }
-            None => lines.push((
-                TaskLine {
-                    id: item.task_id(),
-                    score: item.score(),
-                    worst: item,
-                },
-                1,
-            )),
+            None => {
+                at.insert(item.task_id(), lines.len());
+                lines.push((
+                    TaskLine {
+                        id: item.task_id(),
+                        score: item.score(),
+                        worst: item,
+                    },
+                    1,
+                ));
+            }
         }
     }
     lines
