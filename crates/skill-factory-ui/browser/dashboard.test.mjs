@@ -636,6 +636,19 @@ test('a trigger run shows its seed\'s and best\'s loads, in the dashboard and in
       split: `Whether an agent loads the skill, on the held-out test split (${requests} requests).`,
     };
     const onTrigger = (where) => `${where} (${url}/#/run/${encodeURIComponent(runPath)})`;
+    // Picks a split in the Tasks tab and waits for the table to show that split's own rows: the
+    // count alone cannot tell two splits of the same size apart.
+    const showSplit = async (page, split) => {
+      const data = await (await fetch(`${url}/api/run/tasks?path=${encodeURIComponent(runPath)}&split=${split}`)).json();
+      const ids = new Set(data.rows.map((r) => r.task_id));
+      await page.locator('#task-split').selectOption(split);
+      await until(async () => {
+        const shown = await page.locator('#tasks tbody tr[data-task]').evaluateAll((trs) => trs.map((tr) => tr.dataset.task));
+        return shown.length > 0 && shown.every((id) => ids.has(id))
+          && ((await page.locator('#task-count').textContent()) || '').endsWith(` of ${data.total}`);
+      }, `the ${split} split's tasks never showed`);
+      return data;
+    };
 
     await withPage(async (page) => {
       await page.goto(`${url}/#/run/${encodeURIComponent(runPath)}`);
@@ -649,8 +662,7 @@ test('a trigger run shows its seed\'s and best\'s loads, in the dashboard and in
 
       // The tasks: each request with whether it should load the skill and what the agent loaded.
       await page.locator('#tab-tasks').click();
-      await page.locator('#task-split').selectOption('test');
-      await until(async () => ((await page.locator('#task-count').textContent()) || '').endsWith(` of ${requests}`), 'the test split\'s tasks never showed');
+      await showSplit(page, 'test');
       const headers = await page.locator('#tasks thead th').allTextContents();
       assert.deepEqual(headers.slice(0, 4), ['Task', 'Request', 'Should load', 'Decision']);
       const rows = await page.locator('#tasks tbody tr[data-task]').evaluateAll((trs) => trs.map((tr) => ({
@@ -669,11 +681,9 @@ test('a trigger run shows its seed\'s and best\'s loads, in the dashboard and in
       assert.deepEqual([decided('yes', 'loaded'), decided('no', 'loaded'), decided('yes', 'not loaded'), decided('no', 'not loaded')],
         [best.true_positives, best.false_positives, best.false_negatives, best.true_negatives], 'the best\'s rows add up to its counts');
       // On validation the best once loaded the distractor for a near miss: that row says so.
-      await page.locator('#task-split').selectOption('val');
-      const val = await (await fetch(`${url}/api/run/tasks?path=${encodeURIComponent(runPath)}&split=val`)).json();
+      const val = await showSplit(page, 'val');
       const distracted = val.rows.filter((r) => r.loaded_skills.some((name) => name !== result.best_skill.name)).map((r) => r.task_id);
       assert.ok(distracted.length > 0, `no validation row of the best loaded another skill: ${JSON.stringify(val.rows)}`);
-      await until(async () => ((await page.locator('#task-count').textContent()) || '').endsWith(` of ${val.total}`), 'the validation tasks never showed');
       const noted = await page.locator('#tasks tbody tr[data-task]').evaluateAll((trs) => trs
         .filter((tr) => tr.querySelector('.other-skills')).map((tr) => [tr.dataset.task, tr.querySelector('.other-skills').textContent]));
       assert.deepEqual(noted, distracted.map((id) => [id, 'loaded instead: expense-report']));
