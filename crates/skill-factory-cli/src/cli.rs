@@ -106,8 +106,8 @@ pub struct ManArgs {
     /// any other file is not.
     #[arg(short, long = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print the reference page instead (docs/reference.md): every command and flag, and
-    /// every environment variable read, as Markdown.
+    /// Print the reference page instead (docs/reference.md): every command and flag, every
+    /// config key, and every environment variable read, as Markdown.
     #[arg(long, conflicts_with = "out")]
     pub markdown: bool,
 }

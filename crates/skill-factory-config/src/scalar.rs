@@ -21,6 +21,21 @@ impl<'de> Deserialize<'de> for ScalarText {
     }
 }
 
+/// Any scalar, read as text.
+impl schemars::JsonSchema for ScalarText {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ScalarText".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "number", "boolean"]})
+    }
+}
+
 struct ScalarVisitor;
 
 impl Visitor<'_> for ScalarVisitor {

@@ -72,100 +72,163 @@ pub struct ClassifierConfig {
     pub keep_questions: Option<Vec<String>>,
 }
 
-/// A classifier config as written: unknown keys are errors at every level, each naming the
-/// key, its line, the block and the closest valid key.
-#[derive(Debug, Deserialize)]
+/// A classifier config file (`kind: classifier`): what to tune, on which data, against which model.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
-    /// `classifier`: what sent the file here (`skill_factory_config::kind`).
+    /// `classifier`: marks the file as a classifier config.
     #[serde(default, rename = "kind")]
     _kind: Option<ScalarText>,
+    /// Name of the run and of the probe set it produces (default: the name of the config
+    /// file's folder).
     #[serde(default)]
     name: Option<ScalarText>,
+    /// Path of the labelled examples, a JSONL file, relative to the config file (required).
     dataset: ScalarText,
+    /// The class names the dataset's labels use (default `positive` and `negative`).
     #[serde(default)]
     labels: Option<LabelsFile>,
+    /// Path of the seed probe set (JSON), relative to the config file; a `threshold: null` in
+    /// it is fitted on train (required).
     probeset: ScalarText,
+    /// Path of more questions the optimizer may select from, a question bank in JSON (default:
+    /// none, only the seed's questions and those the workspace already holds).
     #[serde(default)]
     pool: Option<ScalarText>,
+    /// Folder of the answer cache, the reports and the seal, relative to the config file
+    /// (default `runs/<name>` beside the config file).
     #[serde(default)]
     workspace: Option<ScalarText>,
+    /// How examples are split into train, val, test and held-out (default: half of the groups
+    /// to train, a quarter to val, the rest to test).
     #[serde(default)]
     splits: Option<SplitsFile>,
+    /// How to reach the System One model, and how requests are batched and priced (default:
+    /// provider `typesafe`, model `jev-latest`).
     #[serde(default)]
     systemone: Option<SystemOneFile>,
+    /// What the optimizer maximizes and the constraints a candidate must respect (default:
+    /// validation recall at a 1% false-positive budget).
     #[serde(default)]
     objective: Option<ObjectiveFile>,
+    /// The declarative policy that turns scores and answers into levels: a map (`name`,
+    /// `levels`, and `rules` or `command`) or the path of a YAML file holding one (default: the
+    /// threshold policy, levels `pass` and `flag`).
     #[serde(default)]
     policy: Option<Value>,
+    /// How the optimizer searches: rounds, patience, question caps, margins (default: every
+    /// key's own default).
     #[serde(default)]
     optimizer: Option<OptimizerFile>,
+    /// The LLM that proposes new questions in reflective rounds (`name`, `model`, `api_key`,
+    /// ...; default: none, selection only, no reflective rounds).
     #[serde(default)]
     optimizer_provider: Option<ProviderSettings>,
+    /// Ids of questions kept in every candidate for the policy to read, never selected
+    /// (default: the seed's questions that its score does not read).
     #[serde(default, deserialize_with = "optional_list")]
     keep_questions: Option<Vec<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The `labels` block: the class names the dataset uses.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LabelsFile {
+    /// The label of positive examples, those to flag (default `positive`).
     #[serde(default)]
     positive: Option<ScalarText>,
+    /// The label of negative examples, those to let pass (default `negative`).
     #[serde(default)]
     negative: Option<ScalarText>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The `splits` block: how examples are split, by a salted hash of their group.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SplitsFile {
+    /// Shares of the groups that go to train and val; test gets the rest (default train 0.5,
+    /// val 0.25).
     #[serde(default)]
     fractions: Option<FractionsFile>,
+    /// Sources whose examples all go to held-out, never used for tuning (default: none).
     #[serde(default, deserialize_with = "optional_list")]
     held_out_sources: Option<Vec<String>>,
+    /// Groups whose examples all go to held-out, never used for tuning (default: none).
     #[serde(default, deserialize_with = "optional_list")]
     held_out_groups: Option<Vec<String>>,
+    /// Ids or groups of examples read while designing the probe set: they go to train,
+    /// whatever else says (default: none).
     #[serde(default, deserialize_with = "optional_list")]
     read_before_split: Option<Vec<String>>,
+    /// Text put before each group before hashing; the only knob that reshuffles the split
+    /// (default: empty).
     #[serde(default)]
     salt: Option<ScalarText>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The `splits.fractions` block: the shares of train and val.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FractionsFile {
+    /// Share of the groups that go to train, between 0 and 1 excluded (default 0.5).
     #[serde(default)]
     train: Option<f64>,
+    /// Share of the groups that go to val, between 0 and 1 excluded; train + val must be at
+    /// most 1 (default 0.25).
     #[serde(default)]
     val: Option<f64>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The `systemone` block: how to reach the System One model, and how requests are batched.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SystemOneFile {
+    /// The host: `typesafe`, `openrouter`, `vercel`, `cloudflare`, `ollama`, `custom`, or
+    /// `scripted` for offline answers from rules (default `typesafe`).
     #[serde(default)]
     provider: Option<ScalarText>,
+    /// The model asked, also recorded with every cached answer (default: the provider's,
+    /// `jev-latest` for `typesafe`).
     #[serde(default)]
     model: Option<ScalarText>,
+    /// The API key; wins over every environment variable (default: `SKILL_FACTORY_SYSTEMONE_KEY`,
+    /// else the provider's variable, e.g. `TYPESAFE_API_KEY`).
     #[serde(default)]
     api_key: Option<ScalarText>,
+    /// The endpoint URL, in place of the provider's (default: the provider's; required for
+    /// `custom`).
     #[serde(default)]
     base_url: Option<ScalarText>,
+    /// The Cloudflare account id, for `cloudflare` (default: the `CLOUDFLARE_ACCOUNT_ID`
+    /// variable).
     #[serde(default)]
     account_id: Option<ScalarText>,
+    /// Seconds one attempt may take, above 0 (default 60).
     #[serde(default)]
     timeout: Option<f64>,
+    /// Retries after the first attempt, on 429, 5xx and network failures (default 4).
     #[serde(default)]
     max_retries: Option<u32>,
+    /// With `provider: scripted`: the YAML file of rules that answers in place of a model,
+    /// relative to the config file (default: none; only that provider takes one).
     #[serde(default)]
     script: Option<ScalarText>,
+    /// Most questions in one request, at least 1; the example's text is billed once per
+    /// request (default 40).
     #[serde(default)]
     per_request: Option<usize>,
+    /// Requests in flight at once, at least 1 (default 8).
     #[serde(default)]
     concurrency: Option<usize>,
+    /// Price of a million input tokens in dollars, for cost estimates and `max_usd`
+    /// (default 0.042).
     #[serde(default)]
     usd_per_million_input_tokens: Option<f64>,
+    /// Most dollars one command may spend on requests, checked on estimates before each is
+    /// sent (default: no cap).
     #[serde(default)]
     max_usd: Option<f64>,
+    /// Characters counted as one token in cost estimates, at least 1 (default 4).
     #[serde(default)]
     chars_per_token: Option<usize>,
 }
@@ -201,6 +264,12 @@ impl Checker<'_> {
     fn unusable(&self, unusable: Unusable) -> LabError {
         LabError::from(self.0.unusable(unusable))
     }
+}
+
+/// The JSON Schema of a classifier config file, from the structs that read it: every key,
+/// its type, its default and what it is.
+pub fn config_schema() -> schemars::Schema {
+    schemars::schema_for!(ConfigFile)
 }
 
 /// Loads and checks the classifier config at `path`.
@@ -695,5 +764,66 @@ mod tests {
         std::fs::write(&path, format!("{MINIMAL}policy: [1]\n")).unwrap();
         let error = load(&path).unwrap_err().to_string();
         assert!(error.contains("policy must be a map"), "{error}");
+    }
+
+    #[test]
+    fn the_schema_lists_every_key_with_a_description() {
+        let schema = serde_json::to_value(config_schema()).unwrap();
+        let properties = schema["properties"].as_object().unwrap();
+        let keys: Vec<&str> = properties.keys().map(String::as_str).collect();
+        for key in [
+            "kind",
+            "name",
+            "dataset",
+            "labels",
+            "probeset",
+            "pool",
+            "workspace",
+            "splits",
+            "systemone",
+            "objective",
+            "policy",
+            "optimizer",
+            "optimizer_provider",
+            "keep_questions",
+        ] {
+            assert!(properties.contains_key(key), "{key} missing from {keys:?}");
+        }
+        assert_eq!(properties.len(), 14, "{keys:?}");
+        assert_eq!(schema["additionalProperties"], Value::Bool(false));
+        let mut required: Vec<&str> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        required.sort_unstable();
+        assert_eq!(required, ["dataset", "probeset"]);
+        let mut objects = vec![("the top level".to_string(), &schema)];
+        let defs = schema["$defs"].as_object().unwrap();
+        objects.extend(defs.iter().map(|(name, def)| (name.clone(), def)));
+        for name in [
+            "LabelsFile",
+            "SplitsFile",
+            "FractionsFile",
+            "SystemOneFile",
+            "ObjectiveFile",
+            "ConstraintFile",
+            "OptimizerFile",
+        ] {
+            assert!(defs.contains_key(name), "{name} missing from $defs");
+        }
+        for (name, object) in objects {
+            let Some(properties) = object.get("properties").and_then(Value::as_object) else {
+                continue;
+            };
+            for (key, property) in properties {
+                let description = property["description"].as_str().unwrap_or_default();
+                assert!(
+                    !description.trim().is_empty(),
+                    "{name}.{key} has no description"
+                );
+            }
+        }
     }
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::request::{LlmError, TokenUsage};
 
 /// The price of a model in US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Pricing {
     /// Dollars per million prompt tokens.

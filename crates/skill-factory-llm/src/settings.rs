@@ -9,8 +9,8 @@ use crate::request::LlmError;
 
 /// One provider block (`provider`, `optimizer_provider`, `judge_provider`) of a run config.
 ///
-/// The first four keys are the reference tool's; the rest are ours and all optional.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// The first four keys are the Python tool's; the rest are ours and all optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSettings {
     /// Provider id (`anthropic`, `openai`, `openai-compatible`, `azure`, `openrouter`, `together`,
@@ -48,8 +48,8 @@ pub struct ProviderSettings {
     /// beyond `timeout` per attempt and `max_retries`).
     #[serde(default)]
     pub call_timeout: Option<f64>,
-    /// Price of the model in dollars per million tokens, overriding the built-in table of
-    /// [`crate::cost`] (for budgets and cost reports).
+    /// Price of the model in dollars per million tokens, overriding the built-in price table
+    /// (for budgets and cost reports).
     #[serde(default)]
     pub pricing: Option<crate::cost::Pricing>,
     /// Send the calls of this block as provider batches (Anthropic's Message Batches,
@@ -108,7 +108,7 @@ pub(crate) fn keys_set(keys: &[(&str, bool)]) -> Option<String> {
 }
 
 /// One rule of the scripted fake provider: every condition given must hold.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FakeRule {
     /// The system prompt contains this text.

@@ -10,6 +10,7 @@ use clap::CommandFactory;
 use skill_factory_io::output::write_atomic;
 use skill_factory_io::replace::{Outputs, Recognize};
 
+use super::config_keys;
 use crate::cli::{Cli, ManArgs};
 use crate::output::{out, outln};
 
@@ -77,6 +78,7 @@ fn reference(command: &clap::Command) -> String {
     let mut page = escaped(&clap_markdown::help_markdown_command_custom(
         command, &options,
     ));
+    page.push_str(&escaped(&config_sections()));
     page.push_str(
         "\n## Environment variables\n\nRead from the environment, else from a `.env` file beside the config or in the working directory; a key or a URL in a provider block wins over both. `.env.example` holds the same list to copy.\n\n| variable | what it is |\n| :--- | :--- |\n",
     );
@@ -84,6 +86,17 @@ fn reference(command: &clap::Command) -> String {
         page.push_str(&format!("| `{name}` | {} |\n", about.replace('|', "\\|")));
     }
     page
+}
+
+/// Every key of both kinds of config file, from the schemas of the structs that read them.
+fn config_sections() -> String {
+    let skill = skill_factory::config::config_schema();
+    let classifier = skill_factory_lab::config::config_schema();
+    format!(
+        "\n## Config file of a skill or trigger run\n\nThe keys of `config.yaml` for `optimize`, `evaluate` and `validate` (`kind: skill`, the default, or `kind: trigger`), block by block. A key the table does not list is an error that names it and the closest valid key.\n{}\n## Config file of classifier mode\n\nThe keys of a `kind: classifier` config, for `skill-factory lab`.\n{}",
+        config_keys::markdown(skill.as_value(), None),
+        config_keys::markdown(classifier.as_value(), Some("classifier")),
+    )
 }
 
 /// Markdown whose help texts' placeholders (`runs/<name>`) are text, not HTML tags that a

@@ -4,6 +4,7 @@ use skill_factory::session::Session;
 
 pub mod cache;
 pub mod completions;
+mod config_keys;
 pub mod evaluate;
 pub mod export;
 pub mod gallery;

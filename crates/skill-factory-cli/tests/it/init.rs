@@ -769,11 +769,20 @@ fn the_reference_page_is_what_man_markdown_prints() {
         page == ran.stdout,
         "docs/reference.md is not what the binary prints: regenerate it with `skill-factory man --markdown > docs/reference.md`"
     );
-    // Every command, flag and variable is there: the evaluate flags CI reads, and a key.
+    // Every command, flag, config key and variable is there: the evaluate flags CI reads,
+    // keys of both kinds of config at every depth with their defaults, and a variable.
     for want in [
         "## `skill-factory evaluate`",
         "* `--fail-under <SCORE>`",
         "## `skill-factory lab ask`",
+        "| `val_fraction` | number | `0.3` |",
+        "| `harness` | [block](#harness) |",
+        "### `metric.judge.criteria[]`",
+        "| `mode` | `exact` \\| `normalized` \\| `token_f1` \\| `json_equal` \\| `numeric` | `normalized` |",
+        "| `max_workers` | integer | `16` |",
+        "| `aggregate` | `mean` \\| `min` | `mean` |",
+        "### `splits.fractions` (classifier)",
+        "| `probeset` | text | required |",
         "| `ANTHROPIC_API_KEY` | anthropic (the default provider) |",
         "| `SKILL_FACTORY_RECORD` |",
     ] {

@@ -27,36 +27,55 @@ use crate::measure::evaluate::{Policy, Reports, SplitReport};
 use crate::measure::metrics::{Rates, pct};
 use skill_factory_config::locate::Unusable;
 
-/// `objective:` as written; every key is optional and unknown keys are errors.
-#[derive(Debug, Default, Deserialize)]
+/// The `objective` block: what the optimizer maximizes, under which constraints.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObjectiveFile {
+    /// False-positive rate at which thresholds are fitted on train, at least 0 and below 1
+    /// (default 0.01).
     #[serde(default)]
     fpr_budget: Option<f64>,
+    /// The split whose recall decides: `train` or `val`; test and held-out are sealed (default
+    /// `val`).
     #[serde(default)]
     split: Option<ScalarText>,
+    /// The policy level whose recall decides (default: the policy's first level after the
+    /// "not detected" one).
     #[serde(default)]
     level: Option<ScalarText>,
+    /// Recall a candidate must gain over the incumbent on top of a strict gain, at least 0
+    /// (default 0).
     #[serde(default)]
     min_delta: Option<f64>,
+    /// Bounds every candidate must respect (default: the val false-positive rate at most twice
+    /// `fpr_budget`; `[]` for none).
     #[serde(default)]
     constraints: Option<Vec<ConstraintFile>>,
 }
 
-/// One entry of `objective.constraints` as written.
-#[derive(Debug, Deserialize)]
+/// One entry of `objective.constraints`: bounds on one split at one level, at least one given.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ConstraintFile {
+    /// The split it reads: `train` or `val` (default `val`).
     #[serde(default)]
     split: Option<ScalarText>,
+    /// The policy level it reads (default: the policy's first level after the "not detected"
+    /// one).
     #[serde(default)]
     level: Option<ScalarText>,
+    /// Highest false-positive rate allowed, e.g. 0.02 (default: no bound).
     #[serde(default)]
     max_fpr: Option<f64>,
+    /// Lowest recall allowed, e.g. 0.8 (default: no bound).
     #[serde(default)]
     min_recall: Option<f64>,
+    /// How many more false positives than the incumbent are allowed, at least 0 (default: no
+    /// bound).
     #[serde(default)]
     max_added_false: Option<i64>,
+    /// How many fewer true positives than the incumbent are allowed, at least 0 (default: no
+    /// bound).
     #[serde(default)]
     max_lost_true: Option<i64>,
 }

@@ -101,24 +101,36 @@ impl OptimizerSettings {
     }
 }
 
-/// `optimizer:` as written; every key is optional and unknown keys are errors.
-#[derive(Debug, Default, Deserialize)]
+/// The `optimizer` block: how the optimizer searches; every key is optional.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OptimizerFile {
+    /// Most reflective rounds, each asking `optimizer_provider` for new questions; none run
+    /// without it (default 3; 0 for selection only).
     #[serde(default)]
     rounds: Option<i64>,
+    /// Refused reflective rounds in a row that end the run, at least 1 (default 2).
     #[serde(default)]
     patience: Option<i64>,
+    /// Most questions one candidate's score reads, at least 1 (default 6).
     #[serde(default)]
     max_questions: Option<i64>,
+    /// Most new questions taken from one proposal, at least 1 (default 8).
     #[serde(default)]
     max_new_questions: Option<i64>,
+    /// Largest state budget, in characters, a proposal may ask for, at least 1 (default: none,
+    /// the seed's budget stays fixed).
     #[serde(default)]
     max_state_budget: Option<i64>,
+    /// What the probe set is for, in words, shown to the proposer (default: separate positives
+    /// from negatives at a low false-positive rate).
     #[serde(default)]
     goal: Option<ScalarText>,
+    /// Factors of the false-positive budget at which each candidate family is fitted on train,
+    /// each above 0 (default [1.0, 0.5]).
     #[serde(default)]
     margins: Option<Vec<f64>>,
+    /// Best candidates of each family sent to the validation gate, at least 1 (default 3).
     #[serde(default)]
     gate_per_family: Option<i64>,
 }

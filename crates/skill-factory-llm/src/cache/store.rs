@@ -65,7 +65,9 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY NOT NULL, value INTEG
 ";
 
 /// Whether a run reads and writes the cache (`cache.mode` in a config).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheMode {
     /// Answer from the cache when it can, store every new answer (the default).

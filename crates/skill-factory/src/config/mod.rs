@@ -93,7 +93,7 @@ pub use schema::{
     NoiseConfig, ObjectiveConfig, OptimizerConfig, OptimizerKind, OptimizerParams, OutputConfig,
     ProgrammaticConfig, ReflectionStyle, RegimeSetting, RunConfig, SkillMode, SystemOneCheck,
     SystemOneConfig, TargetAggregate, TargetConfig, TrackingConfig, TriggerConfig,
-    UnknownOptimizer, protected_name,
+    UnknownOptimizer, config_schema, protected_name,
 };
 pub(crate) use schema::{compile_regex, compile_schema};
 pub use skill_factory_config::{ConfigError, Place, closest, is_classifier_config};

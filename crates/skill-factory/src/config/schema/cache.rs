@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use skill_factory_llm::CacheMode;
 
-/// The model cache of a run (ours; the reference tool has none and ignores the block).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The model cache of a run (ours; the Python tool has none and ignores the block).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CacheConfig {
     /// `read_write` (default), `read_only` or `off`; `--no-cache` on the command line is `off`.

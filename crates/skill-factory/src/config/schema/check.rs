@@ -472,6 +472,28 @@ impl Serialize for Check {
     }
 }
 
+impl schemars::JsonSchema for Check {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Check".into()
+    }
+
+    /// A bare check name, or a mapping of one check name to its arguments.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "title": "check",
+            "anyOf": [
+                {"type": "string", "enum": Check::NAMES},
+                {
+                    "type": "object",
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                    "propertyNames": {"enum": Check::NAMES}
+                }
+            ]
+        })
+    }
+}
+
 impl Check {
     /// The check as a config entry in its shortest form: a bare name, or the name mapped to
     /// its one argument when the others are at their defaults.

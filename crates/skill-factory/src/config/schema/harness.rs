@@ -11,7 +11,7 @@ use skill_factory_config::scalar::ScalarText;
 
 /// How the skill is run on one task. One struct for every harness type: each type reads the
 /// keys that apply to it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessConfig {
     /// Which harness (default `api`).
@@ -27,11 +27,11 @@ pub struct HarnessConfig {
     #[serde(default)]
     pub model: Option<String>,
     /// `claude_code` / `codex` / `gemini_cli`: the binary (default `claude` / `codex` /
-    /// `gemini`; see [`HarnessConfig::executable`]).
+    /// `gemini`).
     #[serde(default)]
     pub executable: Option<String>,
     /// Every harness but `api`: seconds per rollout (default 300 for the agent CLIs, 120 for
-    /// `subprocess`; see [`HarnessConfig::timeout_secs`]).
+    /// `subprocess`).
     #[serde(default)]
     pub timeout: Option<f64>,
     /// `claude_code` / `codex` / `gemini_cli`: appended to the argv.
@@ -67,7 +67,7 @@ pub struct HarnessConfig {
 }
 
 /// Where the process of a rollout runs: here, or as a job on a Ray cluster.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecutorConfig {
     /// `local` (the default) or `ray`.
@@ -87,7 +87,9 @@ pub struct ExecutorConfig {
 }
 
 /// The executors a config may name.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutorType {
     /// A child process of Skill Factory.
@@ -146,7 +148,9 @@ impl HarnessConfig {
 }
 
 /// The harness types a config may name.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum HarnessType {
     /// One model call: system prompt = the skill body, user message = the task input.
@@ -185,7 +189,9 @@ impl HarnessType {
 }
 
 /// How the candidate skill reaches an agent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SkillMode {
     /// In the prompt: `--append-system-prompt` for Claude Code, before the task for Codex and
@@ -199,7 +205,9 @@ pub enum SkillMode {
 }
 
 /// How a subprocess harness passes the task input.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum InputVia {
     /// On the child's standard input.
@@ -246,6 +254,22 @@ impl<'de> Visitor<'de> for CommandVisitor {
             argv.push(item.0);
         }
         Ok(Command::Argv(argv))
+    }
+}
+
+impl schemars::JsonSchema for Command {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Command".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "title": "command",
+            "anyOf": [
+                {"type": "array", "items": {"type": ["string", "number", "boolean"]}},
+                {"type": "string"}
+            ]
+        })
     }
 }
 

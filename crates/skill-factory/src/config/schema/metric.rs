@@ -12,7 +12,7 @@ use super::check::Check;
 
 /// The metric parts of a run. After loading, at least one is present: a config without any
 /// gets `golden` in `normalized` mode with weight 1.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetricConfig {
     /// Compare the output with the task's expected answer.
@@ -64,7 +64,7 @@ impl MetricConfig {
 }
 
 /// `metric.golden`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GoldenConfig {
     /// `exact`, `normalized` (default), `token_f1`, `json_equal` or `numeric`.
@@ -85,7 +85,9 @@ impl Default for GoldenConfig {
 }
 
 /// How the golden metric compares an output with the expected answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum GoldenMode {
     /// Trimmed texts are equal.
@@ -97,8 +99,8 @@ pub enum GoldenMode {
     TokenF1,
     /// JSON values are equal, with partial credit per key for objects.
     JsonEqual,
-    /// The first numbers are equal within
-    /// [`NUMERIC_TOLERANCE`](crate::metric::golden::NUMERIC_TOLERANCE).
+    /// The first numbers are equal within 10⁻⁶
+    /// ([`NUMERIC_TOLERANCE`](crate::metric::golden::NUMERIC_TOLERANCE)).
     Numeric,
 }
 
@@ -131,7 +133,7 @@ impl fmt::Display for GoldenMode {
 }
 
 /// `metric.programmatic`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProgrammaticConfig {
     /// Weight in the composite; greater than 0 (default 1).
@@ -143,7 +145,7 @@ pub struct ProgrammaticConfig {
 }
 
 /// `metric.judge`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JudgeConfig {
     /// Weight in the composite; greater than 0 (default 1).
@@ -155,7 +157,7 @@ pub struct JudgeConfig {
 }
 
 /// One judge criterion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Criterion {
     /// Short id, used as the key of the judge's scores.
@@ -179,9 +181,10 @@ impl Criterion {
     }
 }
 
-/// `metric.systemone`: kept as written for the System One metric. Its `Debug` output hides
-/// the API key.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+/// Yes/no checks of the output, each answered by a System One decision model as a
+/// probability.
+// Kept as written for the System One metric; its `Debug` output hides the API key.
+#[derive(Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SystemOneConfig {
     /// Weight in the composite; greater than 0 (default 1).
@@ -238,7 +241,7 @@ impl fmt::Debug for SystemOneConfig {
 }
 
 /// One System One check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SystemOneCheck {
     /// Short id, unique among the checks.
@@ -292,7 +295,7 @@ impl SystemOneCheck {
 
 /// `metric.command`: a program that reads one rollout as JSON on stdin and prints
 /// `{"score": 0..1, "feedback": "..."}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommandMetricConfig {
     /// The argv (a list, or one string split like a shell would; never run through a shell).

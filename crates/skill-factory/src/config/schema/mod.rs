@@ -48,7 +48,7 @@ pub use trigger::TriggerConfig;
 ///
 /// After [`super::load_config`], every relative path in it is already joined to the config
 /// file's directory, and `metric` holds at least one metric block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
     /// The seed SKILL.md.
@@ -59,7 +59,7 @@ pub struct RunConfig {
     #[serde(default = "default_val_fraction")]
     pub val_fraction: f64,
     /// Fraction of the tasks held out as a test split the optimizer never reads (default 0:
-    /// no test split, and the train/val split matches the reference tool's).
+    /// no test split, and the train/val split matches the Python tool's).
     #[serde(default)]
     pub test_fraction: f64,
     /// Fraction of the tasks moved from train into a selection split, on which the search's
@@ -74,8 +74,8 @@ pub struct RunConfig {
     #[serde(default)]
     pub description: Option<String>,
     /// Which mode the config is for: `skill` (the default), `trigger` (the parameter is the
-    /// description, the dataset a trigger set: [`crate::harness::trigger`]) or `classifier` (another
-    /// loader: [`super::is_classifier_config`]).
+    /// description, the dataset a trigger set) or `classifier` (read by `skill-factory lab`,
+    /// with the keys of its own table).
     #[serde(default)]
     pub kind: Option<ConfigKind>,
     /// `kind: trigger`, or a `trigger` block: other skills (SKILL.md files or skill folders)
@@ -99,10 +99,13 @@ pub struct RunConfig {
     /// How the targets' scores make the one optimized ([`ObjectiveConfig`]).
     #[serde(default, deserialize_with = "block")]
     pub objective: ObjectiveConfig,
-    /// The model that proposes skill edits (see the module doc for how it inherits).
+    /// The model that proposes skill edits. Absent or empty, it copies the target's block;
+    /// without a `name`, it uses the target's provider and connection settings; its model
+    /// when none is given: `SKILL_FACTORY_OPTIMIZER_MODEL`, else the target's.
     #[serde(default)]
     pub optimizer_provider: Option<ProviderSettings>,
-    /// The model behind `metric.judge` (see the module doc for how it inherits).
+    /// The model behind `metric.judge`, inheriting from the target as `optimizer_provider`
+    /// does; its model when none is given: `SKILL_FACTORY_JUDGE_MODEL`, else the target's.
     #[serde(default)]
     pub judge_provider: Option<ProviderSettings>,
     /// The optimizer and its hyper-parameters.
@@ -152,15 +155,21 @@ impl RunConfig {
     }
 }
 
+/// The JSON Schema of a skill or trigger run's config file, from the structs that read it:
+/// every key, its type, its default and what it is.
+pub fn config_schema() -> schemars::Schema {
+    schemars::schema_for!(RunConfig)
+}
+
 /// The mode a config is written for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConfigKind {
-    /// Optimize a SKILL.md (this module).
+    /// Optimize a SKILL.md.
     Skill,
-    /// Optimize a System One probe set (classifier mode, another loader).
+    /// Optimize a System One probe set (classifier mode, the keys of its own table).
     Classifier,
-    /// Optimize the description, scored by whether agents load the skill ([`crate::harness::trigger`]).
+    /// Optimize the description, scored by whether agents load the skill.
     Trigger,
 }
 

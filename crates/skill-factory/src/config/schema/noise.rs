@@ -6,8 +6,9 @@ use skill_factory_core::Aggregate;
 /// How a run treats the variation of its rollouts: how many samples a task gets, how sure a
 /// gate must be, and whether the run is noisy at all. Every key has a default, so a config
 /// without the block (the Python tool's) gets noise-aware gates exactly when its rollouts can
-/// vary (see `crate::noise`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// vary.
+// What the keys drive: `crate::noise`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoiseConfig {
     /// `auto` (default): noisy when rollouts can vary (a temperature above 0, a process
@@ -38,7 +39,9 @@ pub struct NoiseConfig {
 }
 
 /// Whether a run is noisy: found out, or said.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RegimeSetting {
     /// Noisy when rollouts can vary.

@@ -9,19 +9,20 @@ use skill_factory_llm::BudgetLimits;
 use super::OptimizerKind;
 use super::harness::Command;
 
-/// The `optimizer` block as written: one flat set of keys, since the reference tool accepts
-/// every key whatever the optimizer, and its configs must load unchanged. A run resolves it
-/// once into an [`OptimizerPlan`](crate::optimizer::OptimizerPlan), which gives each backend
-/// only the settings it reads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The optimizer and its settings: one flat set of keys, since the Python tool accepts every
+/// key whatever the optimizer, and its configs must load unchanged; each optimizer reads the
+/// keys marked with its name.
+// A run resolves it once into an `OptimizerPlan` (crate::optimizer), which gives each backend
+// only the settings it reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OptimizerConfig {
-    /// `llm_loop` (default), `gepa` (the reference's `dspy_gepa`) or `skillopt`, in any case
+    /// `llm_loop` (default), `gepa` (the Python tool's `dspy_gepa`) or `skillopt`, in any case
     /// ([`OptimizerKind`]).
     #[serde(default = "default_name")]
     pub name: String,
     /// `llm_loop` and `skillopt`: most rounds; 1 to 10,000 (default 6). `gepa` ignores it,
-    /// as the reference does: its metric-call budget ends the search.
+    /// as the Python tool does: its metric-call budget ends the search.
     #[serde(default = "default_rounds")]
     pub rounds: usize,
     /// Train tasks sampled per round; 1 to 10,000 (default 4). A run reads a size over the
@@ -29,7 +30,7 @@ pub struct OptimizerConfig {
     #[serde(default = "default_minibatch_size")]
     pub minibatch_size: usize,
     /// `llm_loop` and `gepa`: candidates proposed per round (per parent for `gepa`); 1 to 32
-    /// (default 1; the reference read 0 as 1).
+    /// (default 1; the Python tool read 0 as 1).
     #[serde(default = "default_max_edits_per_round")]
     pub max_edits_per_round: usize,
     /// Consecutive rounds without improvement before stopping (default 3; 0 stops after the
@@ -39,7 +40,7 @@ pub struct OptimizerConfig {
     /// Seed of minibatch sampling (and of GEPA), separate from the split seed (default 0).
     #[serde(default)]
     pub seed: u64,
-    /// The reference tool's cap of rollouts in flight during `optimize`; at least 1 (default
+    /// The Python tool's cap of rollouts in flight during `optimize`; at least 1 (default
     /// 1). `optimize` runs the larger of it and `harness.max_workers`, so it only matters
     /// when set higher.
     #[serde(default = "default_max_workers")]
@@ -55,15 +56,15 @@ pub struct OptimizerConfig {
     /// (default 0.0).
     #[serde(default)]
     pub min_delta: f64,
-    /// `llm_loop` and `gepa`: how proposals are asked for (default `full`, the reference's
+    /// `llm_loop` and `gepa`: how proposals are asked for (default `full`, the Python tool's
     /// prompt).
     #[serde(default)]
     pub reflection: ReflectionStyle,
-    /// `gepa`: the reference's task LM id. Accepted for compatibility; rollouts always run
+    /// `gepa`: the Python tool's task LM id. Accepted for compatibility; rollouts always run
     /// through the configured harness and target (docs/compatibility.md).
     #[serde(default)]
     pub lm: Option<String>,
-    /// `gepa`: the reference's reflection LM id (`provider/model`). Accepted for
+    /// `gepa`: the Python tool's reflection LM id (`provider/model`). Accepted for
     /// compatibility; reflection runs on `optimizer_provider` (docs/compatibility.md).
     #[serde(default)]
     pub reflection_lm: Option<String>,
@@ -121,10 +122,12 @@ pub struct OptimizerConfig {
 }
 
 /// How `llm_loop` and `gepa` ask the optimizer model for a proposal.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ReflectionStyle {
-    /// The reference's prompt: the goal, every minibatch rollout with its feedback, the
+    /// The Python tool's prompt: the goal, every minibatch rollout with its feedback, the
     /// edits already rejected, and an answer in `<RATIONALE>` / `<NEW_SKILL_BODY>` tags.
     #[default]
     Full,
@@ -137,7 +140,9 @@ pub enum ReflectionStyle {
 }
 
 /// How `gepa` picks the component a mutation rewrites.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ComponentSelector {
     /// Each candidate's components in turn.
@@ -150,7 +155,7 @@ pub enum ComponentSelector {
 
 /// `optimizer.budget`: hard limits of a run, checked before every model call. When one is
 /// reached the run stops cleanly, keeps the best skill so far and says why in its report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetConfig {
     /// Most model calls (target, judge and optimizer together; cache hits are free).
@@ -225,7 +230,7 @@ impl Default for OptimizerConfig {
 }
 
 /// `optimizer.params`: settings of the `skillopt` bridge.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OptimizerParams {
     /// The external command; a string is shell-split, a list is used as argv. Placeholders

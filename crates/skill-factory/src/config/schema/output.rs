@@ -5,12 +5,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// Where a run is written and where the best skill is exported.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutputConfig {
     /// The folder that holds this config's runs, each in its own timestamped sub-folder
-    /// (default: `runs/<config name>` beside the config file, see
-    /// [`crate::config::LoadedConfig::runs_dir`]); `optimize --out` overrides it.
+    /// (default: `runs/<config name>` beside the config file); `optimize --out` overrides it.
     #[serde(default)]
     pub dir: Option<PathBuf>,
     /// If set, the best skill is also exported here in the `npx skills` layout.

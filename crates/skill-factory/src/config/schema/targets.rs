@@ -8,8 +8,8 @@ use skill_factory_llm::ProviderSettings;
 
 use super::harness::HarnessConfig;
 
-/// One target of a run: where the skill is measured (ours; the reference tool has one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One target of a run: where the skill is measured (ours; the Python tool has one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TargetConfig {
     /// The target's name in tables, `result.json`, `--targets` and `objective.weights`
@@ -33,7 +33,7 @@ fn yes() -> bool {
 }
 
 /// How the scores of the optimized targets make one (ours).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObjectiveConfig {
     /// `mean` (default): the weighted mean of the targets' scores; `min`: the same mean, but
@@ -46,7 +46,9 @@ pub struct ObjectiveConfig {
 }
 
 /// How the targets' scores are combined.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetAggregate {
     /// The weighted mean.

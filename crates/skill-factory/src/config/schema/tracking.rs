@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Experiment trackers a run reports to (ours; the reference tool has no such key).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Experiment trackers a run reports to (ours; the Python tool has no such key).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrackingConfig {
     /// An MLflow tracking server; without the block, `MLFLOW_TRACKING_URI` still turns
@@ -14,7 +14,7 @@ pub struct TrackingConfig {
 }
 
 /// An MLflow tracking server and the experiment a run goes in.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MlflowConfig {
     /// The server's address, `http(s)://HOST:PORT` (default: `MLFLOW_TRACKING_URI`).

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-/// A trigger set carried by a skill-mode run (ours; the reference tool has no such key).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A trigger set carried by a skill-mode run (ours; the Python tool has no such key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TriggerConfig {
     /// The trigger set: skill-creator's eval-set format, as JSON or JSONL
