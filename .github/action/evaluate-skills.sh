@@ -4,7 +4,9 @@
 #
 # A changed skill is a file added, modified or renamed between the base and HEAD that is a
 # SKILL.md, or any Markdown file a config beside it names as its `skill:` (the examples' layout,
-# `config.yaml` beside `seed_skill.md`). Its configs are the files matching SF_CONFIGS in its
+# `config.yaml` beside `seed_skill.md`); a change to any other file of a skill folder (the
+# folder of a SKILL.md: its references/, scripts/, assets/) is a change of its SKILL.md, and
+# the base's SKILL.md is evaluated with its whole folder as it was at the base. Its configs are the files matching SF_CONFIGS in its
 # folder and in the folder above whose top-level `skill:` names it; a SKILL.md no config names
 # is evaluated with every config in its own folder. Each (skill, config) pair is one
 #   skill-factory evaluate -c CONFIG --compare BASE_VERSION SKILL --junit N.xml --markdown N.md
@@ -79,17 +81,41 @@ else
   echo "::notice title=skill-factory::no merge base of $short and HEAD (a shallow checkout?): comparing HEAD with $short directly; check out with fetch-depth: 0 for the pull request's own changes"
   range=("$base" HEAD)
 fi
-git diff --name-status -z -M --diff-filter=AMR "${range[@]}" >"$out/changed" ||
+git diff --name-status -z -M --diff-filter=AMRD "${range[@]}" >"$out/changed" ||
   fail "git diff of $short and HEAD failed"
 changed_old=()
 changed_new=()
+# The skill folder a file belongs to: the nearest folder above it that holds a SKILL.md at
+# HEAD; empty when none does.
+skill_folder_of() {
+  local dir="$1"
+  while [[ "$dir" == */* ]]; do
+    dir="${dir%/*}"
+    if [[ -f "$dir/SKILL.md" ]]; then
+      echo "$dir"
+      return
+    fi
+  done
+}
+# Adds a changed skill once, with its path at the base.
+add_changed() {
+  local i
+  for i in ${changed_new[@]+"${!changed_new[@]}"}; do
+    if [[ "${changed_new[$i]}" == "$2" ]]; then return; fi
+  done
+  changed_old+=("$1")
+  changed_new+=("$2")
+}
 while IFS= read -r -d '' status; do
   IFS= read -r -d '' path
   old="$path"
   if [[ "$status" == R* ]]; then IFS= read -r -d '' path; fi
-  if [[ "$path" == *.md ]]; then
-    changed_old+=("$old")
-    changed_new+=("$path")
+  if [[ "$path" == *.md && "$status" != D ]]; then add_changed "$old" "$path"; fi
+  # A file of a skill folder (references/, scripts/, assets/), deleted ones too, changes that
+  # skill.
+  folder="$(skill_folder_of "$path")"
+  if [[ -n "$folder" && "$path" != "$folder/SKILL.md" ]]; then
+    add_changed "$folder/SKILL.md" "$folder/SKILL.md"
   fi
 done <"$out/changed"
 
@@ -185,10 +211,18 @@ for n in ${pair_skill[@]+"${!pair_skill[@]}"}; do
   if [[ -n "$fail_under" ]]; then args+=(--fail-under "$fail_under"); fi
   base_file=""
   if git cat-file -e "$base:$old" 2>/dev/null; then
-    # The base's version under the same file name, so the report reads alike on both sides.
+    # The base's version under the same path, so the report reads alike on both sides; a
+    # SKILL.md with its whole folder as it was at the base (its references, scripts and
+    # assets), as the head's is read with its own.
     mkdir -p "$out/base/$n"
-    base_file="$out/base/$n/${old##*/}"
-    git show "$base:$old" >"$base_file"
+    base_file="$out/base/$n/$old"
+    if [[ "${old##*/}" == SKILL.md && "$old" == */* ]]; then
+      git archive --format=tar "$base" -- "$(dir_of "$old")" | tar -x -C "$out/base/$n" ||
+        fail "could not read the folder of $old at $short"
+    else
+      mkdir -p "$(dirname "$base_file")"
+      git show "$base:$old" >"$base_file"
+    fi
     args+=(--compare "$base_file" "$skill" --fail-if "$fail_if")
   else
     args+=(--skill "$skill")

@@ -53,9 +53,23 @@ struct PullRequest {
 /// A pull request in a new repository under `dir`: `main` holds the invoice example (its
 /// `seed_skill.md` being `base_skill`), then `change` edits the tree on the branch `pr`.
 fn pull_request(dir: &Path, base_skill: &str, change: impl FnOnce(&Path)) -> PullRequest {
+    pull_request_on(
+        dir,
+        |repo| std::fs::write(repo.join("invoice-extractor/seed_skill.md"), base_skill).unwrap(),
+        change,
+    )
+}
+
+/// A pull request as [`pull_request`] makes one, `base` changing the example before the base
+/// commit.
+fn pull_request_on(
+    dir: &Path,
+    base: impl FnOnce(&Path),
+    change: impl FnOnce(&Path),
+) -> PullRequest {
     let repo = dir.join("repo");
     copy_example("invoice-extractor", &repo.join("invoice-extractor"));
-    std::fs::write(repo.join("invoice-extractor/seed_skill.md"), base_skill).unwrap();
+    base(&repo);
     std::fs::write(repo.join("README.md"), "# Skills\n").unwrap();
     git(&repo, &["init", "-q"]);
     git(&repo, &["symbolic-ref", "HEAD", "refs/heads/main"]);
@@ -553,6 +567,57 @@ fn a_new_skill_is_evaluated_alone_with_the_config_that_names_it() {
         ),
         "{}",
         job.summary
+    );
+}
+
+#[test]
+fn a_change_to_a_skill_folders_file_evaluates_its_skill_against_the_base_folder() {
+    // A skill folder with a reference file, beside the config that names its SKILL.md.
+    let with_folder = |repo: &Path, notes: &str| {
+        let config = std::fs::read_to_string(repo.join("invoice-extractor/config.offline.yaml"))
+            .unwrap()
+            .replace("skill: seed_skill.md", "skill: invoice/SKILL.md");
+        std::fs::write(repo.join("invoice-extractor/config.offline.yaml"), config).unwrap();
+        let folder = repo.join("invoice-extractor/invoice");
+        std::fs::create_dir_all(folder.join("references")).unwrap();
+        std::fs::write(folder.join("SKILL.md"), good_skill()).unwrap();
+        std::fs::write(folder.join("references/notes.md"), notes).unwrap();
+        std::fs::write(folder.join("references/old.md"), "to be removed\n").unwrap();
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let pr = pull_request_on(
+        tmp.path(),
+        |repo| with_folder(repo, "Totals include tax.\n"),
+        |repo| {
+            // The pull request changes one reference file and deletes another.
+            let references = repo.join("invoice-extractor/invoice/references");
+            std::fs::write(
+                references.join("notes.md"),
+                "Totals are in the currency of the invoice.\n",
+            )
+            .unwrap();
+            std::fs::remove_file(references.join("old.md")).unwrap();
+        },
+    );
+    let job = run_action(tmp.path(), &pr, &inputs());
+    assert_eq!(job.code, 0, "{}", job.log);
+    assert!(
+        job.summary.contains(
+            "| `invoice-extractor/invoice/SKILL.md` | `invoice-extractor/config.offline.yaml` |"
+        ),
+        "{}",
+        job.summary
+    );
+    // The base's SKILL.md was read with its folder as it was at the base.
+    let base = PathBuf::from(&job.outputs["reports"]).join("base/0/invoice-extractor/invoice");
+    assert_eq!(
+        std::fs::read_to_string(base.join("references/notes.md")).unwrap(),
+        "Totals include tax.\n"
+    );
+    assert!(base.join("references/old.md").is_file());
+    assert_eq!(
+        std::fs::read_to_string(base.join("SKILL.md")).unwrap(),
+        good_skill()
     );
 }
 
