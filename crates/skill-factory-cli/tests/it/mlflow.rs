@@ -492,3 +492,100 @@ async fn a_server_killed_mid_run_loses_nothing_and_track_push_completes_the_run_
     assert_eq!(server.history(&run_id, "val_score").await, history);
     assert_eq!(server.runs("tickets").await.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_outright_is_marked_killed_by_track_push() {
+    let _one = ONE_SERVER.lock().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&tmp.path().join("store"), free_port()).await;
+    let model = MockServer::start(MockConfig {
+        latency: Duration::from_millis(120),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let config = slow_config(tmp.path(), &model.base_url(), &server.url);
+    let runs = tmp.path().join("runs");
+    let mut child = process()
+        .args(["optimize", "-c"])
+        .arg(&config)
+        .arg("-o")
+        .arg(&runs)
+        .env("OPENAI_API_KEY", "test-key-for-the-mock")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let folder = loop {
+        if let Ok(folder) = std::fs::canonicalize(runs.join("latest"))
+            && journal(&folder)
+                .iter()
+                .any(|line| line["line"] == "delivered")
+        {
+            break folder;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the run's first calls did not reach MLflow"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // SIGKILL: the run ends nothing, and MLflow shows it running.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let found = server.runs("tickets").await;
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let run_id = found[0]["info"]["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(found[0]["info"]["status"], "RUNNING");
+
+    // The push sees the run's process gone, and ends the run KILLED at its last sign of life.
+    let pushed = process()
+        .args(["track", "push"])
+        .arg(&folder)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&pushed.stderr);
+    assert!(pushed.status.success(), "{stderr}");
+    assert!(stderr.contains("marked KILLED"), "{stderr}");
+    let written = std::fs::metadata(folder.join("mlflow.jsonl"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let run = &server.runs("tickets").await[0];
+    assert_eq!(run["info"]["run_id"], run_id.as_str());
+    assert_eq!(run["info"]["status"], "KILLED");
+    let end = run["info"]["end_time"].as_str().map_or_else(
+        || run["info"]["end_time"].as_i64().unwrap(),
+        |text| text.parse().unwrap(),
+    );
+    let written = i64::try_from(
+        written
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    assert!(
+        (0..=written).contains(&end) && written - end < 60_000,
+        "end {end}, journal written {written}"
+    );
+
+    // Once ended, a second push sends nothing and says nothing more.
+    let again = process()
+        .args(["track", "push"])
+        .arg(&folder)
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stdout).starts_with("Nothing to push"),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("KILLED"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}

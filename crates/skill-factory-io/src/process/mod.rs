@@ -357,6 +357,65 @@ pub fn is_running(pid: u32) -> bool {
     })
 }
 
+/// One process's identity: the machine it runs on, its id, and when it started (in clock
+/// ticks after boot, the 22nd field of `/proc/<pid>/stat`), so that another process given the
+/// same id later is not taken for it. Host and start are `None` where `/proc` is not (macOS).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessId {
+    /// The machine's name (`/proc/sys/kernel/hostname`).
+    pub host: Option<String>,
+    /// The process id.
+    pub pid: u32,
+    /// When it started, in clock ticks after boot.
+    pub started: Option<u64>,
+}
+
+impl ProcessId {
+    /// This process.
+    pub fn current() -> ProcessId {
+        ProcessId::of(std::process::id())
+    }
+
+    /// Process `pid` of this machine, as it is now.
+    pub fn of(pid: u32) -> ProcessId {
+        ProcessId {
+            host: host(),
+            pid,
+            started: started(pid),
+        }
+    }
+
+    /// Whether this process still runs: it is on this machine, its id is running, and that
+    /// process started when it did. `None` when that cannot be told: another machine's
+    /// process, or no `/proc`.
+    pub fn is_running(&self) -> Option<bool> {
+        let started = self.started?;
+        if self.host.is_none() || self.host != host() {
+            return None;
+        }
+        Some(is_running(self.pid) && self::started(self.pid) == Some(started))
+    }
+}
+
+/// This machine's name.
+fn host() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    Some(name.trim().to_owned()).filter(|name| !name.is_empty())
+}
+
+/// When process `pid` started, in clock ticks after boot (`/proc/<pid>/stat`'s 22nd field).
+fn started(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which is in parentheses and may hold any byte: the
+    // state is the 3rd field of the line, the start time the 22nd.
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
+}
+
 /// Kills the process group of every child still running, grandchildren included; for a
 /// process about to exit without waiting for them. Returns how many groups were signalled.
 pub fn kill_running_children() -> usize {
@@ -401,6 +460,28 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn this_process_runs_and_one_that_ended_does_not() {
+        let me = super::ProcessId::current();
+        assert_eq!(me.is_running(), Some(true));
+        // The same id with another start is another process.
+        let other = super::ProcessId {
+            started: me.started.map(|t| t + 1),
+            ..me.clone()
+        };
+        assert_eq!(other.is_running(), Some(false));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let id = super::ProcessId::of(child.id());
+        child.wait().unwrap();
+        assert_eq!(id.is_running(), Some(false));
+        // Another machine's process cannot be told.
+        let elsewhere = super::ProcessId {
+            host: Some("another-machine.invalid".to_owned()),
+            ..me
+        };
+        assert_eq!(elsewhere.is_running(), None);
+    }
+
     use super::*;
 
     fn captured(head: usize, tail: usize, chunks: &[&[u8]]) -> Captured {

@@ -377,6 +377,7 @@ impl Tracker {
         };
         let journal = match Journal::open(folder).and_then(|journal| {
             journal.server(client.uri())?;
+            journal.process()?;
             Ok(journal)
         }) {
             Ok(journal) => Arc::new(journal),

@@ -2,10 +2,12 @@
 //! MLflow, in order, appended as it happens (before it is sent), and after each request that
 //! reached the server a mark saying which run the calls up to it went into. What follows the
 //! last mark did not reach the server; [`push`] (`skill-factory track push RUN_DIR`) sends it
-//! and marks it, so pushing twice sends nothing twice.
+//! and marks it, so pushing twice sends nothing twice. The `process` line names the process
+//! that ran the run, so that a push can end a run killed outright (`KILLED`).
 //!
 //! ```text
 //! {"line":"server","uri":"http://127.0.0.1:5000"}
+//! {"line":"process","host":"ci-7","pid":4711,"started":123456}
 //! {"line":"call","seq":1,"call":{"start_run":{"experiment":"invoice-extractor","run_name":"20260304-050607","start_time":1772600767000,"tags":[...]}}}
 //! {"line":"call","seq":2,"call":{"log_batch":{"params":[{"key":"optimizer.name","value":"llm_loop"},...]}}}
 //! {"line":"delivered","through":2,"experiment_id":"1","run_id":"5f0c…","artifact_uri":"mlflow-artifacts:/1/5f0c…/artifacts"}
@@ -24,6 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 use skill_factory_io::append::Appender;
 use skill_factory_io::input::{self, InputError};
+use skill_factory_io::process::ProcessId;
 use skill_factory_io::secrets::HIDDEN;
 use skill_factory_runfolder::names::MLFLOW_FILE;
 
@@ -127,6 +130,18 @@ enum Line {
         /// The call.
         call: Call,
     },
+    /// The process of the run, so that a push can tell a run that was killed (its MLflow
+    /// run never ended) from one still going.
+    Process {
+        /// The machine it ran on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+        /// Its id.
+        pid: u32,
+        /// When it started, in clock ticks after boot.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        started: Option<u64>,
+    },
     /// Every call up to `through` reached the server, into this run.
     Delivered {
         /// The last call delivered.
@@ -166,6 +181,12 @@ impl Journal {
         self.write(&Line::Server {
             uri: uri.to_owned(),
         })
+    }
+
+    /// Writes which process runs the run (this one), after the server.
+    pub fn process(&self) -> io::Result<()> {
+        let ProcessId { host, pid, started } = ProcessId::current();
+        self.write(&Line::Process { host, pid, started })
     }
 
     /// Appends call number `seq`.
@@ -209,6 +230,8 @@ struct Recorded {
     calls: Vec<(u64, Call)>,
     /// Each run the calls went into, with the last call delivered into it, the latest last.
     deliveries: Vec<(u64, RunRef)>,
+    /// The process that ran the run, when the journal says.
+    process: Option<ProcessId>,
 }
 
 impl Recorded {
@@ -236,6 +259,9 @@ impl Recorded {
             match line {
                 Line::Server { uri } => recorded.uri = Some(uri),
                 Line::Call { seq, call } => recorded.calls.push((seq, call)),
+                Line::Process { host, pid, started } => {
+                    recorded.process = Some(ProcessId { host, pid, started });
+                }
                 Line::Delivered { through, run } => {
                     recorded
                         .deliveries
@@ -311,7 +337,7 @@ pub async fn push(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Pushed, PushError> {
     let path = folder.join(MLFLOW_FILE);
-    let recorded = Recorded::read(&path)?;
+    let mut recorded = Recorded::read(&path)?;
     let uri = address(&options, recorded.uri.as_deref(), env)?;
     let client = MlflowClient::new(&uri, env).map_err(|e| PushError::Address(e.to_string()))?;
     let journal = Journal::open(folder).map_err(|error| PushError::Journal {
@@ -337,13 +363,24 @@ pub async fn push(
             break;
         }
     }
+    let mut notes = Vec::new();
+    if let Some(end) = unended(&recorded, &path, &mut notes) {
+        // Journaled first, as the run journals its calls: a second push finds it there.
+        let seq = recorded.calls.last().map_or(1, |(seq, _)| seq + 1);
+        journal
+            .call(seq, &end)
+            .map_err(|error| PushError::Journal {
+                path: path.clone(),
+                detail: format!("cannot append to it: {error}"),
+            })?;
+        recorded.calls.push((seq, end));
+    }
     let after = resumed.as_ref().map_or(0, |(through, _)| *through);
     let mut calls: Vec<(u64, Call)> = recorded
         .calls
         .into_iter()
         .filter(|(seq, _)| *seq > after)
         .collect();
-    let mut notes = Vec::new();
     let mut experiment = None;
     if let Some((
         _,
@@ -374,6 +411,45 @@ pub async fn push(
         notes,
         journal: path,
     })
+}
+
+/// The end of a run whose process is gone without ending its MLflow run (killed outright: a
+/// SIGKILL, a machine that went down), `KILLED` at the journal's last write, the last sign of
+/// its life; `None` for a run that ended, or that may still be going, which `notes` tell.
+fn unended(recorded: &Recorded, journal: &Path, notes: &mut Vec<String>) -> Option<Call> {
+    if recorded
+        .calls
+        .iter()
+        .any(|(_, call)| matches!(call, Call::EndRun { .. }))
+    {
+        return None;
+    }
+    let process = recorded.process.as_ref();
+    match process.and_then(ProcessId::is_running) {
+        Some(false) => {
+            let last_write = std::fs::metadata(journal).and_then(|m| m.modified()).ok()?;
+            let end_time = last_write
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .and_then(|since| i64::try_from(since.as_millis()).ok())?;
+            notes.push("the run's process ended without ending its MLflow run (it was killed): the run is marked KILLED, at the last time it wrote to its journal".to_owned());
+            Some(Call::EndRun {
+                status: "KILLED".to_owned(),
+                end_time,
+            })
+        }
+        Some(true) => {
+            notes.push(format!(
+                "the run is still going (process {}): MLflow shows it RUNNING until it ends, and its end reaches MLflow then",
+                process.map_or(0, |p| p.pid)
+            ));
+            None
+        }
+        None => {
+            notes.push("the run never ended its MLflow run, and whether its process is gone cannot be told from this machine: MLflow shows it RUNNING".to_owned());
+            None
+        }
+    }
 }
 
 /// The server to push to: the flag's, the run's (unless the journal could only keep it with
@@ -447,6 +523,59 @@ mod tests {
         assert_eq!(recorded.uri.as_deref(), Some("http://***:***@h:5000/"));
         assert_eq!(recorded.calls, vec![(1, start), (2, metrics)]);
         assert_eq!(recorded.deliveries, vec![(2, run("b")), (1, run("a"))]);
+    }
+
+    #[test]
+    fn a_run_whose_process_is_gone_without_an_end_is_ended_killed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let journal = Journal::open(tmp.path()).unwrap();
+        journal.server("http://h:5000/").unwrap();
+        journal.process().unwrap();
+        let read = || Recorded::read(journal.path()).unwrap();
+        // This process runs the run: it is still going.
+        let mut notes = Vec::new();
+        assert_eq!(unended(&read(), journal.path(), &mut notes), None);
+        assert!(notes[0].contains("still going"), "{notes:?}");
+        // A process that has ended ran it: killed.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let mut gone = read();
+        gone.process = Some(ProcessId::of(child.id()));
+        child.wait().unwrap();
+        let mut notes = Vec::new();
+        let Some(Call::EndRun { status, end_time }) = unended(&gone, journal.path(), &mut notes)
+        else {
+            panic!("no end for a killed run: {notes:?}");
+        };
+        assert_eq!(status, "KILLED");
+        let written = std::fs::metadata(journal.path())
+            .unwrap()
+            .modified()
+            .unwrap();
+        let written = written
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        assert_eq!(end_time, i64::try_from(written).unwrap());
+        assert!(notes[0].contains("marked KILLED"), "{notes:?}");
+        // A run that ended, or a journal that names no process, is not ended again.
+        journal
+            .call(
+                1,
+                &Call::EndRun {
+                    status: "FINISHED".into(),
+                    end_time: 1,
+                },
+            )
+            .unwrap();
+        let mut ended = read();
+        ended.process = gone.process.clone();
+        let mut notes = Vec::new();
+        assert_eq!(unended(&ended, journal.path(), &mut notes), None);
+        assert!(notes.is_empty(), "{notes:?}");
+        let mut unknown = gone;
+        unknown.process = None;
+        assert_eq!(unended(&unknown, journal.path(), &mut notes), None);
+        assert!(notes[0].contains("cannot be told"), "{notes:?}");
     }
 
     #[test]
