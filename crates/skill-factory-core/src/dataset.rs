@@ -85,6 +85,17 @@ pub enum DatasetError {
         /// The kind of JSON value found instead.
         found: &'static str,
     },
+    /// A task of a skill-mode run that carries a trigger set holds the metadata key that marks
+    /// the set's queries, so it would be taken for one.
+    #[error(
+        "{origin}: task '{id}' has a 'should_trigger' key in its metadata, which marks the queries of the trigger set in a run with a `trigger` block; rename the key in the dataset, or move the task into the trigger set"
+    )]
+    TriggerKey {
+        /// Where the data came from.
+        origin: String,
+        /// The task.
+        id: String,
+    },
     /// A record's `id` is empty or only whitespace.
     #[error(
         "{origin}:{line}: 'id' is blank; give the task a non-empty unique id, or remove 'id' to number the task by its position"

@@ -201,6 +201,21 @@ fn task(index: usize, item: Value) -> Result<Task, String> {
     })
 }
 
+/// Refuses a task of a skill-mode dataset that holds the key marking a trigger query, when the
+/// run carries a trigger set: the run would route it, and score it, as one.
+pub fn check_tasks_beside(tasks: &[Task], origin: &str) -> Result<(), DatasetError> {
+    match tasks
+        .iter()
+        .find(|task| task.metadata.contains_key(SHOULD_TRIGGER))
+    {
+        Some(task) => Err(DatasetError::TriggerKey {
+            origin: origin.to_owned(),
+            id: task.id.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Whether a task says its query should load the skill (`None` for a task of no trigger set).
 pub fn should_trigger(task: &Task) -> Option<bool> {
     task.metadata.get(SHOULD_TRIGGER).and_then(Value::as_bool)

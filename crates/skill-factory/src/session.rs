@@ -125,7 +125,10 @@ impl Session {
             Dataset::from_jsonl(&text, &origin)?
         };
         let triggers = match &config.config.trigger {
-            Some(block) => Some(read_triggers(&block.dataset)?),
+            Some(block) => {
+                skill_factory_core::trigger::check_tasks_beside(&dataset.tasks, &origin)?;
+                Some(read_triggers(&block.dataset)?)
+            }
             None => None,
         };
         let ledger = if options.budgeted {

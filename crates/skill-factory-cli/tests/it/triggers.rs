@@ -542,9 +542,24 @@ fn a_bad_trigger_block_names_its_key_and_fix() {
         "{\"input\": \"x\", \"expected\": \"y\"}\n",
     )
     .unwrap();
+    // A task that carries the key marking the trigger set's queries would be taken for one.
+    std::fs::write(
+        dir.join("marked.jsonl"),
+        "{\"input\": \"x\", \"expected\": \"y\"}\n\
+         {\"id\": \"t2\", \"input\": \"z\", \"metadata\": {\"should_trigger\": true}}\n",
+    )
+    .unwrap();
     let config = together_config(dir, "http://127.0.0.1:9", "");
     let base = std::fs::read_to_string(&config).unwrap();
-    let cases: [(&str, String, &[&str]); 3] = [
+    let cases: [(&str, String, &[&str]); 4] = [
+        (
+            "a task marked as a query",
+            base.replace("dataset: tasks.jsonl", "dataset: marked.jsonl"),
+            &[
+                "marked.jsonl: task 't2' has a 'should_trigger' key in its metadata",
+                "rename the key",
+            ],
+        ),
         (
             "weight",
             base.replace("weight: 0.4", "weight: 1.5"),
