@@ -377,22 +377,21 @@ fn slow_config(dir: &Path, base: &str, tracking: &str) -> PathBuf {
     path
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_killed_mid_run_loses_nothing_and_track_push_completes_the_run_once() {
-    let _one = ONE_SERVER.lock().await;
-    let tmp = tempfile::tempdir().unwrap();
-    let store = tmp.path().join("store");
-    let port = free_port();
-    let mut server = Server::start(&store, port).await;
-    // Each model call takes a while, so the run lasts seconds after the kill.
+/// A slow `optimize` run tracked to `tracking`, started once the first of its calls reached the
+/// server (the MLflow run exists, with its parameters): the model (each call takes a while, so
+/// the run lasts seconds more), the child with its output piped, and the run folder.
+async fn tracked_slow_run(
+    dir: &Path,
+    tracking: &str,
+) -> (MockServer, std::process::Child, PathBuf) {
     let model = MockServer::start(MockConfig {
         latency: Duration::from_millis(120),
         ..MockConfig::default()
     })
     .await
     .unwrap();
-    let config = slow_config(tmp.path(), &model.base_url(), &server.url);
-    let runs = tmp.path().join("runs");
+    let config = slow_config(dir, &model.base_url(), tracking);
+    let runs = dir.join("runs");
     let child = process()
         .args(["optimize", "-c"])
         .arg(&config)
@@ -403,8 +402,6 @@ async fn a_server_killed_mid_run_loses_nothing_and_track_push_completes_the_run_
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-
-    // The server took the run's first calls (the run exists, with its parameters)...
     let started = Instant::now();
     let folder = loop {
         if let Ok(folder) = std::fs::canonicalize(runs.join("latest"))
@@ -420,6 +417,18 @@ async fn a_server_killed_mid_run_loses_nothing_and_track_push_completes_the_run_
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
+    (model, child, folder)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_run_loses_nothing_and_track_push_completes_the_run_once() {
+    let _one = ONE_SERVER.lock().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let port = free_port();
+    let mut server = Server::start(&store, port).await;
+    // The server took the run's first calls...
+    let (_model, child, folder) = tracked_slow_run(tmp.path(), &server.url).await;
     // ...and then died.
     server.kill();
     let out = tokio::task::spawn_blocking(move || child.wait_with_output())
@@ -498,39 +507,7 @@ async fn a_run_killed_outright_is_marked_killed_by_track_push() {
     let _one = ONE_SERVER.lock().await;
     let tmp = tempfile::tempdir().unwrap();
     let server = Server::start(&tmp.path().join("store"), free_port()).await;
-    let model = MockServer::start(MockConfig {
-        latency: Duration::from_millis(120),
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    let config = slow_config(tmp.path(), &model.base_url(), &server.url);
-    let runs = tmp.path().join("runs");
-    let mut child = process()
-        .args(["optimize", "-c"])
-        .arg(&config)
-        .arg("-o")
-        .arg(&runs)
-        .env("OPENAI_API_KEY", "test-key-for-the-mock")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let folder = loop {
-        if let Ok(folder) = std::fs::canonicalize(runs.join("latest"))
-            && journal(&folder)
-                .iter()
-                .any(|line| line["line"] == "delivered")
-        {
-            break folder;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the run's first calls did not reach MLflow"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let (_model, mut child, folder) = tracked_slow_run(tmp.path(), &server.url).await;
     // SIGKILL: the run ends nothing, and MLflow shows it running.
     child.kill().unwrap();
     child.wait().unwrap();
