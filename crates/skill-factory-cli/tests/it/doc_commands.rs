@@ -116,18 +116,18 @@ const OUTPUT_OF: &[OutputOf] = &[OutputOf {
 }];
 
 /// A fenced block of a page.
-struct Block {
+pub(crate) struct Block {
     /// The first word of its info string (`bash`, `text`; empty when untagged).
-    language: String,
-    body: String,
+    pub(crate) language: String,
+    pub(crate) body: String,
     /// The line of its opening fence.
-    line: usize,
+    pub(crate) line: usize,
     /// How many headings come before it: a block's output is the next block of its section.
     section: usize,
 }
 
 /// The fenced blocks of a Markdown page, in order.
-fn blocks(text: &str) -> Vec<Block> {
+pub(crate) fn blocks(text: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut section = 0;
     let mut open: Option<Block> = None;

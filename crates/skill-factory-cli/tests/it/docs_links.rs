@@ -14,7 +14,7 @@ use crate::common;
 
 /// The pages whose links are checked, relative to the repository's root: the README, every
 /// page of `docs/`, each example's README and the gallery's index.
-fn pages(root: &Path) -> Vec<PathBuf> {
+pub(crate) fn pages(root: &Path) -> Vec<PathBuf> {
     let mut pages = vec![PathBuf::from("README.md")];
     let mut markdown_in = |folder: &Path| {
         let mut found: Vec<PathBuf> = std::fs::read_dir(root.join(folder))

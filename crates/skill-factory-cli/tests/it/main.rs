@@ -15,6 +15,7 @@ mod classifier_hostile;
 mod closed_output;
 mod disk;
 mod doc_commands;
+mod docs_configs;
 mod docs_links;
 #[cfg(feature = "e2e")]
 mod e2e_local;
