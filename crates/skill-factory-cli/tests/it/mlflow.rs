@@ -566,3 +566,83 @@ async fn a_run_killed_outright_is_marked_killed_by_track_push() {
         String::from_utf8_lossy(&again.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_made_by_a_create_that_was_never_answered_is_the_one_a_push_fills() {
+    let _one = ONE_SERVER.lock().await;
+    let tmp = tempfile::tempdir().unwrap();
+    // The run tracks to a server that is not up yet: every call stays in the journal.
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let example = tmp.path().join("invoice-extractor");
+    copy_example("invoice-extractor", &example);
+    let config = example.join("config.offline.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\ntracking:\n  mlflow: {{uri: \"{url}\", experiment: invoices}}\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+    let runs = tmp.path().join("runs");
+    let out = process()
+        .args(["optimize", "-c"])
+        .arg(&config)
+        .arg("-o")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let folder = latest(&runs);
+    let start = journal(&folder)
+        .into_iter()
+        .find_map(|line| line["call"]["start_run"].as_object().cloned())
+        .expect("a start_run call in the journal");
+
+    // The server comes up, and holds the run as a create whose answer was lost made it: same
+    // experiment, name and start time.
+    let server = Server::start(&tmp.path().join("store"), port).await;
+    let client = reqwest::Client::new();
+    let created: Value = client
+        .post(format!("{url}/api/2.0/mlflow/experiments/create"))
+        .json(&json!({"name": "invoices"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let made: Value = client
+        .post(format!("{url}/api/2.0/mlflow/runs/create"))
+        .json(&json!({
+            "experiment_id": created["experiment_id"],
+            "run_name": start["run_name"],
+            "start_time": start["start_time"],
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let run_id = made["run"]["info"]["run_id"].as_str().unwrap().to_owned();
+
+    let pushed = process()
+        .args(["track", "push"])
+        .arg(&folder)
+        .output()
+        .unwrap();
+    assert!(
+        pushed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pushed.stderr)
+    );
+    // No second run: the push found that one and filled it.
+    let found = server.runs("invoices").await;
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["info"]["run_id"], run_id.as_str());
+    assert_eq!(found[0]["info"]["status"], "FINISHED");
+    assert_eq!(server.history(&run_id, "val_score").await, scored(&folder));
+}

@@ -237,28 +237,78 @@ impl MlflowClient {
         }
     }
 
-    /// Creates a run in an experiment.
+    /// Creates a run in an experiment, once. A create whose answer was lost (a timeout, a
+    /// dropped connection) may have made the run all the same, so before every attempt but the
+    /// first, and before a push's first (`looked`: the journal holds a create that was never
+    /// answered), the experiment is searched for the run of this name and start time, which is
+    /// taken instead of making a second.
     pub async fn create_run(
         &self,
         experiment_id: &str,
         run_name: &str,
         start_time: i64,
         tags: &[Tag],
+        looked: bool,
     ) -> Result<RunRef, MlflowError> {
+        let find = || self.find_run(experiment_id, run_name, start_time);
+        if looked && let Some(run) = find().await? {
+            return Ok(run);
+        }
+        let url = EndpointUrl::join(&self.base, "api/2.0/mlflow/runs/create", &[]);
+        let body = json!({
+            "experiment_id": experiment_id,
+            "run_name": run_name,
+            "start_time": start_time,
+            "tags": tags,
+        });
+        let body = Body::Json(serde_json::to_vec(&body).unwrap_or_default());
+        let found = || async {
+            // A search that fails leaves the retry to make the run.
+            find().await.ok().flatten().map(|run| {
+                json!({"run": {"info": {
+                    "experiment_id": run.experiment_id,
+                    "run_id": run.run_id,
+                    "artifact_uri": run.artifact_uri,
+                }}})
+                .to_string()
+            })
+        };
+        let (route, text) = self.send_or(Method::POST, url, body, Some(&found)).await?;
+        let answer: Value = serde_json::from_str(&text).map_err(|_| MlflowError::NotMlflow {
+            uri: self.uri().to_owned(),
+            route,
+            answer: self.excerpt(&text),
+        })?;
+        self.run_ref(&answer["run"]["info"])
+    }
+
+    /// The run of experiment `experiment_id` named `run_name` that started at `start_time`, if
+    /// the server has one. A name MLflow's filter cannot quote is never looked for.
+    async fn find_run(
+        &self,
+        experiment_id: &str,
+        run_name: &str,
+        start_time: i64,
+    ) -> Result<Option<RunRef>, MlflowError> {
+        if run_name.contains(['\'', '"', '\\']) {
+            return Ok(None);
+        }
         let answer = self
             .json(
                 Method::POST,
-                "api/2.0/mlflow/runs/create",
+                "api/2.0/mlflow/runs/search",
                 &[],
                 Some(json!({
-                    "experiment_id": experiment_id,
-                    "run_name": run_name,
-                    "start_time": start_time,
-                    "tags": tags,
+                    "experiment_ids": [experiment_id],
+                    "filter": format!("attributes.run_name = '{run_name}' AND attributes.start_time = {start_time}"),
+                    "max_results": 1,
                 })),
             )
             .await?;
-        self.run_ref(&answer["run"]["info"])
+        match answer["runs"].as_array().and_then(|runs| runs.first()) {
+            Some(run) => self.run_ref(&run["info"]).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The run `run_id`, when the server has it.
@@ -385,11 +435,40 @@ impl MlflowClient {
         url: EndpointUrl,
         body: Body,
     ) -> Result<(String, String), MlflowError> {
+        self.send_or(
+            method,
+            url,
+            body,
+            None::<&fn() -> std::future::Ready<Option<String>>>,
+        )
+        .await
+    }
+
+    /// [`Self::send`], where before each retry `instead` may give the answer a lost attempt
+    /// would have given (what the server holds since), which ends the retries.
+    async fn send_or<F, Fut>(
+        &self,
+        method: Method,
+        url: EndpointUrl,
+        body: Body,
+        instead: Option<&F>,
+    ) -> Result<(String, String), MlflowError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Option<String>>,
+    {
         let path = Url::parse(url.url())
             .map(|u| u.path().to_owned())
             .unwrap_or_default();
         let route = format!("{method} {path}");
+        let tried = std::sync::atomic::AtomicBool::new(false);
         let outcome = retrying(&POLICY, "MLflow", || async {
+            if tried.swap(true, std::sync::atomic::Ordering::SeqCst)
+                && let Some(instead) = instead
+                && let Some(text) = instead().await
+            {
+                return Ok(text);
+            }
             let attempted = self.attempt(method.clone(), &url, &body, &route).await;
             // Only what a retry is for is trouble: an answer such as "no such experiment"
             // is the server working.
@@ -557,6 +636,9 @@ pub struct Sender<'a> {
     folder: &'a Path,
     /// The run, once created (or found, when a push resumes).
     run: Option<RunRef>,
+    /// Whether its start may have been sent before without an answer (a push): the run is
+    /// looked for before it is created.
+    replay: bool,
     /// What happened so far.
     pub sent: Sent,
 }
@@ -581,18 +663,21 @@ impl Batch {
 }
 
 impl<'a> Sender<'a> {
-    /// A sender into `run` (`None`: the first call creates it).
+    /// A sender into `run` (`None`: the first call creates it); `replay` when the calls were
+    /// journaled earlier (a push), so their start may have reached the server unanswered.
     pub fn new(
         client: &'a MlflowClient,
         journal: &'a Journal,
         folder: &'a Path,
         run: Option<RunRef>,
+        replay: bool,
     ) -> Self {
         Sender {
             client,
             journal,
             folder,
             run,
+            replay,
             sent: Sent::default(),
         }
     }
@@ -693,7 +778,7 @@ impl<'a> Sender<'a> {
                 let experiment_id = self.client.experiment(experiment).await?;
                 let run = self
                     .client
-                    .create_run(&experiment_id, run_name, *start_time, tags)
+                    .create_run(&experiment_id, run_name, *start_time, tags, self.replay)
                     .await?;
                 self.run = Some(run);
             }
@@ -758,4 +843,74 @@ fn no_run() -> MlflowError {
         "the journal's calls start before its start_run call, so there is no run to send them to"
             .to_owned(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    use super::*;
+
+    /// Reads one HTTP request, head and body, from `stream`; its request line.
+    async fn request(stream: &mut TcpStream) -> String {
+        let mut bytes = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&bytes[..end]).to_string();
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| {
+                        let (name, value) = line.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse().ok())?
+                    })
+                    .unwrap_or(0);
+                if bytes.len() >= end + 4 + length {
+                    return head.lines().next().unwrap_or_default().to_owned();
+                }
+            }
+            let read = stream.read(&mut chunk).await.unwrap();
+            assert!(read > 0, "the client closed mid-request");
+            bytes.extend_from_slice(&chunk[..read]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_create_whose_answer_is_lost_is_found_before_a_retry_makes_a_second() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            // The create reaches the server, which makes the run; the answer never comes back.
+            let (mut stream, _) = listener.accept().await.unwrap();
+            seen.push(request(&mut stream).await);
+            drop(stream);
+            // Before retrying, the client looks for the run, and the server has it.
+            let (mut stream, _) = listener.accept().await.unwrap();
+            seen.push(request(&mut stream).await);
+            let body = r#"{"runs": [{"info": {"experiment_id": "1", "run_id": "r1", "artifact_uri": "mlflow-artifacts:/1/r1/artifacts"}}]}"#;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            stream.write_all(answer.as_bytes()).await.unwrap();
+            seen
+        });
+        let client = MlflowClient::new(&format!("http://{address}"), &|_| None).unwrap();
+        let run = client
+            .create_run("1", "20260304-050607", 1_772_600_767_000, &[], false)
+            .await
+            .unwrap();
+        assert_eq!(run.run_id, "r1");
+        assert_eq!(run.artifact_uri, "mlflow-artifacts:/1/r1/artifacts");
+        assert_eq!(
+            server.await.unwrap(),
+            [
+                "POST /api/2.0/mlflow/runs/create HTTP/1.1",
+                "POST /api/2.0/mlflow/runs/search HTTP/1.1"
+            ]
+        );
+    }
 }

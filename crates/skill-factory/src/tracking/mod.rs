@@ -553,7 +553,7 @@ fn deliver(
         }
     };
     runtime.block_on(async {
-        let mut sender = Some(Sender::new(&client, &journal, &shared.folder, None));
+        let mut sender = Some(Sender::new(&client, &journal, &shared.folder, None, false));
         while let Some(first) = queued.recv().await {
             let mut calls = vec![first];
             while let Ok(next) = queued.try_recv() {

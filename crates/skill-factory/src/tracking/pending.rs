@@ -398,7 +398,7 @@ pub async fn push(
             "--experiment names the experiment of a run the push creates; this run exists on the server already, so it stays in its experiment".to_owned(),
         );
     }
-    let mut sender = Sender::new(&client, &journal, folder, resumed.map(|(_, run)| run));
+    let mut sender = Sender::new(&client, &journal, folder, resumed.map(|(_, run)| run), true);
     let outcome = sender.send(&calls).await;
     let sent = std::mem::take(&mut sender.sent);
     outcome.map_err(|e| failed(e, sent.calls))?;
