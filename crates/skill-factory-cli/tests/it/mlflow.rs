@@ -260,6 +260,28 @@ fn undelivered(lines: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// `optimize` of the offline invoice example (a copy under `dir`) tracked to `tracking` in the
+/// experiment `invoices`, its runs under `dir/runs`: what it printed, and that folder.
+fn offline_tracked_run(dir: &Path, tracking: &str) -> (std::process::Output, PathBuf) {
+    let example = dir.join("invoice-extractor");
+    copy_example("invoice-extractor", &example);
+    let config = example.join("config.offline.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\ntracking:\n  mlflow: {{uri: \"{tracking}\", experiment: invoices}}\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+    let runs = dir.join("runs");
+    let out = process()
+        .args(["optimize", "-c"])
+        .arg(&config)
+        .arg("-o")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    (out, runs)
+}
+
 /// The folder `latest` points at under `runs`.
 fn latest(runs: &Path) -> PathBuf {
     std::fs::canonicalize(runs.join("latest")).unwrap()
@@ -270,23 +292,7 @@ async fn an_optimize_run_becomes_an_mlflow_run_with_params_metrics_tags_and_arti
     let _one = ONE_SERVER.lock().await;
     let tmp = tempfile::tempdir().unwrap();
     let server = Server::start(&tmp.path().join("store"), free_port()).await;
-    let example = tmp.path().join("invoice-extractor");
-    copy_example("invoice-extractor", &example);
-    let config = example.join("config.offline.yaml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "\ntracking:\n  mlflow: {{uri: \"{}\", experiment: invoices}}\n",
-        server.url
-    ));
-    std::fs::write(&config, text).unwrap();
-    let runs = tmp.path().join("runs");
-    let out = process()
-        .args(["optimize", "-c"])
-        .arg(&config)
-        .arg("-o")
-        .arg(&runs)
-        .output()
-        .unwrap();
+    let (out, runs) = offline_tracked_run(tmp.path(), &server.url);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("tracking"), "{stderr}");
@@ -574,22 +580,7 @@ async fn a_run_made_by_a_create_that_was_never_answered_is_the_one_a_push_fills(
     // The run tracks to a server that is not up yet: every call stays in the journal.
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
-    let example = tmp.path().join("invoice-extractor");
-    copy_example("invoice-extractor", &example);
-    let config = example.join("config.offline.yaml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "\ntracking:\n  mlflow: {{uri: \"{url}\", experiment: invoices}}\n"
-    ));
-    std::fs::write(&config, text).unwrap();
-    let runs = tmp.path().join("runs");
-    let out = process()
-        .args(["optimize", "-c"])
-        .arg(&config)
-        .arg("-o")
-        .arg(&runs)
-        .output()
-        .unwrap();
+    let (out, runs) = offline_tracked_run(tmp.path(), &url);
     assert!(
         out.status.success(),
         "{}",
