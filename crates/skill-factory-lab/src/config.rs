@@ -335,7 +335,7 @@ pub fn load(path: &Path) -> Result<ClassifierConfig, LabError> {
         Some(Value::String(file)) if file.contains(".py") => {
             return Err(check.error(
                 "policy",
-                format!("{file}: Python policy functions cannot run in this tool; write the rules as a declarative policy (levels and rules, inline or in a YAML file: see `policy` in docs/guide.md, Classifier mode)"),
+                format!("{file}: Python policy functions cannot run in this tool; write the rules as a declarative policy (levels and rules, inline or in a YAML file: see `policy` in docs/guide/classifier.md)"),
             ));
         }
         Some(Value::String(file)) => {

@@ -180,7 +180,7 @@ fn chosen_targets(session: &Session, asked: &[String]) -> anyhow::Result<Vec<Str
     }
     if known.is_empty() {
         bail!(
-            "--targets names targets, but {} has no 'targets' list: add one (see the guide's section on targets)",
+            "--targets names targets, but {} has no 'targets' list: add one (see docs/guide/targets.md)",
             session.config.path.display()
         );
     }

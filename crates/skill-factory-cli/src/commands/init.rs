@@ -53,9 +53,9 @@ const BY_KEY: &[(&str, &str, &str)] = &[
     ("deepseek", "deepseek-chat", "deepseek-chat"),
 ];
 
-/// The guide, as its path in the Skill Factory repository: the config's comments link its
-/// sections.
-const GUIDE: &str = "docs/guide.md";
+/// The guide, as its folder in the Skill Factory repository: the config's comments link the
+/// sections of its chapters (`{GUIDE}/<chapter>.md#<section>`).
+const GUIDE: &str = "docs/guide";
 
 /// How to get past a file or a folder in the way.
 const ELSEWHERE: &str = "Move it away, or write into another folder with --dir DIR";
@@ -352,7 +352,7 @@ fn choose(args: &InitArgs, keys: &Keys, local_model: &str) -> anyhow::Result<Cho
     if info.name == "fake" {
         bail!(
             "--provider fake: the scripted model answers from a script that init cannot write; \
-             write its block by hand ({GUIDE}#providers), or pick another provider"
+             write its block by hand ({GUIDE}/configuration.md#providers), or pick another provider"
         );
     }
     if info.name == "local" && args.base_url.is_some() {
@@ -411,7 +411,7 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
     text.push_str(&comment(
         "",
         &format!(
-            "{tasks} ({GUIDE}#start-from-your-own-skill), then `skill-factory evaluate -c \
+            "{tasks} ({GUIDE}/start.md#start-from-your-own-skill), then `skill-factory evaluate -c \
              {CONFIG}` scores the skill and `skill-factory optimize -c {CONFIG}` keeps only the \
              edits that beat it."
         ),
@@ -421,7 +421,7 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
         "",
         &format!(
             "The skill to measure and optimize (the seed); optimize writes its results to a run \
-             folder and never changes this file. {GUIDE}#optimize-a-skill"
+             folder and never changes this file. {GUIDE}/optimize.md#optimize-a-skill"
         ),
     ));
     text.push_str(&format!("skill: {}\n\n", scalar(skill_path)));
@@ -431,7 +431,7 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
             "The tasks, one JSON object a line: {{\"id\", \"input\", \"expected\", \
              \"metadata\"}}. Validation (val_fraction) gates every edit; the test split \
              (test_fraction) scores the seed and the best once at the end and is never shown \
-             to the optimizer. {GUIDE}#configuration"
+             to the optimizer. {GUIDE}/configuration.md#configuration"
         ),
     ));
     text.push_str(&format!(
@@ -444,7 +444,7 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
              triggers draft` drafts a set to review), uncomment to score them beside the tasks, \
              the requests making `weight` of the score, so that an optimized skill never ships \
              with a description that stopped loading it. \
-             {GUIDE}#triggering-does-the-skill-load-when-it-should"
+             {GUIDE}/triggering.md#triggering-does-the-skill-load-when-it-should"
         ),
     ));
     text.push_str(&format!(
@@ -457,13 +457,13 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
              the CPU: no key, no server. `skill-factory models fetch`, run in the folder init \
              ran in, installs it into models/ there (the path below is relative to this file). \
              A 135M model follows one clear instruction and little more: with a key, name a \
-             hosted provider here (anthropic, openai, openrouter, ...). {GUIDE}#local-models",
+             hosted provider here (anthropic, openai, openrouter, ...). {GUIDE}/configuration.md#local-models",
             choice.reason.sentence()
         )
     } else if local {
         format!(
             "{} A GGUF model run inside skill-factory on the CPU (the path is relative to this \
-             file). {GUIDE}#local-models",
+             file). {GUIDE}/configuration.md#local-models",
             choice.reason.sentence()
         )
     } else {
@@ -474,7 +474,10 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
             ),
             None => String::new(),
         };
-        format!("{}{key} {GUIDE}#providers", choice.reason.sentence())
+        format!(
+            "{}{key} {GUIDE}/configuration.md#providers",
+            choice.reason.sentence()
+        )
     };
     text.push_str(&comment(
         "",
@@ -497,7 +500,7 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
             "",
             &format!(
                 "The model that proposes edits (without this block, the target's). \
-                 {GUIDE}#providers"
+                 {GUIDE}/configuration.md#providers"
             ),
         ));
         text.push_str(&format!(
@@ -518,7 +521,7 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
              minibatch of train tasks and keeps a rewrite only when it beats the best on \
              validation (gepa and skillopt are the others; `skill-factory list` describes \
              them). Small budgets for a first run: raise them once the dataset is real. \
-             {GUIDE}#optimize-a-skill"
+             {GUIDE}/optimize.md#optimize-a-skill"
         ),
     ));
     text.push_str(
@@ -552,7 +555,7 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
         &format!(
             "How an output is scored against the task's expected answer: golden `normalized` \
              counts it right when the two are equal after trimming, case folding and collapsing \
-             spaces (other modes: exact, token_f1, json_equal, numeric). {GUIDE}#configuration"
+             spaces (other modes: exact, token_f1, json_equal, numeric). {GUIDE}/configuration.md#configuration"
         ),
     ));
     text.push_str("metric:\n  golden:\n    mode: normalized\n");
@@ -572,7 +575,7 @@ fn config_text(skill: &Skill, skill_path: &str, choice: &Choice, drafted: bool) 
         &format!(
             "How the skill runs on a task: the api harness (the default) calls the target model \
              directly; agent CLIs (claude_code, codex, gemini_cli) and your own programs run it \
-             in situ. {GUIDE}#harnesses-where-the-skill-runs"
+             in situ. {GUIDE}/harnesses.md#harnesses-where-the-skill-runs"
         ),
     ));
     let (max_tokens, workers) = if local { (256, 8) } else { (1024, 4) };

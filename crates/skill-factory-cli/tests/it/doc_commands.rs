@@ -1,5 +1,7 @@
 //! Every command the README and the guide show in a shell block runs here, and prints what the
-//! page shows after it, so the docs cannot drift from the binary.
+//! page shows after it, so the docs cannot drift from the binary. The guide's chapters are read
+//! in the order `docs/SUMMARY.md` lists them, as one page: a chapter finds what an earlier one
+//! wrote.
 //!
 //! A command line of a ```` ```bash ````, ```` ```sh ```` or ```` ```console ```` block that runs
 //! `skill-factory` (or `cargo run ... -p skill-factory-cli -- `, the same binary) is one of two
@@ -25,9 +27,22 @@ use fancy_regex::Regex;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 use crate::common;
+use crate::docs_links::guide_chapters;
 
-/// The pages whose shell blocks run.
-const PAGES: [&str; 2] = ["README.md", "docs/guide.md"];
+/// The guide's chapters, relative to the repository's root, in reading order.
+fn guide() -> Vec<String> {
+    guide_chapters(&common::repo_root())
+        .iter()
+        .map(|chapter| chapter.display().to_string())
+        .collect()
+}
+
+/// The pages whose shell blocks run: the README, then the guide's chapters.
+fn pages() -> Vec<String> {
+    let mut pages = vec!["README.md".to_owned()];
+    pages.extend(guide());
+    pages
+}
 
 /// Commands the pages show that need what CI cannot have, by the start of the command (its
 /// words after `skill-factory`, as the page writes them), with the reason.
@@ -156,7 +171,8 @@ pub(crate) fn blocks(text: &str) -> Vec<Block> {
 
 /// A command line of a shell block that runs `skill-factory`.
 struct Shown {
-    page: &'static str,
+    /// The page (a chapter of the guide, or the README) that shows it.
+    page: String,
     /// Its line in the page.
     line: usize,
     /// As the page writes it.
@@ -230,7 +246,7 @@ fn skill_factory_args(words: &[String]) -> Option<&[String]> {
 }
 
 /// The commands of one shell line, or why the test cannot read it.
-fn parse_line(page: &'static str, line: usize, text: &str) -> Result<Option<Shown>, String> {
+fn parse_line(page: &str, line: usize, text: &str) -> Result<Option<Shown>, String> {
     let words = shlex::split(text).ok_or_else(|| format!("{page}:{line}: unbalanced quotes"))?;
     let assignments = words
         .iter()
@@ -282,7 +298,7 @@ fn parse_line(page: &'static str, line: usize, text: &str) -> Result<Option<Show
         .unwrap()
         .map_or(0, |c| c.get(1).unwrap().as_str().parse().unwrap());
     Ok(Some(Shown {
-        page,
+        page: page.to_owned(),
         line,
         text: text.to_owned(),
         env,
@@ -296,7 +312,7 @@ fn parse_line(page: &'static str, line: usize, text: &str) -> Result<Option<Show
 
 /// The `skill-factory` commands of a page's shell blocks, each with the output the page shows
 /// for it.
-fn shown(page: &'static str) -> Result<Vec<Shown>, String> {
+fn shown(page: &str) -> Result<Vec<Shown>, String> {
     let text = std::fs::read_to_string(common::repo_root().join(page)).unwrap();
     let blocks = blocks(&text);
     let mut commands = Vec::new();
@@ -626,9 +642,13 @@ fn run_shown(sandbox: &Sandbox, shown: &Shown) -> Vec<String> {
     problems
 }
 
-/// Runs every command of a page in one sandbox, in order; how many ran, and the problems.
-fn run_page(page: &'static str) -> (usize, Vec<String>) {
-    let commands = shown(page).unwrap_or_else(|e| panic!("{e}"));
+/// Runs every command of the pages in one sandbox, in order (the pages' order, then each
+/// page's); how many ran, and the problems.
+fn run_pages(pages: &[String]) -> (usize, Vec<String>) {
+    let commands: Vec<Shown> = pages
+        .iter()
+        .flat_map(|page| shown(page).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
     let sandbox = Sandbox::new();
     let mut ran = 0;
     let mut problems = Vec::new();
@@ -642,12 +662,13 @@ fn run_page(page: &'static str) -> (usize, Vec<String>) {
     (ran, problems)
 }
 
-fn assert_page_runs(page: &'static str) {
-    let (ran, problems) = run_page(page);
-    assert!(ran > 0, "{page}: no command ran");
+/// Runs the pages' commands in one sandbox; `what` names them in the messages.
+fn assert_pages_run(what: &str, pages: &[String]) {
+    let (ran, problems) = run_pages(pages);
+    assert!(ran > 0, "{what}: no command ran");
     assert!(
         problems.is_empty(),
-        "{page}: problems with {} of its commands:\n\n{}",
+        "{what}: problems with {} of its commands:\n\n{}",
         problems.len(),
         problems.join("\n\n")
     );
@@ -655,17 +676,19 @@ fn assert_page_runs(page: &'static str) {
 
 #[test]
 fn the_readmes_commands_run_and_print_what_it_shows() {
-    assert_page_runs("README.md");
+    assert_pages_run("README.md", &["README.md".to_owned()]);
 }
 
 #[test]
 fn the_guides_commands_run_and_print_what_it_shows() {
-    assert_page_runs("docs/guide.md");
+    let chapters = guide();
+    assert!(chapters.len() > 10, "docs/SUMMARY.md lists {chapters:?}");
+    assert_pages_run("the guide (docs/guide/)", &chapters);
 }
 
 #[test]
 fn every_table_entry_names_a_command_the_docs_show() {
-    let commands: Vec<Shown> = PAGES
+    let commands: Vec<Shown> = pages()
         .iter()
         .flat_map(|page| shown(page).unwrap_or_else(|e| panic!("{e}")))
         .collect();

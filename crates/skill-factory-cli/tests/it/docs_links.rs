@@ -12,8 +12,23 @@ use pulldown_cmark::{BrokenLink, CowStr, Event, LinkType, Options, Parser, Tag, 
 
 use crate::common;
 
+/// The guide's chapters in reading order, relative to the repository's root: the pages under
+/// `guide/` that mdBook's table of contents, `docs/SUMMARY.md`, lists, as it lists them.
+pub(crate) fn guide_chapters(root: &Path) -> Vec<PathBuf> {
+    let summary = std::fs::read_to_string(root.join("docs/SUMMARY.md")).unwrap();
+    Parser::new(&summary)
+        .filter_map(|event| match event {
+            Event::Start(Tag::Link { dest_url, .. }) if dest_url.starts_with("guide/") => {
+                Some(Path::new("docs").join(&*dest_url))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The pages whose links are checked, relative to the repository's root: the README, every
-/// page of `docs/`, each example's README and the gallery's index.
+/// page of `docs/` and of the guide's folder `docs/guide/`, each example's README and the
+/// gallery's index.
 pub(crate) fn pages(root: &Path) -> Vec<PathBuf> {
     let mut pages = vec![PathBuf::from("README.md")];
     let mut markdown_in = |folder: &Path| {
@@ -26,6 +41,7 @@ pub(crate) fn pages(root: &Path) -> Vec<PathBuf> {
         pages.extend(found);
     };
     markdown_in(Path::new("docs"));
+    markdown_in(Path::new("docs/guide"));
     let mut examples: Vec<PathBuf> = std::fs::read_dir(root.join("examples"))
         .unwrap()
         .map(|entry| {
@@ -292,14 +308,29 @@ fn check_link(
     })
 }
 
+/// The problem of one link to `destination` written in `page` (a path relative to `root`), if
+/// any: what [`every_link_of_the_readme_and_the_docs_resolves`] says of a page's link.
+pub(crate) fn link_problem(root: &Path, page: &Path, destination: &str) -> Option<String> {
+    let link = Link {
+        destination: destination.to_owned(),
+        line: 1,
+    };
+    check_link(root, page, &link, &mut HashMap::new())
+}
+
 #[test]
 fn every_link_of_the_readme_and_the_docs_resolves() {
     let root = common::repo_root();
     let pages = pages(&root);
-    assert!(
-        pages.iter().any(|p| p == Path::new("docs/guide.md")),
-        "{pages:?}"
-    );
+    let chapters = guide_chapters(&root);
+    assert!(chapters.len() > 10, "docs/SUMMARY.md lists {chapters:?}");
+    for chapter in &chapters {
+        assert!(
+            pages.contains(chapter),
+            "{} not in {pages:?}",
+            chapter.display()
+        );
+    }
     let mut cache: HashMap<PathBuf, Page> = HashMap::new();
     let mut problems = Vec::new();
     let mut checked = 0;
@@ -324,6 +355,35 @@ fn every_link_of_the_readme_and_the_docs_resolves() {
         problems.len(),
         problems.join("\n")
     );
+}
+
+#[test]
+fn every_page_of_the_guide_is_a_chapter_of_the_book() {
+    let root = common::repo_root();
+    let chapters = guide_chapters(&root);
+    for page in pages(&root) {
+        if page.parent() == Some(Path::new("docs/guide")) {
+            assert!(
+                chapters.contains(&page),
+                "{}: docs/SUMMARY.md does not list it, so the book and the test of the guide's \
+                 commands (doc_commands.rs) leave it out: add it there",
+                page.display()
+            );
+        }
+    }
+    let mut seen = HashSet::new();
+    for chapter in &chapters {
+        assert!(
+            seen.insert(chapter),
+            "docs/SUMMARY.md lists {} twice",
+            chapter.display()
+        );
+        assert!(
+            root.join(chapter).is_file(),
+            "docs/SUMMARY.md lists {}, which is missing",
+            chapter.display()
+        );
+    }
 }
 
 #[test]

@@ -38,6 +38,22 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Every section of the guide that a config's comments link (`docs/guide/<chapter>.md#<section>`)
+/// is a heading of that chapter.
+fn guide_links_resolve(config: &str) {
+    let links: Vec<&str> = config
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+        .filter(|word| word.starts_with("docs/guide/"))
+        .map(|word| word.trim_end_matches(['.', ',']))
+        .collect();
+    assert!(!links.is_empty(), "no link to the guide in:\n{config}");
+    let root = crate::common::repo_root();
+    for link in links {
+        let problem = crate::docs_links::link_problem(&root, Path::new("config.yaml"), link);
+        assert_eq!(problem, None, "{link}");
+    }
+}
+
 #[test]
 fn a_bare_skill_without_keys_gets_a_local_config_whose_evaluate_asks_for_the_model() {
     let tmp = tempfile::tempdir().unwrap();
@@ -58,12 +74,13 @@ fn a_bare_skill_without_keys_gets_a_local_config_whose_evaluate_asks_for_the_mod
         "reflection: compact",
         "mode: normalized",
         "  # judge:",
-        "docs/guide.md#start-from-your-own-skill",
-        "docs/guide.md#local-models",
-        "docs/guide.md#configuration",
+        "docs/guide/start.md#start-from-your-own-skill",
+        "docs/guide/configuration.md#local-models",
+        "docs/guide/configuration.md#configuration",
     ] {
         assert!(config.contains(want), "{want:?} not in:\n{config}");
     }
+    guide_links_resolve(&config);
     // Every line of the dataset is an example that says to replace it.
     let dataset = read(&dir.join("dataset.jsonl"));
     let lines: Vec<Value> = dataset
@@ -263,6 +280,7 @@ fn the_provider_follows_the_keys_found_and_no_key_is_written() {
         "{config}"
     );
     assert!(config.contains("ANTHROPIC_API_KEY"), "{config}");
+    guide_links_resolve(&config);
     assert!(
         !config.contains(secret) && !config.contains("sk-openai"),
         "{config}"

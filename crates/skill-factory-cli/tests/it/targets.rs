@@ -269,15 +269,12 @@ fn bad_targets_name_their_key_and_fix() {
     );
 }
 
-/// The fenced blocks of the guide's section on targets, in order, each with its language.
+/// The fenced blocks of the guide's chapter on targets, in order, each with its language.
 fn guide_blocks() -> Vec<(String, String)> {
-    let guide = std::fs::read_to_string(common::repo_root().join("docs/guide.md")).unwrap();
-    let start = guide
-        .find("## Targets: one skill, several models or agents")
-        .unwrap();
-    let end = start + guide[start..].find("\n## Export a skill").unwrap();
+    let chapter =
+        std::fs::read_to_string(common::repo_root().join("docs/guide/targets.md")).unwrap();
     let mut blocks = Vec::new();
-    let mut lines = guide[start..end].lines();
+    let mut lines = chapter.lines();
     while let Some(line) = lines.next() {
         if let Some(language) = line.strip_prefix("```") {
             let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();

@@ -119,7 +119,7 @@ mod tests {
     #[test]
     fn the_guide_shows_the_prompt_this_module_sends() {
         let guide = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/guide.md"),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/guide/triggering.md"),
         )
         .unwrap();
         let skills = [
@@ -135,7 +135,7 @@ mod tests {
         let shown = format!("```text\n{}\n```", system_prompt(&skills));
         assert!(
             guide.contains(&shown),
-            "docs/guide.md should show:\n{shown}"
+            "docs/guide/triggering.md should show:\n{shown}"
         );
     }
 
