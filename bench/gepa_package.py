@@ -11,6 +11,10 @@ tasks by sending the same requests our `api` harness sends (the candidate as sys
 task input as user message). Prints one JSON line: test and validation score of the best
 candidate, metric calls (in all, and when the best was found) and the seconds inside
 `gepa.optimize`.
+
+With GEPA_MLFLOW_URI and GEPA_MLFLOW_EXPERIMENT set, the package tracks the run in that MLflow
+server (`use_mlflow`, for bench/mlflow.sh), and a run that fails prints
+`{"failed": MESSAGE, "seconds": S}` instead, with the time inside `gepa.optimize` until it failed.
 """
 
 import json
@@ -65,22 +69,37 @@ with open(SEED_SKILL) as text:
     skill = text.read()
 body = skill.split("---", 2)[2] if skill.startswith("---") else skill
 
+tracking = {}
+if os.environ.get("GEPA_MLFLOW_URI"):
+    tracking = {
+        "use_mlflow": True,
+        "mlflow_tracking_uri": os.environ["GEPA_MLFLOW_URI"],
+        "mlflow_experiment_name": os.environ["GEPA_MLFLOW_EXPERIMENT"],
+    }
+
 started = time.perf_counter()
 with tempfile.TemporaryDirectory() as run_dir:
-    result = gepa.optimize(
-        seed_candidate={"system_prompt": body.strip()},
-        trainset=items(splits["train"]),
-        valset=items(splits["val"]),
-        task_lm="openai/mock",
-        evaluator=evaluator,
-        reflection_lm="openai/mock",
-        reflection_lm_kwargs={"api_base": BASE + "/v1", "api_key": "x"},
-        max_metric_calls=int(BUDGET),
-        reflection_minibatch_size=3,
-        use_merge=True,
-        seed=int(SEED),
-        run_dir=os.path.join(run_dir, "gepa"),
-    )
+    try:
+        result = gepa.optimize(
+            seed_candidate={"system_prompt": body.strip()},
+            trainset=items(splits["train"]),
+            valset=items(splits["val"]),
+            task_lm="openai/mock",
+            evaluator=evaluator,
+            reflection_lm="openai/mock",
+            reflection_lm_kwargs={"api_base": BASE + "/v1", "api_key": "x"},
+            max_metric_calls=int(BUDGET),
+            reflection_minibatch_size=3,
+            use_merge=True,
+            seed=int(SEED),
+            run_dir=os.path.join(run_dir, "gepa"),
+            **tracking,
+        )
+    except Exception as error:
+        if not tracking:
+            raise
+        print(json.dumps({"failed": str(error)[:300], "seconds": time.perf_counter() - started}))
+        sys.exit(0)
 seconds = time.perf_counter() - started
 best = result.best_candidate["system_prompt"]
 

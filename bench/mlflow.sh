@@ -18,10 +18,19 @@
 # 4. Every tracked run is checked through MLflow's REST API (one MLflow run per run, FINISHED,
 #    its val_score history); every run of the down server must exit 0 and leave its calls in
 #    mlflow.jsonl, and one of them is pushed to the live server with `track push`, timed.
+# 5. The peer (PEER=1): the `gepa` package from PyPI (0.1.4, its `use_mlflow`, with the MLflow
+#    client of the server's version) beside our gepa, both optimizing bench/optimizers.sh's
+#    labels task on sf-mock-server with the same budget of metric calls, untracked and tracked
+#    by the same server, PEER_RUNS runs each interleaved; then one run of each with the server
+#    down. Ours is timed around the process, the package inside `gepa.optimize` (without its
+#    imports), so what tracking adds is compared, not the searches.
 # Exit 1 when a check fails.
 #
 # Environment (all optional):
 #   RUNS=15           runs of each kind
+#   PEER=1            0 skips the peer
+#   PEER_RUNS=5       the peer section's runs of each kind
+#   GEPA_VENV=...     the package's venv (default ~/.cache/skill-factory-ci/gepa-venv)
 #   RESULTS=bench/results/mlflow.md   where the results go; empty writes none
 #   OURS=... MOCK=... the binaries; when both are set nothing is built
 set -euo pipefail
@@ -30,6 +39,10 @@ source bench/lib.sh
 
 RUNS=${RUNS:-15}
 RESULTS=${RESULTS-bench/results/mlflow.md}
+PEER=${PEER:-1}
+PEER_RUNS=${PEER_RUNS:-5}
+GEPA_VERSION=0.1.4
+GEPA_VENV=${GEPA_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/gepa-venv}
 
 bench_binaries
 bench_workdir mlflow
@@ -137,6 +150,100 @@ cat "$WORK/push.out" >&2
 "$OURS" track push "$missed" --uri "http://127.0.0.1:$port" | grep -q '^Nothing to push' ||
   { echo "a second push sent something" >&2; exit 1; }
 
+# mlflow_runs EXPERIMENT: "<runs> <runs FINISHED>" of the experiment on the live server
+mlflow_runs() {
+  python3 - "$port" "$1" <<'PY'
+import json, sys, urllib.request
+api = f"http://127.0.0.1:{sys.argv[1]}/api/2.0/mlflow"
+with urllib.request.urlopen(f"{api}/experiments/get-by-name?experiment_name={sys.argv[2]}") as answer:
+    experiment = json.load(answer)["experiment"]["experiment_id"]
+request = urllib.request.Request(f"{api}/runs/search", json.dumps({"experiment_ids": [experiment], "max_results": 1000}).encode(), {"Content-Type": "application/json"})
+found = json.load(urllib.request.urlopen(request)).get("runs", [])
+print(len(found), sum(run["info"]["status"] == "FINISHED" for run in found))
+PY
+}
+
+if [[ "$PEER" == 1 ]]; then
+  step "the peer: our gepa and the gepa package $GEPA_VERSION, untracked and tracked"
+  if [[ ! -x "$GEPA_VENV/bin/python" ]]; then
+    python3 -m venv "$GEPA_VENV"
+    "$GEPA_VENV/bin/pip" install -q "gepa==$GEPA_VERSION" "litellm>=1.83.0,<1.92"
+  fi
+  # The package tracks through MLflow's Python client: the server's own version of it.
+  "$GEPA_VENV/bin/python" -c "import mlflow" 2>/dev/null ||
+    "$GEPA_VENV/bin/pip" install -q "mlflow-skinny==$MLFLOW_VERSION"
+  python3 bench/optimizers_data.py "$WORK/tasks"
+  conflicts=()
+  while read -r pair; do conflicts+=(--conflict "$pair"); done <"$WORK/tasks/conflicts.txt"
+  bench_start_mock "$WORK" --latency-ms 5 --needs --answers "$WORK/tasks/answers.jsonl" "${conflicts[@]}"
+  task=$WORK/tasks/labels
+  mkdir -p "$WORK/peer"
+  # peer_config KIND: our gepa on the labels task, tracked as KIND says; prints its path
+  peer_config() {
+    local path="$WORK/peer/config.$1.yaml"
+    cat >"$path" <<CONFIG
+skill: $task/seed_skill.md
+dataset: $task/dataset.jsonl
+val_fraction: 0.3
+test_fraction: 0.2
+seed: 3
+provider: {name: openai-compatible, model: mock, base_url: "$BASE_URL/v1", api_key: k}
+optimizer: {name: gepa, seed: 0, rounds: 500, patience: 30, minibatch_size: 3, max_metric_calls: 80}
+harness: {max_workers: 4}
+CONFIG
+    case $1 in
+      tracked) printf 'tracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: ours-gepa}}\n' "$port" >>"$path" ;;
+      down) printf 'tracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: ours-gepa}}\n' "$down_port" >>"$path" ;;
+    esac
+    echo "$path"
+  }
+  # ours_gepa KIND N: one run of our gepa; prints its wall time in seconds
+  ours_gepa() {
+    local config t0 t1
+    config=$(peer_config "$1")
+    t0=$(date +%s.%N)
+    "$OURS" optimize -c "$config" -o "$WORK/peer/runs/$1-$2" --no-cache \
+      >"$WORK/peer/$1-$2.out" 2>"$WORK/peer/$1-$2.err" ||
+      { echo "our gepa ($1 $2) failed:" >&2; tail -n 20 "$WORK/peer/$1-$2.err" >&2; exit 1; }
+    t1=$(date +%s.%N)
+    python3 -c "print(f'{$t1 - $t0:.3f}')"
+  }
+  # package KIND N: one run of the package on our first untracked run's split; prints its JSON line
+  package() {
+    local uri=""
+    case $1 in
+      tracked) uri=http://127.0.0.1:$port ;;
+      down) uri=http://127.0.0.1:$down_port ;;
+    esac
+    GEPA_MLFLOW_URI=$uri GEPA_MLFLOW_EXPERIMENT=package-gepa "$GEPA_VENV/bin/python" bench/gepa_package.py \
+      "$BASE_URL" "$task/dataset.jsonl" "$WORK/peer/runs/untracked-1/latest" "$task/seed_skill.md" 80 0 \
+      >"$WORK/peer/package-$1-$2.json" 2>"$WORK/peer/package-$1-$2.err" ||
+      { echo "the gepa package ($1 $2) failed:" >&2; tail -n 20 "$WORK/peer/package-$1-$2.err" >&2; exit 1; }
+    tail -n 1 "$WORK/peer/package-$1-$2.json"
+  }
+  seconds() { python3 -c 'import json, sys; print("%.3f" % json.load(sys.stdin)["seconds"])'; }
+  declare -A PEER_TIMES=([ours-untracked]="" [ours-tracked]="" [package-untracked]="" [package-tracked]="")
+  for n in $(seq "$PEER_RUNS"); do
+    for kind in untracked tracked; do
+      PEER_TIMES[ours-$kind]+="$(ours_gepa "$kind" "$n") "
+      PEER_TIMES[package-$kind]+="$(package "$kind" "$n" | seconds) "
+    done
+  done
+  for key in "${!PEER_TIMES[@]}"; do echo "$key: ${PEER_TIMES[$key]}" >&2; done
+  read -r ours_count ours_finished <<<"$(mlflow_runs ours-gepa)"
+  read -r package_count package_finished <<<"$(mlflow_runs package-gepa)"
+  [[ "$ours_count $ours_finished" == "$PEER_RUNS $PEER_RUNS" ]] ||
+    { echo "our tracked gepa runs in MLflow: $ours_count, $ours_finished finished, of $PEER_RUNS" >&2; exit 1; }
+  echo "the package's tracked runs in MLflow: $package_count, $package_finished finished" >&2
+
+  step "the server down: one run of each (the package's MLflow client retries for minutes)"
+  ours_down=$(ours_gepa down 1)
+  [[ -s "$WORK/peer/runs/down-1/latest/result.json" ]] ||
+    { echo "our gepa run with the server down wrote no result.json" >&2; exit 1; }
+  package_down=$(package down 1)
+  echo "ours: $ours_down s; the package: $package_down" >&2
+fi
+
 summary=$(python3 -c "
 u, t, d = $untracked, $tracked, $down
 print(f'untracked {u:.3f} s, tracked {t:.3f} s (+{(t - u) * 1000:.0f} ms), server down {d:.3f} s (+{(d - u) * 1000:.0f} ms)')")
@@ -171,5 +278,35 @@ print(f'| tracked, server down (closed port) | {d:.3f} s | {(d - u) * 1000:+.0f}
   echo
   echo "\`track push\` of one of those runs ($calls calls) to the live server: **${push} s**, and"
   echo "a second push sent nothing."
+  if [[ "$PEER" == 1 ]]; then
+    echo
+    echo "## Beside the gepa package's \`use_mlflow\`"
+    echo
+    echo "Our gepa and the \`gepa\` package $GEPA_VERSION from PyPI (its \`use_mlflow\`, through MLflow's"
+    echo "Python client $MLFLOW_VERSION), tracked by the same server in the same run: both optimize"
+    echo "bench/optimizers.sh's labels task (48 tickets; the package on our run's split) on"
+    echo "sf-mock-server at 5 ms a call with 80 metric calls, $PEER_RUNS runs of each kind"
+    echo "interleaved; medians. Ours is timed around the process, the package inside"
+    echo "\`gepa.optimize\` (its imports left out): the figure to compare is what tracking adds."
+    echo
+    echo "| tool | untracked | tracked | added by tracking | tracked runs in MLflow (finished) | server down |"
+    echo "|---|---|---|---|---|---|"
+    python3 - "$PEER_RUNS" "$ours_count" "$ours_finished" "$package_count" "$package_finished" \
+      "$ours_down" "$package_down" "$GEPA_VERSION" "${PEER_TIMES[ours-untracked]}" \
+      "${PEER_TIMES[ours-tracked]}" "${PEER_TIMES[package-untracked]}" "${PEER_TIMES[package-tracked]}" <<'PY'
+import json, statistics, sys
+runs, oc, of, pc, pf, ours_down, package_down, version = sys.argv[1:9]
+ou, ot, pu, pt = (statistics.median(float(x) for x in a.split()) for a in sys.argv[9:13])
+down = json.loads(package_down)
+if "failed" in down:
+    said = f"no result: the run raised after {down['seconds']:.0f} s ({down['failed'].split(':')[0]})"
+else:
+    said = f"{down['seconds']:.3f} s, finished"
+print(f"| ours (gepa) | {ou:.3f} s | {ot:.3f} s | {(ot - ou) * 1000:+.0f} ms | {oc} ({of}) of {runs} | {float(ours_down):.3f} s, finished |")
+print(f"| gepa {version} package | {pu:.3f} s | {pt:.3f} s | {(pt - pu) * 1000:+.0f} ms | {pc} ({pf}) of {runs} | {said} |")
+if ot > ou:
+    print(f"\nTracking added {(pt - pu) / (ot - ou):.1f}× as much time to the package's run as to ours.")
+PY
+  fi
 } >"$RESULTS"
 echo "wrote $RESULTS" >&2
