@@ -25,6 +25,9 @@
 #   bench_invoice_metric C F     the invoice example's metric block for a config (golden
 #                                json_equal, two programmatic checks, a judge), its judge's
 #                                correctness and format criteria described by C and F
+#   bench_mock_task_config T O S B  the config of a run of optimizer O (seed S, B metric calls)
+#                                on task folder T of bench/optimizers_data.py against the mock
+#                                at BASE_URL
 #
 # Environment: PEER_VENV (default ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/peer, the
 # venv scripts/setup-peer.sh makes, shared with the tests), CARGO_TARGET_DIR, PROFILE (the cargo
@@ -174,3 +177,22 @@ EOF
 }
 
 step() { printf '\n== %s\n' "$*" >&2; }
+
+bench_mock_task_config() {
+    cat <<CONFIG
+skill: $1/seed_skill.md
+dataset: $1/dataset.jsonl
+val_fraction: 0.3
+test_fraction: 0.2
+seed: 3
+provider: {name: openai-compatible, model: mock, base_url: "$BASE_URL/v1", api_key: k}
+optimizer:
+  name: $2
+  seed: $3
+  rounds: 500
+  patience: 30
+  minibatch_size: 3
+  max_metric_calls: $4
+harness: {max_workers: 4}
+CONFIG
+}

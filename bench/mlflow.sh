@@ -181,16 +181,7 @@ if [[ "$PEER" == 1 ]]; then
   # peer_config KIND: our gepa on the labels task, tracked as KIND says; prints its path
   peer_config() {
     local path="$WORK/peer/config.$1.yaml"
-    cat >"$path" <<CONFIG
-skill: $task/seed_skill.md
-dataset: $task/dataset.jsonl
-val_fraction: 0.3
-test_fraction: 0.2
-seed: 3
-provider: {name: openai-compatible, model: mock, base_url: "$BASE_URL/v1", api_key: k}
-optimizer: {name: gepa, seed: 0, rounds: 500, patience: 30, minibatch_size: 3, max_metric_calls: 80}
-harness: {max_workers: 4}
-CONFIG
+    bench_mock_task_config "$task" gepa 0 80 >"$path"
     case $1 in
       tracked) printf 'tracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: ours-gepa}}\n' "$port" >>"$path" ;;
       down) printf 'tracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: ours-gepa}}\n' "$down_port" >>"$path" ;;

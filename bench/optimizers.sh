@@ -100,22 +100,7 @@ ours() {
     local task=$1 optimizer=$2 seed=$3 budget=$4
     local dir="$WORK/$task-$optimizer-$seed-$budget"
     mkdir -p "$dir"
-    cat >"$dir/config.yaml" <<CONFIG
-skill: ../tasks/$task/seed_skill.md
-dataset: ../tasks/$task/dataset.jsonl
-val_fraction: 0.3
-test_fraction: 0.2
-seed: 3
-provider: {name: openai-compatible, model: mock, base_url: "$BASE_URL/v1", api_key: k}
-optimizer:
-  name: $optimizer
-  seed: $seed
-  rounds: 500
-  patience: 30
-  minibatch_size: 3
-  max_metric_calls: $budget
-harness: {max_workers: 4}
-CONFIG
+    bench_mock_task_config "../tasks/$task" "$optimizer" "$seed" "$budget" >"$dir/config.yaml"
     run_ours "$dir" "$task" "$optimizer ($budget)" "$seed"
 }
 
