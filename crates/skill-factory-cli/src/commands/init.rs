@@ -122,7 +122,10 @@ pub async fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
                 &|key: &str| keys.get(key),
             )
             .map_err(|e| anyhow!("cannot draft tasks: {e}. Nothing was written"))?;
-            Some(draft_tasks(client.as_ref(), &skill, count).await?)
+            match draft_tasks(client.as_ref(), &skill, count).await {
+                Ok(drafted) => Some(drafted),
+                Err(error) => return Ok(super::model_failed(error)),
+            }
         }
         None => None,
     };

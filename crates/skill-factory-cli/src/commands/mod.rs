@@ -1,5 +1,7 @@
 //! One module per command.
 
+use std::process::ExitCode;
+
 use skill_factory::session::Session;
 
 pub mod cache;
@@ -27,6 +29,17 @@ pub mod verdict;
 /// The exit code of a run or an evaluation in which nothing worked: every rollout failed, or
 /// every request to the optimizer model, so its score measures nothing.
 pub const NOTHING_WORKED: u8 = 3;
+
+/// The end of a command whose one request to a model failed after every retry, or whose reply
+/// held nothing usable: the error on stderr and [`NOTHING_WORKED`], since the user's input was
+/// fine and the same command may work once the model does.
+pub fn model_failed(error: anyhow::Error) -> ExitCode {
+    crate::output::errln!(
+        "error: {}",
+        skill_factory_llm::http::error_chain(error.as_ref())
+    );
+    ExitCode::from(NOTHING_WORKED)
+}
 
 /// Prints on stderr (stdout stays the score and the report) what went to the models and
 /// what the batches did: [`model_calls_line`] and [`batch_line`], each when it has something

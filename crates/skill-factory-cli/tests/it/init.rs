@@ -399,10 +399,10 @@ async fn drafted_tasks_come_from_the_configured_model_and_the_printed_commands_r
         })
     };
 
-    // A model that answers no list: an error, and nothing written.
+    // A model that answers no list: exit 3 (the model failed, not the input), nothing written.
     let silent = MockServer::start(with_key(HashMap::new())).await.unwrap();
     let ran = init_with(&silent);
-    assert_eq!(ran.code, Some(2), "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(ran.code, Some(3), "{}{}", ran.stdout, ran.stderr);
     assert!(ran.stderr.contains("usable task"), "{}", ran.stderr);
     assert!(ran.stderr.contains("Nothing was written"), "{}", ran.stderr);
     assert!(!dir.join("config.yaml").exists() && !dir.join("dataset.jsonl").exists());
@@ -564,12 +564,7 @@ fn an_unreachable_model_is_an_error_that_says_so_and_nothing_is_written() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     std::fs::write(dir.join("SKILL.md"), SKILL).unwrap();
-    // A port that was free a moment ago: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::common::free_port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let ran = init(
         dir,
@@ -585,7 +580,8 @@ fn an_unreachable_model_is_an_error_that_says_so_and_nothing_is_written() {
             &url,
         ],
     );
-    assert_eq!(ran.code, Some(2), "{}{}", ran.stdout, ran.stderr);
+    // The model is out of reach, not the input wrong: exit 3, as when nothing of a run worked.
+    assert_eq!(ran.code, Some(3), "{}{}", ran.stdout, ran.stderr);
     assert!(
         ran.stderr
             .contains("cannot draft tasks: the model m of vllm could not be asked"),

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use skill_factory_mock::{MockConfig, MockServer};
 
 use crate::common::external_tool::external_tool;
-use crate::common::{copy_example, process, read_json, repo_root};
+use crate::common::{copy_example, free_port, process, read_json, repo_root};
 
 /// One MLflow server at a time: each keeps the machine's cores busy while it starts.
 static ONE_SERVER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -29,15 +29,6 @@ fn mlflow() -> PathBuf {
         "MLflow (its tracking server)",
         "scripts/setup-mlflow.sh   (needs Python 3 with venv; from PyPI)",
     )
-}
-
-/// A free port on 127.0.0.1.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `mlflow server` on 127.0.0.1:`port`, its runs in `store`/mlflow.db and its artifacts in

@@ -434,6 +434,57 @@ fn triggers_draft_writes_a_reviewable_set_and_never_replaces_a_file() {
     assert_eq!(draft(true).code, Some(0));
 }
 
+#[test]
+fn a_draft_the_model_cannot_give_exits_3_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example(tmp.path());
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("rambler.yaml"),
+        "rules:\n  - user_contains: \"near misses\"\n    reply: I would rather write a poem about receipts.\n",
+    )
+    .unwrap();
+    let out = dir.join("drafted.json");
+    for (provider, said) in [
+        (
+            "{name: fake, model: m, script: rambler.yaml}".to_owned(),
+            "holds no JSON list",
+        ),
+        (
+            format!(
+                "{{name: vllm, model: m, base_url: \"http://127.0.0.1:{}/v1\", max_retries: 1}}",
+                common::free_port()
+            ),
+            "could not be asked",
+        ),
+    ] {
+        let config = dir.join("draft.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "kind: trigger\nskill: seed_skill.md\ndataset: not_yet.json\nprovider: {provider}\n"
+            ),
+        )
+        .unwrap();
+        let ran = run(bin()
+            .args(["triggers", "draft"])
+            .arg(dir.join("seed_skill.md"))
+            .arg("-c")
+            .arg(&config)
+            .arg("-o")
+            .arg(&out));
+        assert_eq!(
+            ran.code,
+            Some(3),
+            "{provider}: {}{}",
+            ran.stdout,
+            ran.stderr
+        );
+        assert!(ran.stderr.contains(said), "{provider}: {}", ran.stderr);
+        assert!(!out.exists(), "{provider}: a file was written");
+    }
+}
+
 /// A skill-mode config over the receipt tasks that carries the example's trigger set.
 fn together_config(dir: &Path, base_url: &str, extra: &str) -> PathBuf {
     let config = dir.join("config.together.yaml");

@@ -243,3 +243,13 @@ pub fn assert_refused(config: &Path, name: &str, wanted: &[&str]) {
         );
     }
 }
+
+/// A port on 127.0.0.1 that was free a moment ago: a server may take it, or, left alone,
+/// nothing listens there.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
