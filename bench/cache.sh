@@ -79,7 +79,7 @@ for i in $(seq "$RUNS"); do
         exit 1
     fi
 done
-echo "$(grep -m1 '^Model calls' "$WORK/run.err")" >&2
+grep -m1 '^Model calls' "$WORK/run.err" >&2 || true
 read -r MEDIAN SLOWEST < <(printf '%s\n' "${TIMES[@]}" | python3 -c '
 import statistics, sys
 times = [float(line) for line in sys.stdin]

@@ -126,6 +126,7 @@ REPO=$(pwd)
 bench_workdir chaos
 MOCK_PIDS=()
 JOB_PIDS=()
+# shellcheck disable=SC2329 # run by the EXIT trap below
 stop_all() {
     # The drivers first (each kills the command it waits for), then the mocks.
     bench_stop "${JOB_PIDS[@]}"

@@ -30,6 +30,7 @@ source bench/lib.sh
 FIXTURE=crates/skill-factory-lab/tests/fixtures/python
 bench_workdir reflect
 LLM_PIDS=()
+# shellcheck disable=SC2329 # run by the EXIT trap below
 stop_all() {
     for pid in "${LLM_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     bench_cleanup

@@ -255,11 +255,11 @@ import json, sys
 print(json.dumps({r["command"]: r["times"] for r in json.load(open(sys.argv[1]))["results"]}))' \
                 "$S/hf-$name.json" >"$S/times-$name.json"
         else
-            local i run start end
+            local i start end
             echo '{}' >"$S/times-$name.json"
             for ((i = 0; i < ${#names[@]}; i += 2)); do
                 local -a times=()
-                for run in $(seq "$runs"); do
+                for _ in $(seq "$runs"); do
                     start=$(date +%s.%N)
                     bash -c "${names[i + 1]}"
                     end=$(date +%s.%N)
@@ -288,7 +288,7 @@ step "comparing"
     echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "machine=$(uname -sm), $(nproc) cores, $(sed -n 's/^PRETTY_NAME="\(.*\)"$/\1/p' /etc/os-release 2>/dev/null || true)"
     echo "python_tool=$("$PYTHON_TOOL" --version 2>&1)"
-    echo "ours=$([[ -n "$PYTHON_ONLY" ]] && echo "not run (PYTHON_ONLY)" || "$OURS" --version 2>&1 | head -1)"
+    echo "ours=$(if [[ -n "$PYTHON_ONLY" ]]; then echo "not run (PYTHON_ONLY)"; else "$OURS" --version 2>&1 | head -1; fi)"
     echo "timer=$(command -v hyperfine >/dev/null && hyperfine --version || echo 'date +%s.%N')"
     echo "example=$EXAMPLE"
     echo "examples=$EXAMPLES"

@@ -40,6 +40,7 @@ if [[ ! -d "$BASE/.git" && ! -f "$BASE/.git" ]]; then
 fi
 
 tmp=$(mktemp "${TMPDIR:-/tmp}/sf-compare.XXXXXX")
+# shellcheck disable=SC2016 # the backticks are Markdown's
 {
     printf '# Two builds of ours, measured one after the other\n\n'
     printf 'Written by `bash bench/compare_builds.sh %s` on %s (%s cores): the build of\n' \
@@ -54,6 +55,7 @@ run_tree() {
     local label=$1 tree=$2
     printf '\n## %s: %s\n' "$label" "$(git -C "$tree" rev-parse --short HEAD)" >>"$tmp"
     for script in evaluate_vs_python.sh optimize_vs_python.sh cache.sh; do
+        # shellcheck disable=SC2016 # the backticks are Markdown's
         printf '\n### `%s`\n\n' "$script" >>"$tmp"
         echo "== $label: $script" >&2
         bash "$tree/bench/$script" | tee -a "$tmp"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers shared by the benchmark scripts (source it; it defines functions only).
 #
 #   bench_build                  a build (release unless PROFILE says) of our binary and the
@@ -71,6 +72,7 @@ bench_binaries() {
 bench_peer() {
     local python
     python=$(scripts/setup-peer.sh)
+    # shellcheck disable=SC2034 # read by the scripts that call it
     PYTHON_TOOL=$(dirname "$python")/skill-factory
 }
 

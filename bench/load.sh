@@ -68,6 +68,7 @@ bench_workdir load
 SF_PID=""
 LAUNCH_PID=""
 HELPER_PIDS=()
+# shellcheck disable=SC2329 # run by the EXIT trap below
 load_cleanup() {
     # Only the processes this script started, by their ids; then reaped, so that none is left
     # to a PID 1 that may not reap (skill-factory is reaped by /usr/bin/time, its parent).

@@ -89,7 +89,7 @@ run local-4 b
 run server-4 b
 run local-4 c
 run server-4 c
-for i in 1 2 3; do
+for _ in 1 2 3; do
     start=$(date +%s.%N)
     "$sf" evaluate -c "$work/startup.yaml" --no-cache >/dev/null
     end=$(date +%s.%N)

