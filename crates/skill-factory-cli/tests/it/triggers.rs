@@ -380,37 +380,57 @@ fn refused(
     }
 }
 
-#[test]
-fn triggers_draft_writes_a_reviewable_set_and_never_replaces_a_file() {
+/// The receipt example copied into a new folder, with `drafter.yaml`: a scripted model that
+/// answers a request for a trigger set with `reply`.
+fn drafting_example(reply: &str) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     copy_example(tmp.path());
-    let dir = tmp.path();
+    let indented: String = reply
+        .lines()
+        .map(|line| format!("      {line}\n"))
+        .collect();
     std::fs::write(
-        dir.join("drafter.yaml"),
-        "rules:\n  - user_contains: \"near misses\"\n    reply: |\n      Here is the set:\n      [{\"query\": \"What did I pay for lunch?\", \"should_trigger\": true},\n       {\"query\": \"Design a receipt for my shop\", \"should_trigger\": false}]\n",
+        tmp.path().join("drafter.yaml"),
+        format!("rules:\n  - user_contains: \"near misses\"\n    reply: |\n{indented}"),
     )
     .unwrap();
+    tmp
+}
+
+/// Runs `triggers draft` on the seed of the example copied into `dir`, into `dir/drafted.json`,
+/// with a trigger config whose provider block is `provider`, and the arguments `extra` after.
+fn draft_in(dir: &Path, provider: &str, extra: &[&str]) -> common::Ran {
     let config = dir.join("draft.yaml");
     std::fs::write(
         &config,
-        "kind: trigger\nskill: seed_skill.md\ndataset: not_yet.json\nprovider: {name: fake, model: m, script: drafter.yaml}\n",
+        format!(
+            "kind: trigger\nskill: seed_skill.md\ndataset: not_yet.json\nprovider: {provider}\n"
+        ),
     )
     .unwrap();
+    run(bin()
+        .args(["triggers", "draft"])
+        .arg(dir.join("seed_skill.md"))
+        .arg("-c")
+        .arg(&config)
+        .arg("-o")
+        .arg(dir.join("drafted.json"))
+        .args(extra))
+}
+
+#[test]
+fn triggers_draft_writes_a_reviewable_set_and_never_replaces_a_file() {
+    let tmp = drafting_example(
+        "Here is the set:\n[{\"query\": \"What did I pay for lunch?\", \"should_trigger\": true},\n {\"query\": \"Design a receipt for my shop\", \"should_trigger\": false}]",
+    );
+    let dir = tmp.path();
     let out = dir.join("drafted.json");
     let draft = |force: bool| {
-        let mut command = bin();
-        command
-            .args(["triggers", "draft"])
-            .arg(dir.join("seed_skill.md"))
-            .arg("-c")
-            .arg(&config)
-            .arg("-o")
-            .arg(&out)
-            .args(["--count", "4"]);
+        let mut extra = vec!["--count", "4"];
         if force {
-            command.arg("--force");
+            extra.push("--force");
         }
-        run(&mut command)
+        draft_in(dir, "{name: fake, model: m, script: drafter.yaml}", &extra)
     };
     let ran = draft(false);
     assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
@@ -436,18 +456,12 @@ fn triggers_draft_writes_a_reviewable_set_and_never_replaces_a_file() {
 
 #[test]
 fn a_draft_the_model_cannot_give_exits_3_and_writes_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_example(tmp.path());
+    let tmp = drafting_example("I would rather write a poem about receipts.");
     let dir = tmp.path();
-    std::fs::write(
-        dir.join("rambler.yaml"),
-        "rules:\n  - user_contains: \"near misses\"\n    reply: I would rather write a poem about receipts.\n",
-    )
-    .unwrap();
     let out = dir.join("drafted.json");
     for (provider, said) in [
         (
-            "{name: fake, model: m, script: rambler.yaml}".to_owned(),
+            "{name: fake, model: m, script: drafter.yaml}".to_owned(),
             "holds no JSON list",
         ),
         (
@@ -458,21 +472,7 @@ fn a_draft_the_model_cannot_give_exits_3_and_writes_nothing() {
             "could not be asked",
         ),
     ] {
-        let config = dir.join("draft.yaml");
-        std::fs::write(
-            &config,
-            format!(
-                "kind: trigger\nskill: seed_skill.md\ndataset: not_yet.json\nprovider: {provider}\n"
-            ),
-        )
-        .unwrap();
-        let ran = run(bin()
-            .args(["triggers", "draft"])
-            .arg(dir.join("seed_skill.md"))
-            .arg("-c")
-            .arg(&config)
-            .arg("-o")
-            .arg(&out));
+        let ran = draft_in(dir, &provider, &[]);
         assert_eq!(
             ran.code,
             Some(3),
