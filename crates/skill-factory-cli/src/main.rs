@@ -78,7 +78,7 @@ fn main() -> ExitCode {
                 "error: {}",
                 skill_factory_llm::http::error_chain(error.as_ref())
             );
-            ExitCode::from(2)
+            commands::exit_code(&error)
         }
     }
 }

@@ -122,10 +122,11 @@ pub async fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
                 &|key: &str| keys.get(key),
             )
             .map_err(|e| anyhow!("cannot draft tasks: {e}. Nothing was written"))?;
-            match draft_tasks(client.as_ref(), &skill, count).await {
-                Ok(drafted) => Some(drafted),
-                Err(error) => return Ok(super::model_failed(error)),
-            }
+            Some(
+                draft_tasks(client.as_ref(), &skill, count)
+                    .await
+                    .map_err(super::ModelFailed)?,
+            )
         }
         None => None,
     };

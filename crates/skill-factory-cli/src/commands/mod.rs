@@ -30,15 +30,32 @@ pub mod verdict;
 /// every request to the optimizer model, so its score measures nothing.
 pub const NOTHING_WORKED: u8 = 3;
 
-/// The end of a command whose one request to a model failed after every retry, or whose reply
-/// held nothing usable: the error on stderr and [`NOTHING_WORKED`], since the user's input was
-/// fine and the same command may work once the model does.
-pub fn model_failed(error: anyhow::Error) -> ExitCode {
-    crate::output::errln!(
-        "error: {}",
-        skill_factory_llm::http::error_chain(error.as_ref())
-    );
-    ExitCode::from(NOTHING_WORKED)
+/// A command's one request to a model failed after every retry, or its reply held nothing
+/// usable: the user's input was fine and the same command may work once the model does, so the
+/// command exits [`NOTHING_WORKED`] instead of 2 ([`exit_code`]).
+#[derive(Debug)]
+pub struct ModelFailed(pub anyhow::Error);
+
+impl std::fmt::Display for ModelFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for ModelFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+/// The exit code of a command that ended with `error`: [`NOTHING_WORKED`] for [`ModelFailed`],
+/// 2 for every other error (the user's to fix).
+pub fn exit_code(error: &anyhow::Error) -> ExitCode {
+    if error.is::<ModelFailed>() {
+        ExitCode::from(NOTHING_WORKED)
+    } else {
+        ExitCode::from(2)
+    }
 }
 
 /// Prints on stderr (stdout stays the score and the report) what went to the models and

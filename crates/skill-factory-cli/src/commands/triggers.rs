@@ -49,10 +49,9 @@ pub async fn run(args: TriggersArgs) -> anyhow::Result<ExitCode> {
         settings.model.as_deref().unwrap_or_default(),
         &env,
     )?;
-    let drafted = match draft::draft(client.as_ref(), &skill, count as usize).await {
-        Ok(drafted) => drafted,
-        Err(error) => return Ok(super::model_failed(error.into())),
-    };
+    let drafted = draft::draft(client.as_ref(), &skill, count as usize)
+        .await
+        .map_err(|error| super::ModelFailed(error.into()))?;
     let mut text = serde_json::to_string_pretty(&drafted)?;
     text.push('\n');
     write_atomic(&out, text.as_bytes())
