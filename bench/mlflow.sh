@@ -76,27 +76,43 @@ echo "MLflow $MLFLOW_VERSION ready on 127.0.0.1:$port after $((SECONDS - started
 cp -r examples/invoice-extractor "$WORK/example"
 rm -rf "$WORK/example/runs"
 base="$WORK/example/config.offline.yaml"
+
+# uri_of KIND: the server a run of KIND (untracked, tracked, down) reports to; none untracked
+uri_of() {
+  case $1 in
+    tracked) echo "http://127.0.0.1:$port" ;;
+    down) echo "http://127.0.0.1:$down_port" ;;
+  esac
+}
+# tracking KIND EXPERIMENT: a config's tracking block for a run of KIND; none untracked
+tracking() {
+  local uri
+  uri=$(uri_of "$1")
+  [[ -z "$uri" ]] || printf '\ntracking: {mlflow: {uri: "%s", experiment: %s}}\n' "$uri" "$2"
+}
 # config KIND: the example's config for one kind of run
 config() {
   local path="$WORK/example/config.$1.yaml"
-  cp "$base" "$path"
-  case $1 in
-    tracked) printf '\ntracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: tracked}}\n' "$port" >>"$path" ;;
-    down) printf '\ntracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: down}}\n' "$down_port" >>"$path" ;;
-  esac
+  { cat "$base"; tracking "$1" "$1"; } >"$path"
   echo "$path"
 }
 declare -A CONFIGS=([untracked]=$(config untracked) [tracked]=$(config tracked) [down]=$(config down))
 
-# run KIND N: one optimize; prints its wall time in seconds
-run() {
-  local kind=$1 n=$2 out="$WORK/runs/$1/$2"
-  local t0 t1
+# timed_optimize LOG CONFIG ARGS..: one `optimize -c CONFIG ARGS..`, its output in LOG.out and
+# LOG.err; prints its wall time in seconds, or the end of LOG.err and exits when it fails
+timed_optimize() {
+  local log=$1 config=$2 t0 t1
+  shift 2
   t0=$(date +%s.%N)
-  "$OURS" optimize -c "${CONFIGS[$kind]}" -o "$out" >"$WORK/$kind-$n.out" 2>"$WORK/$kind-$n.err" ||
-    { echo "$kind run $n failed:" >&2; tail -n 20 "$WORK/$kind-$n.err" >&2; exit 1; }
+  "$OURS" optimize -c "$config" "$@" >"$log.out" 2>"$log.err" ||
+    { echo "$(basename "$log") failed:" >&2; tail -n 20 "$log.err" >&2; exit 1; }
   t1=$(date +%s.%N)
   python3 -c "print(f'{$t1 - $t0:.3f}')"
+}
+
+# run KIND N: one optimize of the example; prints its wall time in seconds
+run() {
+  timed_optimize "$WORK/$1-$2" "${CONFIGS[$1]}" -o "$WORK/runs/$1/$2"
 }
 
 step "$RUNS runs of each kind, interleaved"
@@ -114,7 +130,21 @@ untracked=$(median "${TIMES[untracked]}")
 tracked=$(median "${TIMES[tracked]}")
 down=$(median "${TIMES[down]}")
 
+# mlflow_runs EXPERIMENT: the runs of EXPERIMENT on the live server, as MLflow's REST API's
+# runs/search gives them (a JSON list)
+mlflow_runs() {
+  python3 - "$port" "$1" <<'PY'
+import json, sys, urllib.request
+api = f"http://127.0.0.1:{sys.argv[1]}/api/2.0/mlflow"
+with urllib.request.urlopen(f"{api}/experiments/get-by-name?experiment_name={sys.argv[2]}") as answer:
+    experiment = json.load(answer)["experiment"]["experiment_id"]
+request = urllib.request.Request(f"{api}/runs/search", json.dumps({"experiment_ids": [experiment], "max_results": 1000}).encode(), {"Content-Type": "application/json"})
+print(json.dumps(json.load(urllib.request.urlopen(request)).get("runs", [])))
+PY
+}
+
 step "checking every tracked run in MLflow, and every run the down server missed"
+mlflow_runs tracked >"$WORK/tracked-runs.json"
 python3 - "$WORK" "$port" "$RUNS" <<'PY'
 import glob, json, os, sys, urllib.request
 work, port, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -122,9 +152,7 @@ api = f"http://127.0.0.1:{port}/api/2.0/mlflow"
 def get(route):
     with urllib.request.urlopen(f"{api}/{route}") as answer:
         return json.load(answer)
-experiment = get("experiments/get-by-name?experiment_name=tracked")["experiment"]["experiment_id"]
-request = urllib.request.Request(f"{api}/runs/search", json.dumps({"experiment_ids": [experiment], "max_results": 1000}).encode(), {"Content-Type": "application/json"})
-found = json.load(urllib.request.urlopen(request))["runs"]
+found = json.load(open(f"{work}/tracked-runs.json"))
 if len(found) != runs:
     sys.exit(f"{len(found)} MLflow runs for {runs} tracked runs")
 for run in found:
@@ -152,17 +180,9 @@ cat "$WORK/push.out" >&2
 "$OURS" track push "$missed" --uri "http://127.0.0.1:$port" | grep -q '^Nothing to push' ||
   { echo "a second push sent something" >&2; exit 1; }
 
-# mlflow_runs EXPERIMENT: "<runs> <runs FINISHED>" of the experiment on the live server
-mlflow_runs() {
-  python3 - "$port" "$1" <<'PY'
-import json, sys, urllib.request
-api = f"http://127.0.0.1:{sys.argv[1]}/api/2.0/mlflow"
-with urllib.request.urlopen(f"{api}/experiments/get-by-name?experiment_name={sys.argv[2]}") as answer:
-    experiment = json.load(answer)["experiment"]["experiment_id"]
-request = urllib.request.Request(f"{api}/runs/search", json.dumps({"experiment_ids": [experiment], "max_results": 1000}).encode(), {"Content-Type": "application/json"})
-found = json.load(urllib.request.urlopen(request)).get("runs", [])
-print(len(found), sum(run["info"]["status"] == "FINISHED" for run in found))
-PY
+# finished EXPERIMENT: "<runs> <runs FINISHED>" of the experiment on the live server
+finished() {
+  mlflow_runs "$1" | python3 -c 'import json, sys; r = json.load(sys.stdin); print(len(r), sum(x["info"]["status"] == "FINISHED" for x in r))'
 }
 
 if [[ "$PEER" == 1 ]]; then
@@ -183,32 +203,16 @@ if [[ "$PEER" == 1 ]]; then
   # peer_config KIND: our gepa on the labels task, tracked as KIND says; prints its path
   peer_config() {
     local path="$WORK/peer/config.$1.yaml"
-    bench_mock_task_config "$task" gepa 0 80 >"$path"
-    case $1 in
-      tracked) printf 'tracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: ours-gepa}}\n' "$port" >>"$path" ;;
-      down) printf 'tracking: {mlflow: {uri: "http://127.0.0.1:%s", experiment: ours-gepa}}\n' "$down_port" >>"$path" ;;
-    esac
+    { bench_mock_task_config "$task" gepa 0 80; tracking "$1" ours-gepa; } >"$path"
     echo "$path"
   }
   # ours_gepa KIND N: one run of our gepa; prints its wall time in seconds
   ours_gepa() {
-    local config t0 t1
-    config=$(peer_config "$1")
-    t0=$(date +%s.%N)
-    "$OURS" optimize -c "$config" -o "$WORK/peer/runs/$1-$2" --no-cache \
-      >"$WORK/peer/$1-$2.out" 2>"$WORK/peer/$1-$2.err" ||
-      { echo "our gepa ($1 $2) failed:" >&2; tail -n 20 "$WORK/peer/$1-$2.err" >&2; exit 1; }
-    t1=$(date +%s.%N)
-    python3 -c "print(f'{$t1 - $t0:.3f}')"
+    timed_optimize "$WORK/peer/$1-$2" "$(peer_config "$1")" -o "$WORK/peer/runs/$1-$2" --no-cache
   }
   # package KIND N: one run of the package on our first untracked run's split; prints its JSON line
   package() {
-    local uri=""
-    case $1 in
-      tracked) uri=http://127.0.0.1:$port ;;
-      down) uri=http://127.0.0.1:$down_port ;;
-    esac
-    GEPA_MLFLOW_URI=$uri GEPA_MLFLOW_EXPERIMENT=package-gepa "$GEPA_VENV/bin/python" bench/gepa_package.py \
+    GEPA_MLFLOW_URI=$(uri_of "$1") GEPA_MLFLOW_EXPERIMENT=package-gepa "$GEPA_VENV/bin/python" bench/gepa_package.py \
       "$BASE_URL" "$task/dataset.jsonl" "$WORK/peer/runs/untracked-1/latest" "$task/seed_skill.md" 80 0 \
       >"$WORK/peer/package-$1-$2.json" 2>"$WORK/peer/package-$1-$2.err" ||
       { echo "the gepa package ($1 $2) failed:" >&2; tail -n 20 "$WORK/peer/package-$1-$2.err" >&2; exit 1; }
@@ -223,8 +227,8 @@ if [[ "$PEER" == 1 ]]; then
     done
   done
   for key in "${!PEER_TIMES[@]}"; do echo "$key: ${PEER_TIMES[$key]}" >&2; done
-  read -r ours_count ours_finished <<<"$(mlflow_runs ours-gepa)"
-  read -r package_count package_finished <<<"$(mlflow_runs package-gepa)"
+  read -r ours_count ours_finished <<<"$(finished ours-gepa)"
+  read -r package_count package_finished <<<"$(finished package-gepa)"
   [[ "$ours_count $ours_finished" == "$PEER_RUNS $PEER_RUNS" ]] ||
     { echo "our tracked gepa runs in MLflow: $ours_count, $ours_finished finished, of $PEER_RUNS" >&2; exit 1; }
   echo "the package's tracked runs in MLflow: $package_count, $package_finished finished" >&2
